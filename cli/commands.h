@@ -1,9 +1,8 @@
-// The arcstore command line: one subcommand per tool, each in its own file.
-//
-// A subcommand file defines one function that adds its CLI11 subcommand to
-// the app and sets its callback. Callbacks report failure by throwing
-// CommandFailed (CLI11 is exception-based; this is the one place arcstore
-// uses exceptions, and it never crosses into the engine).
+// The arcstore command line: one subcommand per tool, each in its own file
+// (cli/cmd_<tool>.cc). A subcommand file defines one function that adds its
+// CLI11 subcommand(s) to the app and sets the callbacks. Callbacks report
+// failure by throwing CommandFailed (CLI11 is exception-based; this is the
+// one place arcstore uses exceptions, and it never crosses into the engine).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -21,6 +20,18 @@ struct CommandFailed : std::runtime_error {
   int exit_code;
 };
 
+// A subcommand that succeeded but wants a non-zero status (doctor's verdict,
+// bench --compare's regression): main exits with `exit_code` and prints
+// nothing more.
+struct CommandExit {
+  int exit_code;
+};
+
 void AddVersionCommand(CLI::App& app);
+void AddSimCommand(CLI::App& app);           // cmd_sim.cc: arcstore sim
+void AddDoctorCommands(CLI::App& app);       // cmd_doctor.cc: doctor, summary
+void AddBenchCommand(CLI::App& app);         // cmd_bench.cc: arcstore bench
+void AddServeCommand(CLI::App& app);         // cmd_serve.cc: arcstore serve
+void AddPoolCommands(CLI::App& app);         // cmd_pool.cc: pool, vol, fsck
 
 }  // namespace arcstore::cli

@@ -6,14 +6,30 @@
 int main(int argc, char** argv) {
   CLI::App app{"arcstore: a user-space block storage engine with a ZFS-style ARC"};
   app.require_subcommand(1);
-  app.fallthrough(false);
   arcstore::cli::AddVersionCommand(app);
+#ifdef ARCSTORE_HAVE_SIM
+  arcstore::cli::AddSimCommand(app);
+#endif
+#ifdef ARCSTORE_HAVE_DOCTOR
+  arcstore::cli::AddDoctorCommands(app);
+#endif
+#ifdef ARCSTORE_HAVE_BENCH
+  arcstore::cli::AddBenchCommand(app);
+#endif
+#ifdef ARCSTORE_HAVE_SERVE
+  arcstore::cli::AddServeCommand(app);
+#endif
+#ifdef ARCSTORE_HAVE_POOL
+  arcstore::cli::AddPoolCommands(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const arcstore::cli::CommandFailed& e) {
     std::fprintf(stderr, "arcstore: %s\n", e.what());
+    return e.exit_code;
+  } catch (const arcstore::cli::CommandExit& e) {
     return e.exit_code;
   }
   return 0;

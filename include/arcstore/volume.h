@@ -1,0 +1,98 @@
+// Volume: a block device's worth of bytes, the unit arcstore serves.
+//
+// A volume is `size_bytes` long and cut into records of `record_size_bytes`
+// (a power of two, 4 KiB to 1 MiB). Any byte range inside it can be read,
+// written, trimmed or zeroed; the engine does the read-modify-write of
+// partial records. Unwritten and trimmed records read as zeros.
+//
+// The interface is asynchronous: each Submit* call starts an operation and
+// returns at once; `done` is called exactly once with the outcome, either
+// inline (before Submit* returns) or later on an engine thread. Buffers
+// passed in must stay valid and untouched until `done` runs. The synchronous
+// calls at the bottom wrap the asynchronous ones.
+//
+// Durability: a write is durable once a Flush submitted after its completion
+// has completed OK, or immediately when written with WriteFlags::kFua. After
+// a power cut every durable write is present and the rest of the pool is the
+// state of one transaction group (docs/format.md).
+//
+// Thread-safety: all methods may be called concurrently from any thread.
+// Overlapping concurrent writes land in some order, each one whole per record.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arcstore/status.h"
+
+namespace arcstore {
+
+struct VolumeInfo {
+  std::string name;
+  uint64_t guid = 0;
+  uint64_t size_bytes = 0;
+  uint32_t record_size_bytes = 128 * 1024;
+  std::string compression = "lz4";  // off, lz4, zstd
+};
+
+enum WriteFlags : uint32_t {
+  kWriteNone = 0,
+  kFua = 1u << 0,  // durable before completion
+};
+
+enum ZeroFlags : uint32_t {
+  kZeroNone = 0,
+  kZeroNoHole = 1u << 0,    // keep the space allocated (write real zeros)
+  kZeroFastOnly = 1u << 1,  // fail with NotSupported unless zeroing is cheap
+};
+
+// One run of block status: [offset, offset + length) is all of one kind.
+struct Extent {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool hole = false;  // not allocated (reads as zeros)
+  bool zero = false;  // reads as zeros (true for every hole)
+};
+
+using Completion = std::function<void(Status)>;
+using ExtentsCompletion = std::function<void(Status, std::vector<Extent>)>;
+
+class Volume {
+ public:
+  virtual ~Volume() = default;
+
+  virtual VolumeInfo info() const = 0;
+
+  virtual void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) = 0;
+  virtual void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
+                           Completion done) = 0;
+  // Every write completed before this call is durable when `done` gets OK.
+  virtual void SubmitFlush(Completion done) = 0;
+  // Deallocates whole records inside the range; partial records are zeroed.
+  virtual void SubmitTrim(uint64_t offset, uint64_t length, Completion done) = 0;
+  virtual void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
+                                 Completion done) = 0;
+  // Prefetches the range into the cache (NBD_CMD_CACHE); no data returned.
+  virtual void SubmitCache(uint64_t offset, uint64_t length, Completion done) = 0;
+  // Describes [offset, offset + length) as extents in order, covering at
+  // least the first byte; they may stop short of the end of the range.
+  virtual void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) = 0;
+
+  // Synchronous wrappers: block the caller until the operation completes.
+  Status Read(uint64_t offset, std::span<uint8_t> out);
+  Status Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags = kWriteNone);
+  Status Flush();
+  Status Trim(uint64_t offset, uint64_t length);
+  Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);
+  Status Cache(uint64_t offset, uint64_t length);
+  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
+};
+
+// Checks that [offset, offset + length) lies inside a volume of `size_bytes`
+// without overflow; the error names the operation, range and size.
+Status CheckRange(const char* op, uint64_t offset, uint64_t length, uint64_t size_bytes);
+
+}  // namespace arcstore

@@ -1,0 +1,63 @@
+// The synchronous wrappers of include/arcstore/volume.h.
+#include <future>
+
+#include "arcstore/volume.h"
+
+namespace arcstore {
+namespace {
+
+// Runs one asynchronous call and waits for its completion.
+template <typename Submit>
+Status Wait(Submit submit) {
+  std::promise<Status> p;
+  std::future<Status> f = p.get_future();
+  submit([&p](Status s) { p.set_value(std::move(s)); });
+  return f.get();
+}
+
+}  // namespace
+
+Status Volume::Read(uint64_t offset, std::span<uint8_t> out) {
+  return Wait([&](Completion c) { SubmitRead(offset, out, std::move(c)); });
+}
+
+Status Volume::Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags) {
+  return Wait([&](Completion c) { SubmitWrite(offset, data, write_flags, std::move(c)); });
+}
+
+Status Volume::Flush() {
+  return Wait([&](Completion c) { SubmitFlush(std::move(c)); });
+}
+
+Status Volume::Trim(uint64_t offset, uint64_t length) {
+  return Wait([&](Completion c) { SubmitTrim(offset, length, std::move(c)); });
+}
+
+Status Volume::WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags) {
+  return Wait([&](Completion c) { SubmitWriteZeroes(offset, length, zero_flags, std::move(c)); });
+}
+
+Status Volume::Cache(uint64_t offset, uint64_t length) {
+  return Wait([&](Completion c) { SubmitCache(offset, length, std::move(c)); });
+}
+
+Status Volume::BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents) {
+  std::promise<Status> p;
+  std::future<Status> f = p.get_future();
+  SubmitBlockStatus(offset, length, [&](Status s, std::vector<Extent> e) {
+    *extents = std::move(e);
+    p.set_value(std::move(s));
+  });
+  return f.get();
+}
+
+Status CheckRange(const char* op, uint64_t offset, uint64_t length, uint64_t size_bytes) {
+  if (offset > size_bytes || length > size_bytes - offset) {
+    return Status::OutOfRange(std::string(op) + " at offset " + std::to_string(offset) +
+                              " length " + std::to_string(length) + " is past the end (size " +
+                              std::to_string(size_bytes) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace arcstore
