@@ -1,0 +1,318 @@
+// Space allocation: theory of operation.
+//
+// The allocatable region [start, end) of a device is a set of free extents
+// and a set of allocated extents, in whole allocation units:
+//
+//   start                                                          end
+//   |###A###|...free...|##A##|#A#|......free......|###A###|..free..|
+//                      ^ cursor: the next allocation starts here
+//
+// Allocation is next-fit from a cursor: the sync thread allocates every
+// record of a txg in turn, so consecutive records land side by side and
+// the I/O layer can merge their writes into large I/Os. When the extent at
+// the cursor is too small, the best fit (smallest free extent that is large
+// enough) is taken and the cursor moves there.
+//
+// Frees are deferred: an extent freed in txg T is still referenced by the
+// trees of txgs T-1 and earlier, which stay valid rollback targets until
+// T + defer_txgs has synced; only then does it join the free map.
+//
+//   Free(e, T) --> deferred_[T] --SyncDone(T + defer_txgs)--> free_
+//
+// An extent allocated and freed in the same unsynced txg was never part of
+// a durable tree and is released at once.
+//
+// Persistence: every allocation and free is also appended to a list of
+// SpaceRecords that the pool writes to the space log in the same txg; Load
+// replays the log (or its condensed form) at open. Because the log is part
+// of the txg it describes, the allocator after a crash matches the txg the
+// pool opened at: allocations of a lost txg were never logged, so they are
+// free again.
+//
+// The reserve: data allocations fail while free space would drop below
+// reserve_bytes; metadata allocations may use it, so that a txg that only
+// frees (trim, destroy) can always commit on a full pool.
+//
+// Invariants (checked by tests after every operation):
+//   free_bytes + allocated_bytes + deferred_bytes == end - start
+//   free extents are disjoint, coalesced, unit-aligned, inside [start, end)
+//   free_ and free_by_size_ hold the same extents
+#include "space/allocator.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "base/units.h"
+
+namespace arcstore::space {
+
+namespace {
+
+uint64_t RoundUp(uint64_t v, uint64_t unit) { return (v + unit - 1) / unit * unit; }
+
+std::string Describe(const Extent& e) {
+  return "[" + std::to_string(e.offset_bytes) + ", +" + std::to_string(e.length_bytes) + ")";
+}
+
+}  // namespace
+
+uint64_t SpaceOptions::DefaultReserve(uint64_t space_bytes) {
+  uint64_t r = std::max<uint64_t>(space_bytes / 64, 4 * kMiB);
+  return std::min(r, space_bytes / 2);
+}
+
+Status SpaceOptions::Validate() const {
+  if (!IsPowerOfTwo(unit_bytes) || unit_bytes < 4096) {
+    return Status::InvalidArgument("space: unit_bytes " + std::to_string(unit_bytes) +
+                                   " must be a power of two >= 4096");
+  }
+  if (start_bytes % unit_bytes != 0 || end_bytes % unit_bytes != 0) {
+    return Status::InvalidArgument("space: start_bytes and end_bytes must be multiples of " +
+                                   std::to_string(unit_bytes));
+  }
+  if (end_bytes <= start_bytes) {
+    return Status::InvalidArgument("space: end_bytes " + std::to_string(end_bytes) +
+                                   " must be past start_bytes " + std::to_string(start_bytes));
+  }
+  if (reserve_bytes > (end_bytes - start_bytes) / 2) {
+    return Status::InvalidArgument("space: reserve_bytes " + std::to_string(reserve_bytes) +
+                                   " exceeds half the space");
+  }
+  if (defer_txgs < 2 && !unsafe_allow_short_defer) {
+    return Status::InvalidArgument("space: defer_txgs " + std::to_string(defer_txgs) +
+                                   " is below 2, which breaks rollback (test-only)");
+  }
+  if (defer_txgs > 16) {
+    return Status::InvalidArgument("space: defer_txgs " + std::to_string(defer_txgs) +
+                                   " exceeds the limit of 16");
+  }
+  return Status::Ok();
+}
+
+SpaceAllocator::SpaceAllocator(const SpaceOptions& options) : options_(options) {
+  ARC_CHECK(options_.Validate().ok()) << options_.Validate().ToString();
+  cursor_bytes_ = options_.start_bytes;
+  InsertFree(Extent{options_.start_bytes, options_.end_bytes - options_.start_bytes});
+}
+
+Status SpaceAllocator::CheckExtent(const Extent& e, const char* what) const {
+  const uint64_t unit = options_.unit_bytes;
+  if (e.length_bytes == 0 || e.offset_bytes % unit != 0 || e.length_bytes % unit != 0 ||
+      e.offset_bytes < options_.start_bytes || e.offset_bytes > options_.end_bytes ||
+      e.length_bytes > options_.end_bytes - e.offset_bytes) {
+    return Status::Corruption(std::string("space: ") + what + " of extent " + Describe(e) +
+                              " outside [" + std::to_string(options_.start_bytes) + ", " +
+                              std::to_string(options_.end_bytes) + ") or not aligned to " +
+                              std::to_string(unit));
+  }
+  return Status::Ok();
+}
+
+void SpaceAllocator::InsertFree(Extent e) {
+  // Coalesce with the neighbour before and after.
+  auto next = free_.lower_bound(e.offset_bytes);
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == e.offset_bytes) {
+      e.offset_bytes = prev->first;
+      e.length_bytes += prev->second;
+      RemoveFree(prev, Extent{prev->first, prev->second});
+      next = free_.lower_bound(e.offset_bytes + 1);
+    }
+  }
+  if (next != free_.end() && next->first == e.end_bytes()) {
+    e.length_bytes += next->second;
+    RemoveFree(next, Extent{next->first, next->second});
+  }
+  free_.emplace(e.offset_bytes, e.length_bytes);
+  free_by_size_.emplace(e.length_bytes, e.offset_bytes);
+  free_bytes_ += e.length_bytes;
+}
+
+// Removes `taken` (a sub-range of the free extent at `it`) from the free
+// maps, putting back what is left on either side.
+void SpaceAllocator::RemoveFree(std::map<uint64_t, uint64_t>::iterator it, const Extent& taken) {
+  const Extent whole{it->first, it->second};
+  auto range = free_by_size_.equal_range(whole.length_bytes);
+  for (auto s = range.first; s != range.second; ++s) {
+    if (s->second == whole.offset_bytes) {
+      free_by_size_.erase(s);
+      break;
+    }
+  }
+  free_.erase(it);
+  free_bytes_ -= whole.length_bytes;
+  if (taken.offset_bytes > whole.offset_bytes) {
+    uint64_t len = taken.offset_bytes - whole.offset_bytes;
+    free_.emplace(whole.offset_bytes, len);
+    free_by_size_.emplace(len, whole.offset_bytes);
+    free_bytes_ += len;
+  }
+  if (taken.end_bytes() < whole.end_bytes()) {
+    uint64_t len = whole.end_bytes() - taken.end_bytes();
+    free_.emplace(taken.end_bytes(), len);
+    free_by_size_.emplace(len, taken.end_bytes());
+    free_bytes_ += len;
+  }
+}
+
+Status SpaceAllocator::TakeFromFree(const Extent& e) {
+  auto it = free_.upper_bound(e.offset_bytes);
+  if (it == free_.begin()) {
+    return Status::Corruption("space: extent " + Describe(e) + " is not free");
+  }
+  --it;
+  if (it->first + it->second < e.end_bytes()) {
+    return Status::Corruption("space: extent " + Describe(e) + " is not free");
+  }
+  RemoveFree(it, e);
+  return Status::Ok();
+}
+
+Result<Extent> SpaceAllocator::Allocate(uint64_t size_bytes, AllocClass cls, uint64_t txg) {
+  const uint64_t len = RoundUp(std::max<uint64_t>(size_bytes, 1), options_.unit_bytes);
+  const uint64_t floor = cls == AllocClass::kData ? options_.reserve_bytes : 0;
+  if (free_bytes_ < len || free_bytes_ - len < floor) {
+    return Status::NoSpace("space: no room for " + FormatBytes(len) + ": " +
+                           FormatBytes(free_bytes_) + " free, " +
+                           FormatBytes(options_.reserve_bytes) + " reserved for metadata, " +
+                           FormatBytes(deferred_bytes_) + " waiting for frees to commit");
+  }
+  // Next fit: the free extent holding the cursor, or the first one after it.
+  auto it = free_.upper_bound(cursor_bytes_);
+  if (it != free_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second > cursor_bytes_) it = prev;
+  }
+  Extent got;
+  if (it != free_.end() && it->first + it->second >= std::max(it->first, cursor_bytes_) + len) {
+    got = Extent{std::max(it->first, cursor_bytes_), len};
+  } else {
+    auto fit = free_by_size_.lower_bound(len);  // best fit: smallest large enough
+    if (fit == free_by_size_.end()) {
+      uint64_t largest = free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
+      return Status::NoSpace("space: no contiguous " + FormatBytes(len) + " free (largest " +
+                             FormatBytes(largest) + " of " + FormatBytes(free_bytes_) + " free)");
+    }
+    got = Extent{fit->second, len};
+    it = free_.find(fit->second);
+  }
+  RemoveFree(it, got);
+  allocated_.emplace(got.offset_bytes, Allocation{got.length_bytes, txg});
+  allocated_bytes_ += got.length_bytes;
+  cursor_bytes_ = got.end_bytes();
+  pending_records_.push_back(SpaceRecord{SpaceRecord::Kind::kAlloc, txg, got});
+  return got;
+}
+
+Status SpaceAllocator::Free(const Extent& extent, uint64_t txg) {
+  ARC_RETURN_IF_ERROR(CheckExtent(extent, "free"));
+  auto it = allocated_.find(extent.offset_bytes);
+  if (it == allocated_.end() || it->second.length_bytes != extent.length_bytes) {
+    return Status::Corruption("space: free of " + Describe(extent) +
+                              " which is not an allocated extent (double free?)");
+  }
+  const uint64_t alloc_txg = it->second.txg;
+  allocated_.erase(it);
+  allocated_bytes_ -= extent.length_bytes;
+  pending_records_.push_back(SpaceRecord{SpaceRecord::Kind::kFree, txg, extent});
+  if (alloc_txg == txg) {
+    InsertFree(extent);  // never part of a durable tree
+  } else {
+    deferred_[txg].push_back(extent);
+    deferred_bytes_ += extent.length_bytes;
+  }
+  return Status::Ok();
+}
+
+void SpaceAllocator::SyncDone(uint64_t txg) {
+  if (txg < options_.defer_txgs) return;
+  const uint64_t ripe = txg - options_.defer_txgs;
+  while (!deferred_.empty() && deferred_.begin()->first <= ripe) {
+    for (const Extent& e : deferred_.begin()->second) {
+      deferred_bytes_ -= e.length_bytes;
+      InsertFree(e);
+    }
+    deferred_.erase(deferred_.begin());
+  }
+}
+
+std::vector<SpaceRecord> SpaceAllocator::TakeRecords() {
+  std::vector<SpaceRecord> out;
+  out.swap(pending_records_);
+  return out;
+}
+
+std::vector<SpaceRecord> SpaceAllocator::CondensedRecords(uint64_t txg) const {
+  std::vector<SpaceRecord> out;
+  out.reserve(allocated_.size());
+  for (const auto& [offset, a] : allocated_) {
+    out.push_back(SpaceRecord{SpaceRecord::Kind::kAlloc, a.txg, Extent{offset, a.length_bytes}});
+  }
+  // A deferred free is replayed as an allocation then its free, so that
+  // Load() keeps it deferred for the right txgs.
+  for (const auto& [free_txg, extents] : deferred_) {
+    for (const Extent& e : extents) {
+      out.push_back(SpaceRecord{SpaceRecord::Kind::kAlloc, 0, e});
+      out.push_back(SpaceRecord{SpaceRecord::Kind::kFree, free_txg, e});
+    }
+  }
+  (void)txg;
+  return out;
+}
+
+Result<SpaceAllocator> SpaceAllocator::Load(const SpaceOptions& options,
+                                            const std::vector<SpaceRecord>& records,
+                                            uint64_t synced_txg) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  SpaceAllocator a(options);
+  uint64_t newest_txg = 0;
+  for (size_t i = 0; i < records.size(); i++) {
+    const SpaceRecord& r = records[i];
+    // A record of txg X was made after txg X-1 had synced: age the frees
+    // exactly as the running pool did.
+    if (r.txg > newest_txg) {
+      newest_txg = r.txg;
+      a.SyncDone(newest_txg - 1);
+    }
+    Status s = a.CheckExtent(r.extent, r.kind == SpaceRecord::Kind::kAlloc ? "alloc" : "free");
+    if (s.ok() && r.txg > synced_txg) {
+      s = Status::Corruption("space: record of txg " + std::to_string(r.txg) +
+                             " is newer than the pool's txg " + std::to_string(synced_txg));
+    }
+    if (s.ok() && r.kind == SpaceRecord::Kind::kAlloc) {
+      s = a.TakeFromFree(r.extent);
+      if (s.ok()) {
+        a.allocated_.emplace(r.extent.offset_bytes, Allocation{r.extent.length_bytes, r.txg});
+        a.allocated_bytes_ += r.extent.length_bytes;
+      }
+    } else if (s.ok()) {
+      s = a.Free(r.extent, r.txg);
+    }
+    if (!s.ok()) return s.WithContext("space log record " + std::to_string(i));
+  }
+  a.pending_records_.clear();
+  a.SyncDone(synced_txg);
+  a.cursor_bytes_ = options.start_bytes;
+  return a;
+}
+
+SpaceUsage SpaceAllocator::Usage() const {
+  SpaceUsage u;
+  u.total_bytes = options_.end_bytes - options_.start_bytes;
+  u.allocated_bytes = allocated_bytes_;
+  u.free_bytes = free_bytes_;
+  u.deferred_bytes = deferred_bytes_;
+  u.largest_free_bytes = free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
+  u.free_extents = free_.size();
+  return u;
+}
+
+bool SpaceAllocator::IsAllocated(const Extent& extent) const {
+  auto it = allocated_.upper_bound(extent.offset_bytes);
+  if (it == allocated_.begin()) return false;
+  --it;
+  return it->first + it->second.length_bytes >= extent.end_bytes();
+}
+
+}  // namespace arcstore::space
