@@ -14,11 +14,17 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 
 namespace arcstore {
+
+// A limit_bytes of kNoMemoryLimit means "this source sets no limit" (a
+// cgroup's "max"); a combined reading always has a finite limit.
+inline constexpr uint64_t kNoMemoryLimit = std::numeric_limits<uint64_t>::max();
 
 struct MemoryReading {
   uint64_t limit_bytes = 0;      // what the process may use in all
@@ -32,6 +38,9 @@ struct MemoryReading {
   // Why pressure is reported ("psi some avg10 32.1% > 10%", "available
   // 120 MiB < 5% of limit"); empty when there is none.
   std::string pressure_reason;
+  // What the reading could not use and why ("no /proc/pressure/memory: PSI
+  // unknown", "not in a memory cgroup"); informational, never an error.
+  std::vector<std::string> notes;
 };
 
 class MemoryMonitor {
