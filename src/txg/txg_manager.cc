@@ -1,0 +1,469 @@
+// Transaction groups: theory of operation.
+//
+// A txg is a batch of changes that reaches the disk atomically. There is
+// always exactly one OPEN txg; at most one is QUIESCING and at most one is
+// SYNCING:
+//
+//   writers --Assign()--> [ open T+1 ]        accepting new dirty data
+//                         [ quiescing T ]     waiting for T's holds to drop
+//                         [ syncing T-1 ]     the pool's SyncFn writes it
+//                              |
+//                              v  committed: its waiters are released
+//
+// One sync thread runs the loop: wait until the open txg must go (see
+// below), move it to quiescing and open the next one AT ONCE (writers never
+// wait for a quiesce), wait for the quiescing txg's holds to drop, then sync
+// it with no lock held. A request that arrives while a txg is syncing only
+// marks the open txg to go next; two syncs never run at once.
+//
+// Why the open txg goes (SyncReason, recorded per txg):
+//   timeout          it has been open timeout_ns (5 s) with dirty data
+//   dirty_threshold  its OWN dirty bytes passed sync_kick_percent (20%)
+//                    of dirty_max
+//   arc_dirty_limit  a writer would take the pool's unsynced bytes past
+//                    the ARC's dirty limit (50% of c); the writer waits
+//   explicit_wait    someone waits for it (a flush without intent log)
+//   shutdown, memory
+//
+// The write throttle compares the pool's UNSYNCED total (open + quiescing
+// + syncing), which the sync lowers record by record through Undirty():
+//
+//   0%        30%            60%                                 100%
+//   |---------|--------------|-----------------------------------|
+//    async-write concurrency  writers delayed:                    writers
+//    ramps 30%..60%           scale*(dirty-min)/(max-dirty)       block
+//
+// Delays are chained through one shared last-wakeup time, so the pool
+// admits one write per delay whatever the number of writers:
+//   wakeup = max(now, last_wakeup) + delay, clamped to now + delay_max
+// (the clamp bounds the backlog when sleeps overshoot).
+//
+// Locking: one mutex (mu_) guards all state; the sync function and the
+// throttle's sleeps run without it. The ARC dirty-limit callback is called
+// with mu_ held, so it must not take locks (it reads an atomic).
+//
+// Stats (module "txg"): syncs by reason, delayed/blocked writes and their
+// time, memory_throttle_count, sync time and per-txg dirty histograms.
+#include "txg/txg_manager.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/check.h"
+
+namespace arcstore::txg {
+
+std::string_view SyncReasonName(SyncReason reason) {
+  switch (reason) {
+    case SyncReason::kNone: return "none";
+    case SyncReason::kTimeout: return "timeout";
+    case SyncReason::kDirtyThreshold: return "dirty_threshold";
+    case SyncReason::kArcDirtyLimit: return "arc_dirty_limit";
+    case SyncReason::kExplicitWait: return "explicit_wait";
+    case SyncReason::kShutdown: return "shutdown";
+    case SyncReason::kMemory: return "memory";
+  }
+  return "?";
+}
+
+std::string_view TxgStateName(TxgState state) {
+  switch (state) {
+    case TxgState::kOpen: return "O";
+    case TxgState::kQuiescing: return "Q";
+    case TxgState::kSyncing: return "S";
+    case TxgState::kCommitted: return "C";
+    case TxgState::kFailed: return "F";
+  }
+  return "?";
+}
+
+Status TxgOptions::Validate() const {
+  auto bad = [](const std::string& what) { return Status::InvalidArgument("txg: " + what); };
+  if (timeout_ns < kNsPerMs || timeout_ns > 600 * kNsPerSec) {
+    return bad("timeout_ns " + std::to_string(timeout_ns) + " must be in [1 ms, 600 s]");
+  }
+  if (dirty_max_bytes < kMiB) {
+    return bad("dirty_max_bytes " + std::to_string(dirty_max_bytes) + " must be at least 1 MiB");
+  }
+  if (sync_kick_percent < 1 || sync_kick_percent > 100) {
+    return bad("sync_kick_percent " + std::to_string(sync_kick_percent) + " must be in [1, 100]");
+  }
+  if (async_write_min_percent >= async_write_max_percent || async_write_max_percent > 100) {
+    return bad("async_write_min_percent must be below async_write_max_percent <= 100");
+  }
+  if (delay_min_percent < 1 || delay_min_percent >= 100) {
+    return bad("delay_min_percent " + std::to_string(delay_min_percent) + " must be in [1, 99]");
+  }
+  if (delay_scale_ns == 0 || delay_scale_ns > kNsPerSec) {
+    return bad("delay_scale_ns must be in (0, 1 s]");
+  }
+  if (delay_max_ns < delay_scale_ns || delay_max_ns > 10 * kNsPerSec) {
+    return bad("delay_max_ns must be in [delay_scale_ns, 10 s]");
+  }
+  if (history_length < 1 || history_length > 100000) {
+    return bad("history_length must be in [1, 100000]");
+  }
+  return Status::Ok();
+}
+
+struct TxgManager::Txg {
+  TxgRecord rec;
+  uint64_t holds = 0;
+  uint64_t dirty_bytes = 0;  // not yet undirtied by the sync
+  SyncReason requested = SyncReason::kNone;
+};
+
+TxgHold& TxgHold::operator=(TxgHold&& o) noexcept {
+  if (this != &o) {
+    Release();
+    mgr_ = o.mgr_;
+    txg_ = o.txg_;
+    o.mgr_ = nullptr;
+  }
+  return *this;
+}
+
+void TxgHold::Release() {
+  if (mgr_ != nullptr) mgr_->ReleaseHold(txg_);
+  mgr_ = nullptr;
+}
+
+TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry* registry,
+                       SyncFn sync, uint64_t first_txg)
+    : options_(options), clock_(clock), sync_(std::move(sync)) {
+  ARC_CHECK(options_.Validate().ok()) << options_.Validate().ToString();
+  ARC_CHECK_GE(first_txg, 1u);
+  {
+    MutexLock l(&mu_);
+    last_committed_ = first_txg - 1;
+    OpenNext(clock_->NowNs());
+  }
+  const char* m = "txg";
+  for (int r = 1; r < kNumSyncReasons; r++) {
+    stats_.syncs_by_reason[r] = registry->AddCounter(
+        m, "syncs_" + std::string(SyncReasonName(static_cast<SyncReason>(r))), stats::Unit::kOps,
+        "txgs synced for this reason");
+  }
+  stats_.syncs_by_reason[0] = nullptr;
+  stats_.delayed_writes = registry->AddCounter(m, "delayed_writes", stats::Unit::kOps,
+                                               "writes delayed by the write throttle");
+  stats_.delay_ns = registry->AddCounter(m, "delay_ns", stats::Unit::kNanoseconds,
+                                         "time writers spent delayed");
+  stats_.blocked_writes = registry->AddCounter(m, "blocked_writes", stats::Unit::kOps,
+                                               "writes blocked at dirty_max");
+  stats_.blocked_ns = registry->AddCounter(m, "blocked_ns", stats::Unit::kNanoseconds,
+                                           "time writers spent blocked at dirty_max");
+  stats_.memory_throttle_count =
+      registry->AddCounter(m, "memory_throttle_count", stats::Unit::kOps,
+                           "writes that waited for the ARC dirty limit");
+  stats_.sync_time_ns = registry->AddHistogram(m, "sync_time_ns", stats::Unit::kNanoseconds,
+                                               "time to sync one txg");
+  stats_.txg_dirty_bytes = registry->AddHistogram(m, "txg_dirty_bytes", stats::Unit::kBytes,
+                                                  "bytes dirtied per txg");
+  registry->AddGaugeFn(m, "dirty_bytes", stats::Unit::kBytes, "unsynced dirty bytes", [this] {
+    return static_cast<int64_t>(unsynced_dirty_bytes());
+  });
+  registry->AddGaugeFn(m, "dirty_max_bytes", stats::Unit::kBytes, "the throttle's dirty_max",
+                       [this] { return static_cast<int64_t>(options_.dirty_max_bytes); });
+  registry->AddGaugeFn(m, "open_txg", stats::Unit::kNone, "the open txg",
+                       [this] { return static_cast<int64_t>(open_txg()); });
+}
+
+TxgManager::~TxgManager() { (void)Stop(); }
+
+void TxgManager::Start() {
+  MutexLock l(&mu_);
+  ARC_CHECK(!started_) << "txg manager started twice";
+  started_ = true;
+  sync_thread_ = std::thread([this] { SyncLoop(); });
+}
+
+Status TxgManager::Stop() {
+  {
+    MutexLock l(&mu_);
+    if (stopping_ && !sync_thread_.joinable()) return failed_;
+    stopping_ = true;
+    cv_.SignalAll();
+  }
+  if (sync_thread_.joinable()) sync_thread_.join();
+  MutexLock l(&mu_);
+  return failed_;
+}
+
+void TxgManager::OpenNext(uint64_t now_ns) {
+  uint64_t next = last_committed_ + 1;
+  if (syncing_) next = std::max(next, syncing_->rec.txg + 1);
+  if (quiescing_) next = std::max(next, quiescing_->rec.txg + 1);
+  open_ = std::make_unique<Txg>();
+  open_->rec.txg = next;
+  open_->rec.birth_ns = now_ns;
+}
+
+TxgManager::Txg* TxgManager::Find(uint64_t txg) {
+  for (Txg* t : {open_.get(), quiescing_.get(), syncing_.get()}) {
+    if (t != nullptr && t->rec.txg == txg) return t;
+  }
+  return nullptr;
+}
+
+uint64_t TxgManager::DelayNsAt(uint64_t dirty_bytes) const {
+  const long double max = static_cast<long double>(options_.dirty_max_bytes);
+  const long double min = max * options_.delay_min_percent / 100.0L;
+  const long double dirty = static_cast<long double>(dirty_bytes);
+  if (dirty < min) return 0;
+  if (dirty >= max) return options_.delay_max_ns;
+  long double d = options_.delay_scale_ns * (dirty - min) / (max - dirty);
+  return std::min<uint64_t>(static_cast<uint64_t>(d), options_.delay_max_ns);
+}
+
+double TxgManager::AsyncWriteFraction() {
+  MutexLock l(&mu_);
+  const double pct = 100.0 * static_cast<double>(unsynced_bytes_) /
+                     static_cast<double>(options_.dirty_max_bytes);
+  const double lo = options_.async_write_min_percent, hi = options_.async_write_max_percent;
+  if (pct <= lo) return 0.0;
+  if (pct >= hi) return 1.0;
+  return (pct - lo) / (hi - lo);
+}
+
+Status TxgManager::WaitArcLimit(uint64_t dirty_bytes) {
+  if (!options_.arc_dirty_limit_bytes) return Status::Ok();
+  uint64_t limit = options_.arc_dirty_limit_bytes();
+  if (limit == 0 || unsynced_bytes_ == 0 || unsynced_bytes_ + dirty_bytes <= limit) {
+    return Status::Ok();
+  }
+  stats_.memory_throttle_count->Add();
+  const uint64_t start = clock_->NowNs();
+  while (failed_.ok() && unsynced_bytes_ > 0 && unsynced_bytes_ + dirty_bytes > limit) {
+    if (open_->dirty_bytes > 0 && open_->requested == SyncReason::kNone) {
+      open_->requested = SyncReason::kArcDirtyLimit;
+      cv_.SignalAll();
+    }
+    cv_.Wait(&mu_);
+    limit = options_.arc_dirty_limit_bytes();
+    if (limit == 0) break;
+  }
+  open_->rec.arc_limit_wait_ns += clock_->NowNs() - start;
+  return failed_;
+}
+
+Result<TxgHold> TxgManager::Assign(uint64_t dirty_bytes) { return AssignImpl(dirty_bytes, true); }
+
+Result<TxgHold> TxgManager::AssignNoThrottle(uint64_t dirty_bytes) {
+  return AssignImpl(dirty_bytes, false);
+}
+
+Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
+  MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  if (stopping_) return Status::Aborted("txg: the pool is closing");
+  if (throttle) {
+    ARC_RETURN_IF_ERROR(WaitArcLimit(dirty_bytes));
+    // Block at dirty_max (a single write larger than dirty_max still goes
+    // once nothing else is unsynced).
+    if (unsynced_bytes_ > 0 && unsynced_bytes_ + dirty_bytes > options_.dirty_max_bytes) {
+      const uint64_t start = clock_->NowNs();
+      stats_.blocked_writes->Add();
+      while (failed_.ok() && unsynced_bytes_ > 0 &&
+             unsynced_bytes_ + dirty_bytes > options_.dirty_max_bytes) {
+        if (open_->dirty_bytes > 0 && open_->requested == SyncReason::kNone) {
+          open_->requested = SyncReason::kDirtyThreshold;
+          cv_.SignalAll();
+        }
+        cv_.Wait(&mu_);
+      }
+      const uint64_t blocked = clock_->NowNs() - start;
+      stats_.blocked_ns->Add(blocked);
+      open_->rec.blocked_ns += blocked;
+      if (!failed_.ok()) return failed_;
+    }
+    const uint64_t delay = DelayNsAt(unsynced_bytes_);
+    if (delay > 0) {
+      const uint64_t now = clock_->NowNs();
+      uint64_t wakeup = std::max(now, last_wakeup_ns_) + delay;
+      wakeup = std::min(wakeup, now + options_.delay_max_ns);  // the backlog clamp
+      last_wakeup_ns_ = wakeup;
+      mu_.Unlock();
+      clock_->SleepUntilNs(wakeup);
+      mu_.Lock();
+      const uint64_t waited = clock_->NowNs() - now;
+      stats_.delayed_writes->Add();
+      stats_.delay_ns->Add(waited);
+      open_->rec.delay_ns += waited;
+      open_->rec.delayed_writes++;
+      if (!failed_.ok()) return failed_;
+    }
+  }
+  Txg* t = open_.get();
+  t->holds++;
+  t->dirty_bytes += dirty_bytes;
+  t->rec.ndirty_bytes += dirty_bytes;
+  unsynced_bytes_ += dirty_bytes;
+  const uint64_t kick = options_.dirty_max_bytes / 100 * options_.sync_kick_percent;
+  if (t->dirty_bytes > kick && t->requested == SyncReason::kNone) {
+    t->requested = SyncReason::kDirtyThreshold;
+    cv_.SignalAll();
+  }
+  return TxgHold(this, t->rec.txg);
+}
+
+void TxgManager::ReleaseHold(uint64_t txg) {
+  MutexLock l(&mu_);
+  Txg* t = Find(txg);
+  ARC_CHECK(t != nullptr && t->holds > 0) << "release of a hold on txg " << txg;
+  if (--t->holds == 0) cv_.SignalAll();
+}
+
+void TxgManager::Undirty(uint64_t txg, uint64_t bytes) {
+  MutexLock l(&mu_);
+  Txg* t = Find(txg);
+  if (t == nullptr) return;  // already retired: its leftovers were released
+  bytes = std::min(bytes, t->dirty_bytes);
+  t->dirty_bytes -= bytes;
+  unsynced_bytes_ -= bytes;
+  cv_.SignalAll();
+}
+
+void TxgManager::NoteSyncIo(uint64_t txg, const SyncIo& io) {
+  MutexLock l(&mu_);
+  Txg* t = Find(txg);
+  if (t == nullptr) return;
+  t->rec.nread_bytes += io.read_bytes;
+  t->rec.reads += io.reads;
+  t->rec.nwritten_bytes += io.written_bytes;
+  t->rec.writes += io.writes;
+}
+
+void TxgManager::RequestSync(uint64_t txg, SyncReason reason) {
+  MutexLock l(&mu_);
+  if (open_->rec.txg == txg && open_->requested == SyncReason::kNone) {
+    open_->requested = reason;
+    cv_.SignalAll();
+  }
+}
+
+Status TxgManager::WaitSynced(uint64_t txg, SyncReason reason) {
+  MutexLock l(&mu_);
+  ARC_CHECK_LE(txg, open_->rec.txg) << "wait for a txg that is not open yet";
+  // An open txg with nothing in it has nothing to commit: what came before
+  // it is what the caller needs.
+  if (txg == open_->rec.txg && open_->rec.ndirty_bytes == 0 && open_->holds == 0) txg--;
+  while (failed_.ok() && last_committed_ < txg) {
+    if (open_->rec.txg == txg && open_->requested == SyncReason::kNone) {
+      open_->requested = reason;
+      cv_.SignalAll();
+    }
+    if (!started_ || (stopping_ && !sync_thread_.joinable())) {
+      return Status::Aborted("txg: no sync thread to commit txg " + std::to_string(txg));
+    }
+    cv_.Wait(&mu_);
+  }
+  return failed_;
+}
+
+uint64_t TxgManager::open_txg() {
+  MutexLock l(&mu_);
+  return open_->rec.txg;
+}
+
+uint64_t TxgManager::last_committed_txg() {
+  MutexLock l(&mu_);
+  return last_committed_;
+}
+
+uint64_t TxgManager::unsynced_dirty_bytes() {
+  MutexLock l(&mu_);
+  return unsynced_bytes_;
+}
+
+bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {
+  const bool has_work = open_->rec.ndirty_bytes > 0 || open_->holds > 0;
+  if (stopping_) {
+    *reason = SyncReason::kShutdown;
+    return has_work;
+  }
+  if (open_->requested != SyncReason::kNone && has_work) {
+    *reason = open_->requested;
+    return true;
+  }
+  if (has_work && now_ns >= open_->rec.birth_ns + options_.timeout_ns) {
+    *reason = SyncReason::kTimeout;
+    return true;
+  }
+  return false;
+}
+
+void TxgManager::Retire(std::unique_ptr<Txg> t) {
+  if (history_.size() >= options_.history_length) history_.erase(history_.begin());
+  history_.push_back(t->rec);
+}
+
+void TxgManager::SyncLoop() {
+  MutexLock l(&mu_);
+  while (true) {
+    SyncReason reason = SyncReason::kNone;
+    while (!SyncWanted(clock_->NowNs(), &reason)) {
+      if (stopping_) return;
+      // The timeout is measured on the injected clock; wake at least every
+      // 10 ms of real time to look at it (a manual clock moves without us).
+      const uint64_t now = clock_->NowNs();
+      const uint64_t due = open_->rec.birth_ns + options_.timeout_ns;
+      const uint64_t wait_ns = std::clamp<uint64_t>(due > now ? due - now : 0, 1, 10 * kNsPerMs);
+      cv_.WaitFor(&mu_, std::chrono::nanoseconds(wait_ns));
+    }
+    // Quiesce: the open txg stops taking writers and the next one opens.
+    uint64_t now = clock_->NowNs();
+    quiescing_ = std::move(open_);
+    quiescing_->rec.reason = reason;
+    quiescing_->rec.state = TxgState::kQuiescing;
+    quiescing_->rec.otime_ns = now - quiescing_->rec.birth_ns;
+    OpenNext(now);
+    cv_.SignalAll();
+    while (quiescing_->holds > 0) cv_.Wait(&mu_);
+    const uint64_t quiesced = clock_->NowNs();
+    quiescing_->rec.qtime_ns = quiesced - now;
+    // Sync, without the lock.
+    syncing_ = std::move(quiescing_);
+    syncing_->rec.state = TxgState::kSyncing;
+    const uint64_t txg = syncing_->rec.txg;
+    mu_.Unlock();
+    Status s = sync_(txg);
+    mu_.Lock();
+    const uint64_t synced = clock_->NowNs();
+    syncing_->rec.stime_ns = synced - quiesced;
+    stats_.sync_time_ns->Record(syncing_->rec.stime_ns);
+    stats_.txg_dirty_bytes->Record(syncing_->rec.ndirty_bytes);
+    if (stats_.syncs_by_reason[static_cast<int>(reason)] != nullptr) {
+      stats_.syncs_by_reason[static_cast<int>(reason)]->Add();
+    }
+    // Whatever the sync did not undirty record by record is clean now.
+    unsynced_bytes_ -= syncing_->dirty_bytes;
+    syncing_->dirty_bytes = 0;
+    if (!s.ok()) {
+      failed_ = s.WithContext("txg " + std::to_string(txg) + " failed to sync");
+      syncing_->rec.state = TxgState::kFailed;
+      Retire(std::move(syncing_));
+      cv_.SignalAll();
+      return;
+    }
+    syncing_->rec.state = TxgState::kCommitted;
+    last_committed_ = txg;
+    Retire(std::move(syncing_));
+    cv_.SignalAll();
+  }
+}
+
+std::vector<TxgRecord> TxgManager::History() {
+  MutexLock l(&mu_);
+  std::vector<TxgRecord> out = history_;
+  const uint64_t now = clock_->NowNs();
+  for (Txg* t : {syncing_.get(), quiescing_.get(), open_.get()}) {
+    if (t == nullptr) continue;
+    TxgRecord r = t->rec;
+    if (r.state == TxgState::kOpen) r.otime_ns = now - r.birth_ns;
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace arcstore::txg
