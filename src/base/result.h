@@ -1,62 +1,15 @@
-// Result<T>: either a value of type T or a non-OK Status.
+// Result<T> (include/arcstore/result.h) and the macros that propagate
+// errors inside the engine:
 //
-// Usage:
-//   Result<uint64_t> r = ParseSize("128K");
-//   if (!r.ok()) return r.status();
-//   uint64_t bytes = *r;
-// or, inside a function returning Status or Result<U>:
-//   ARC_ASSIGN_OR_RETURN(uint64_t bytes, ParseSize("128K"));
+//   ARC_RETURN_IF_ERROR(expr);                  // expr is a Status
+//   ARC_ASSIGN_OR_RETURN(uint64_t bytes, ParseSizeBytes("128K"));
 //
-// Thread-safety: a value type; no internal synchronisation.
+// Both return the error from the enclosing function, which returns Status
+// or Result<U>.
 #pragma once
 
-#include <optional>
-#include <type_traits>
-#include <utility>
-
-#include "arcstore/status.h"
+#include "arcstore/result.h"
 #include "base/check.h"
-
-namespace arcstore {
-
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
-    ARC_CHECK(!status_.ok()) << "Result built from an OK status without a value";
-  }
-
-  bool ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
-
-  T& value() & {
-    ARC_CHECK(ok()) << status_.ToString();
-    return *value_;
-  }
-  const T& value() const& {
-    ARC_CHECK(ok()) << status_.ToString();
-    return *value_;
-  }
-  T&& value() && {
-    ARC_CHECK(ok()) << status_.ToString();
-    return std::move(*value_);
-  }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-  T value_or(T fallback) const& { return ok() ? *value_ : std::move(fallback); }
-
- private:
-  std::optional<T> value_;
-  Status status_;
-};
-
-}  // namespace arcstore
-
 #define ARC_CONCAT_INNER_(a, b) a##b
 #define ARC_CONCAT_(a, b) ARC_CONCAT_INNER_(a, b)
 

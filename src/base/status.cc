@@ -1,5 +1,10 @@
 #include "arcstore/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "arcstore/result.h"
+
 namespace arcstore {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -40,5 +45,19 @@ Status Status::WithContext(std::string_view context) const {
   }
   return Status(code_, std::move(m));
 }
+
+namespace internal {
+
+void ValueOfError(const Status& status) {
+  std::fprintf(stderr, "value of an error Result taken: %s\n", status.ToString().c_str());
+  std::abort();
+}
+
+void ResultFromOkStatus() {
+  std::fprintf(stderr, "Result built from an OK status without a value\n");
+  std::abort();
+}
+
+}  // namespace internal
 
 }  // namespace arcstore

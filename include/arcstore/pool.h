@@ -1,0 +1,100 @@
+// Pool: one or more devices holding volumes, and the engine that serves them.
+//
+// A pool is created once on a backing file or block device (Pool::Create),
+// then opened (Pool::Open) by one process at a time. It holds named volumes
+// (include/arcstore/volume.h), each a tree of checksummed records written
+// copy-on-write in transaction groups; the ARC caches them. Closing syncs
+// everything and leaves a pool that opens without recovery.
+//
+// Thread-safety: all methods are thread-safe. Volumes handed out stay valid
+// until the pool is closed or the volume is destroyed; operations on a
+// destroyed or closed volume complete with Aborted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arcstore/result.h"
+#include "arcstore/status.h"
+#include "arcstore/volume.h"
+
+namespace arcstore {
+
+namespace stats {
+class Registry;
+}
+
+struct PoolCreateOptions {
+  // File size for a file-backed pool; 0 for a block device (its size).
+  uint64_t size_bytes = 0;
+  // Leave a new file sparse instead of writing it once (see docs/format.md
+  // for why pools are written once by default).
+  bool sparse = false;
+  std::string name = "arcstore";
+
+  Status Validate() const;
+};
+
+struct PoolOptions {
+  // The memory limit the cache plans for; 0 = what the memory monitor sees
+  // (cgroup limit or MemTotal).
+  uint64_t memory_limit_bytes = 0;
+  // ARC bounds; 0 = defaults (c_max = 50% of the memory limit,
+  // c_min = max(c_max / 32, 64 MiB)).
+  uint64_t arc_max_bytes = 0;
+  uint64_t arc_min_bytes = 0;
+  // Dirty data limit; 0 = min(25% of the memory limit, 4 GiB).
+  uint64_t dirty_max_bytes = 0;
+  uint64_t txg_timeout_ns = 5ull * 1000 * 1000 * 1000;
+  bool prefetch = true;
+  bool read_only = false;
+  // Flushes and FUA writes commit through the intent log when true, or by
+  // syncing a whole txg when false (for comparison).
+  bool intent_log = true;
+
+  Status Validate() const;
+};
+
+struct VolumeOptions {
+  std::string name;
+  uint64_t size_bytes = 0;
+  uint32_t record_size_bytes = 128 * 1024;  // power of two, 4 KiB .. 1 MiB
+  std::string compression = "lz4";          // off, lz4, zstd
+
+  Status Validate() const;
+};
+
+struct PoolInfo {
+  std::string name;
+  std::string path;
+  uint64_t guid = 0;
+  uint64_t size_bytes = 0;
+  uint64_t allocated_bytes = 0;
+  uint64_t free_bytes = 0;
+  uint64_t txg = 0;  // last committed
+  uint32_t format_version = 0;
+  std::vector<VolumeInfo> volumes;
+};
+
+class Pool {
+ public:
+  virtual ~Pool() = default;
+
+  static Status Create(const std::string& path, const PoolCreateOptions& options);
+  static Result<std::unique_ptr<Pool>> Open(const std::string& path, const PoolOptions& options);
+
+  virtual PoolInfo Info() = 0;
+  virtual Status CreateVolume(const VolumeOptions& options) = 0;
+  virtual Status DestroyVolume(const std::string& name) = 0;
+  virtual Result<std::shared_ptr<Volume>> OpenVolume(const std::string& name) = 0;
+  // Drops every clean cached buffer (bench --cold).
+  virtual Status DropCaches() = 0;
+  // Syncs everything and stops the engine; further calls fail with Aborted.
+  virtual Status Close() = 0;
+  // Every stat of the pool (ARC, txg, I/O, volumes, ...).
+  virtual stats::Registry& stats() = 0;
+};
+
+}  // namespace arcstore
