@@ -1,0 +1,212 @@
+// The psync file device. Theory of operation:
+//
+//   Submit(req) --CheckRequest--> preadv/pwritev loop | fdatasync | BLKDISCARD
+//        |                                                   |
+//        +------------------- done(status) <-----------------+  (same thread)
+//
+// Invariants: a short transfer is continued until the request is complete or
+// the kernel reports an error; a read that meets end-of-file is an IOError
+// (the device never returns made-up bytes). EINTR is retried. Every error
+// names the path, the operation, the offset and the length.
+// Locking: none; the file descriptor is shared and the calls are positional.
+// Limits: those of CheckRequest (kMaxIoVecs, kMaxIoBytes).
+#include "io/file_device.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "base/units.h"
+#include "io/aligned_buffer.h"
+
+namespace arcstore::io {
+
+Status FileDeviceOptions::Validate() const {
+  if (!IsPowerOfTwo(file_block_size) || file_block_size < 512 || file_block_size > 64 * kKiB) {
+    return Status::InvalidArgument("file_block_size " + std::to_string(file_block_size) +
+                                   ": must be a power of two from 512 to 64 KiB");
+  }
+  return Status::Ok();
+}
+
+static Status OpenError(const std::string& path, const char* what, int err) {
+  return Status::IOError("device " + path + ": " + what + ": " + std::strerror(err));
+}
+
+// Opens with O_DIRECT when asked and accepted; returns the fd and whether
+// O_DIRECT is on.
+static Result<std::pair<int, bool>> OpenFd(const std::string& path, const FileDeviceOptions& o) {
+  int flags = (o.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+  if (o.direct != DirectIo::kOff) {
+    int fd = ::open(path.c_str(), flags | O_DIRECT);
+    if (fd >= 0) return std::make_pair(fd, true);
+    if (o.direct == DirectIo::kRequire || errno != EINVAL) {
+      return OpenError(path, "open with O_DIRECT", errno);
+    }
+  }
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return OpenError(path, "open", errno);
+  return std::make_pair(fd, false);
+}
+
+Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
+                                                     const FileDeviceOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  ARC_ASSIGN_OR_RETURN(auto opened, OpenFd(path, options));
+  auto [fd, direct] = opened;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return OpenError(path, "fstat", err);
+  }
+  bool is_block = S_ISBLK(st.st_mode);
+  uint64_t size = 0;
+  uint32_t block = options.file_block_size;
+  if (is_block) {
+    int sector = 0;
+    if (::ioctl(fd, BLKGETSIZE64, &size) != 0 || ::ioctl(fd, BLKSSZGET, &sector) != 0) {
+      int err = errno;
+      ::close(fd);
+      return OpenError(path, "BLKGETSIZE64/BLKSSZGET", err);
+    }
+    block = static_cast<uint32_t>(sector);
+  } else if (S_ISREG(st.st_mode)) {
+    size = static_cast<uint64_t>(st.st_size) / block * block;
+  } else {
+    ::close(fd);
+    return Status::InvalidArgument("device " + path + ": neither a regular file nor a block device");
+  }
+  if (size == 0) {
+    ::close(fd);
+    return Status::InvalidArgument("device " + path + ": empty (less than one " +
+                                   std::to_string(block) + "-byte block)");
+  }
+  return std::unique_ptr<FileDevice>(new FileDevice(path, fd, direct, is_block, block, size));
+}
+
+FileDevice::FileDevice(std::string path, int fd, bool direct, bool is_block_device,
+                       uint32_t block_size, uint64_t size_bytes)
+    : path_(std::move(path)),
+      fd_(fd),
+      direct_(direct),
+      is_block_device_(is_block_device),
+      block_size_(block_size),
+      size_bytes_(size_bytes) {}
+
+FileDevice::~FileDevice() { ::close(fd_); }
+
+void FileDevice::Submit(IoRequest request) {
+  Status s = Execute(request);
+  request.done(s);
+}
+
+Status FileDevice::Execute(const IoRequest& r) {
+  ARC_RETURN_IF_ERROR(CheckRequest(*this, r));
+  switch (r.op) {
+    case IoOp::kRead:
+    case IoOp::kWrite:
+      return Transfer(r);
+    case IoOp::kFlush:
+      while (::fdatasync(fd_) != 0) {
+        if (errno != EINTR) return ErrnoStatus(*this, r.op, 0, 0, errno);
+      }
+      return Status::Ok();
+    case IoOp::kDiscard:
+      return Discard(r);
+  }
+  return Status::Internal("unknown op");
+}
+
+Status FileDevice::Transfer(const IoRequest& r) {
+  std::vector<iovec> vecs;
+  vecs.reserve(r.iov.size());
+  for (const IoVec& v : r.iov) vecs.push_back({v.data, v.size_bytes});
+  const uint64_t total = r.length();
+  uint64_t done = 0;
+  size_t first = 0;
+  while (done < total) {
+    off_t at = static_cast<off_t>(r.offset + done);
+    int n = static_cast<int>(vecs.size() - first);
+    ssize_t got = r.op == IoOp::kRead ? ::preadv(fd_, &vecs[first], n, at)
+                                      : ::pwritev(fd_, &vecs[first], n, at);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(*this, r.op, r.offset, total, errno);
+    }
+    if (got == 0) {
+      return Status::IOError(DescribeIo(*this, r.op, r.offset, total) + ": end of file after " +
+                             std::to_string(done) + " bytes");
+    }
+    done += static_cast<uint64_t>(got);
+    // Drop the iovecs that are complete and trim the partial one.
+    size_t left = static_cast<size_t>(got);
+    while (first < vecs.size() && left >= vecs[first].iov_len) left -= vecs[first++].iov_len;
+    if (left > 0) {
+      vecs[first].iov_base = static_cast<uint8_t*>(vecs[first].iov_base) + left;
+      vecs[first].iov_len -= left;
+    }
+  }
+  return Status::Ok();
+}
+
+Status FileDevice::Discard(const IoRequest& r) {
+  if (!is_block_device_) {
+    return Status::NotSupported(DescribeIo(*this, r.op, r.offset, r.discard_length) +
+                                ": discard needs a block device");
+  }
+  uint64_t range[2] = {r.offset, r.discard_length};
+  if (::ioctl(fd_, BLKDISCARD, &range) != 0) {
+    return ErrnoStatus(*this, r.op, r.offset, r.discard_length, errno);
+  }
+  return Status::Ok();
+}
+
+Status FileCreateOptions::Validate() const {
+  if (size_bytes == 0 || size_bytes % (4 * kKiB) != 0) {
+    return Status::InvalidArgument("size_bytes " + std::to_string(size_bytes) +
+                                   ": must be a positive multiple of 4 KiB");
+  }
+  if (!IsPowerOfTwo(chunk_bytes) || chunk_bytes < 4 * kKiB || chunk_bytes > 64 * kMiB) {
+    return Status::InvalidArgument("chunk_bytes " + std::to_string(chunk_bytes) +
+                                   ": must be a power of two from 4 KiB to 64 MiB");
+  }
+  return Status::Ok();
+}
+
+static Status FillFile(int fd, const std::string& path, const FileCreateOptions& o) {
+  AlignedBuffer zeros(o.chunk_bytes, 4096);
+  for (uint64_t at = 0; at < o.size_bytes;) {
+    uint64_t n = std::min<uint64_t>(o.chunk_bytes, o.size_bytes - at);
+    ssize_t got = ::pwrite(fd, zeros.data(), n, static_cast<off_t>(at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(), errno);
+    at += static_cast<uint64_t>(got);
+  }
+  if (::fsync(fd) != 0) return OpenError(path, "fsync", errno);
+  return Status::Ok();
+}
+
+Status CreateFileForDevice(const std::string& path, const FileCreateOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return OpenError(path, "create", errno);
+  Status s;
+  if (::ftruncate(fd, static_cast<off_t>(options.size_bytes)) != 0) {
+    s = OpenError(path, "ftruncate", errno);
+  } else if (!options.sparse) {
+    s = FillFile(fd, path, options);
+  }
+  ::close(fd);
+  if (!s.ok()) ::unlink(path.c_str());
+  return s;
+}
+
+}  // namespace arcstore::io

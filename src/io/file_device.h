@@ -1,0 +1,88 @@
+// FileDevice: a regular file or a block device, with positional vectored
+// system calls (preadv/pwritev, fdatasync): the "psync" backend.
+//
+// Completion: inline. Submit performs the system call on the calling thread
+// and calls `done` before returning, so the caller's thread is the I/O
+// thread; concurrency comes from concurrent callers (the system calls are
+// positional and thread-safe). The pipeline's io_uring backend is a separate
+// Device that keeps the same contract with real asynchrony.
+//
+// Geometry: a block device reports its size (BLKGETSIZE64) and logical
+// sector size (BLKSSZGET); a regular file reports its length and
+// `file_block_size` (default 4 KiB). With O_DIRECT (DirectIo::kTry uses it
+// when the file system accepts it, kRequire fails otherwise) the spans must
+// be aligned to buffer_alignment(): use AlignedBuffer.
+//
+// Discard: BLKDISCARD on block devices; regular files do not support it
+// (punching holes would undo "written once at creation", see docs/format.md).
+//
+// Thread-safety: all methods may be called from any thread. The device owns
+// its file descriptor and closes it when destroyed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "io/device.h"
+
+namespace arcstore::io {
+
+enum class DirectIo : uint8_t { kOff, kTry, kRequire };
+
+struct FileDeviceOptions {
+  DirectIo direct = DirectIo::kTry;
+  bool read_only = false;
+  uint32_t file_block_size = 4096;  // regular files: the reported logical block size
+
+  // file_block_size a power of two in [512, 64 KiB].
+  Status Validate() const;
+};
+
+class FileDevice final : public Device {
+ public:
+  static Result<std::unique_ptr<FileDevice>> Open(const std::string& path,
+                                                  const FileDeviceOptions& options);
+  ~FileDevice() override;
+
+  const std::string& name() const override { return path_; }
+  uint32_t logical_block_size() const override { return block_size_; }
+  uint64_t size_bytes() const override { return size_bytes_; }
+  uint32_t buffer_alignment() const override { return direct_ ? block_size_ : 1; }
+  bool supports_discard() const override { return is_block_device_; }
+  void Submit(IoRequest request) override;
+
+  bool direct() const { return direct_; }
+  bool is_block_device() const { return is_block_device_; }
+
+ private:
+  FileDevice(std::string path, int fd, bool direct, bool is_block_device, uint32_t block_size,
+             uint64_t size_bytes);
+  Status Execute(const IoRequest& request);
+  Status Transfer(const IoRequest& request);
+  Status Discard(const IoRequest& request);
+
+  const std::string path_;
+  const int fd_;
+  const bool direct_;
+  const bool is_block_device_;
+  const uint32_t block_size_;
+  const uint64_t size_bytes_;
+};
+
+struct FileCreateOptions {
+  uint64_t size_bytes = 0;
+  // false: every byte is written once (zeros) and the file synced, so that
+  // later writes never allocate. true: only the length is set.
+  bool sparse = false;
+  uint64_t chunk_bytes = 1ull << 20;  // write size while filling
+
+  // size > 0 and a multiple of 4 KiB; chunk a power of two in [4 KiB, 64 MiB].
+  Status Validate() const;
+};
+
+// Creates `path` (which must not exist) as a regular file of options.size_bytes.
+Status CreateFileForDevice(const std::string& path, const FileCreateOptions& options);
+
+}  // namespace arcstore::io

@@ -1,0 +1,118 @@
+// Tests of the psync file device on a temporary regular file.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "io/aligned_buffer.h"
+#include "io/file_device.h"
+
+namespace arcstore::io {
+namespace {
+
+class FileDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/arcstore_io_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/dev0";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_, path_;
+};
+
+TEST_F(FileDeviceTest, CreateWritesEveryByteOnceUnlessSparse) {
+  ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 4 << 20}).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 4 << 20);
+  EXPECT_GE(static_cast<uint64_t>(st.st_blocks) * 512, 4u << 20);
+  std::string sparse = dir_ + "/sparse";
+  ASSERT_TRUE(CreateFileForDevice(sparse, {.size_bytes = 4 << 20, .sparse = true}).ok());
+  ASSERT_EQ(::stat(sparse.c_str(), &st), 0);
+  EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, 4u << 20);
+  Status again = CreateFileForDevice(path_, {.size_bytes = 4 << 20});
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.message().find(path_), std::string::npos);
+  EXPECT_FALSE(CreateFileForDevice(dir_ + "/odd", {.size_bytes = 1000}).ok());
+}
+
+TEST_F(FileDeviceTest, VectoredRoundTripWithAndWithoutDirectIo) {
+  ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 1 << 20}).ok());
+  for (DirectIo mode : {DirectIo::kOff, DirectIo::kTry}) {
+    auto d = FileDevice::Open(path_, {.direct = mode});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    FileDevice& dev = **d;
+    EXPECT_EQ(dev.size_bytes(), 1u << 20);
+    EXPECT_EQ(dev.logical_block_size(), 4096u);
+    EXPECT_FALSE(dev.is_block_device());
+    if (mode == DirectIo::kOff) EXPECT_FALSE(dev.direct());
+    AlignedBuffer a(8192, 4096), b(4096, 4096);
+    for (size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<uint8_t>(i * 13 + 1);
+    for (size_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<uint8_t>(i * 3 + 2);
+    IoRequest w{.op = IoOp::kWrite, .offset = 65536,
+                .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
+    ASSERT_TRUE(SubmitAndWait(dev, std::move(w)).ok());
+    ASSERT_TRUE(FlushSync(dev).ok());
+    AlignedBuffer out(12288, 4096);
+    ASSERT_TRUE(ReadSync(dev, 65536, out.span()).ok());
+    EXPECT_EQ(0, std::memcmp(out.data(), a.data(), 8192));
+    EXPECT_EQ(0, std::memcmp(out.data() + 8192, b.data(), 4096));
+  }
+}
+
+TEST_F(FileDeviceTest, RequireDirectFailsOrWorksAndMisalignedBuffersAreRefused) {
+  ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 1 << 20}).ok());
+  auto d = FileDevice::Open(path_, {.direct = DirectIo::kRequire});
+  if (!d.ok()) {
+    // tmpfs and some others refuse O_DIRECT: the error says so and names the path.
+    EXPECT_NE(d.status().message().find("O_DIRECT"), std::string::npos);
+    EXPECT_NE(d.status().message().find(path_), std::string::npos);
+    GTEST_SKIP() << "O_DIRECT not supported here: " << d.status().ToString();
+  }
+  EXPECT_TRUE((*d)->direct());
+  EXPECT_EQ((*d)->buffer_alignment(), 4096u);
+  AlignedBuffer buf(8192, 4096);
+  Status s = ReadSync(**d, 0, std::span<uint8_t>(buf.data() + 1, 4096));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("aligned"), std::string::npos);
+}
+
+TEST_F(FileDeviceTest, ErrorsNameThePath) {
+  auto missing = FileDevice::Open(dir_ + "/nope", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(dir_ + "/nope"), std::string::npos);
+  auto dir = FileDevice::Open(dir_, {.direct = DirectIo::kOff});
+  EXPECT_FALSE(dir.ok());
+  EXPECT_FALSE(FileDevice::Open(path_, {.file_block_size = 3000}).ok());
+}
+
+TEST_F(FileDeviceTest, ReadOnlyRefusesWritesAndFilesRefuseDiscard) {
+  ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 1 << 20}).ok());
+  auto d = FileDevice::Open(path_, {.direct = DirectIo::kOff, .read_only = true});
+  ASSERT_TRUE(d.ok());
+  std::vector<uint8_t> buf(4096, 1);
+  Status s = WriteSync(**d, 0, buf);
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find("device " + path_ + ": write offset 0 length 4096"),
+            std::string::npos) << s.message();
+  EXPECT_FALSE((*d)->supports_discard());
+  EXPECT_EQ(DiscardSync(**d, 0, 4096).code(), StatusCode::kNotSupported);
+}
+
+TEST_F(FileDeviceTest, SizeRoundsDownToWholeBlocks) {
+  ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 1 << 20}).ok());
+  ASSERT_EQ(::truncate(path_.c_str(), (1 << 20) + 100), 0);
+  auto d = FileDevice::Open(path_, {.direct = DirectIo::kOff});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ((*d)->size_bytes(), 1u << 20);
+  ASSERT_EQ(::truncate(path_.c_str(), 100), 0);
+  EXPECT_FALSE(FileDevice::Open(path_, {.direct = DirectIo::kOff}).ok());
+}
+
+}  // namespace
+}  // namespace arcstore::io

@@ -1,0 +1,213 @@
+// Recording for crash images. Theory of operation:
+//
+//   seq:   0    1     2     3     4      5      6
+//          W1s  W1c   W2s   F1s   W2c    F1c    W3s ...      (s = submit, c = complete)
+//
+//   crash at T=6: F1 completed (5 < 6) and was submitted at 3, so W1
+//   (completed at 1 < 3) is durable; W2 (completed at 4, after F1's
+//   submission) and W3 are pending: any subset of their sectors may be on
+//   the media.
+//
+// Invariants: writes are appended at submission under mu_, so their order is
+// submission order; a write's data is copied at submission (the caller may
+// reuse its buffer after completion); flushes are appended at completion,
+// only when OK. Sequence numbers are unique and increase.
+// Locking: mu_ guards the recording and the sequence counter; never held
+// across the inner device or a completion.
+// Limits: max_recorded_bytes of base image plus write data.
+#include "io/recording_device.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace arcstore::io {
+
+Status RecordingOptions::Validate() const {
+  if (max_recorded_bytes == 0) {
+    return Status::InvalidArgument("max_recorded_bytes: must be positive");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<RecordingDevice>> RecordingDevice::Create(Device* inner,
+                                                                 const RecordingOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  if (inner->size_bytes() > options.max_recorded_bytes) {
+    return Status::ResourceExhausted("recording device " + inner->name() +
+                                     ": the device is larger than max_recorded_bytes");
+  }
+  std::unique_ptr<RecordingDevice> d(new RecordingDevice(inner, options));
+  std::vector<uint8_t> base(inner->size_bytes());
+  ARC_RETURN_IF_ERROR(ReadSync(*inner, 0, base));
+  {
+    MutexLock lock(&d->mu_);
+    d->recording_.base_image = std::move(base);
+    d->recording_.sector_bytes = inner->logical_block_size();
+    d->recorded_bytes_ = inner->size_bytes();
+  }
+  return d;
+}
+
+RecordingDevice::RecordingDevice(Device* inner, const RecordingOptions& options)
+    : inner_(inner), options_(options) {}
+
+Recording RecordingDevice::TakeRecording() const {
+  MutexLock lock(&mu_);
+  Recording r = recording_;
+  r.end_seq = next_seq_;
+  return r;
+}
+
+void RecordingDevice::Submit(IoRequest r) {
+  Status check = CheckRequest(*this, r);
+  if (!check.ok()) return r.done(check);
+  switch (r.op) {
+    case IoOp::kRead:
+      return inner_->Submit(std::move(r));
+    case IoOp::kWrite:
+    case IoOp::kDiscard:
+      return SubmitWrite(std::move(r));
+    case IoOp::kFlush:
+      return SubmitFlush(std::move(r));
+  }
+}
+
+void RecordingDevice::SubmitWrite(IoRequest r) {
+  RecordedWrite w{.offset = r.offset, .length = r.length()};
+  if (r.op == IoOp::kWrite) {
+    auto data = std::make_shared<std::vector<uint8_t>>(w.length);
+    GatherIov(r.iov, 0, w.length, data->data());
+    w.data = std::move(data);
+  }
+  size_t index;
+  {
+    MutexLock lock(&mu_);
+    if (recorded_bytes_ + w.length > options_.max_recorded_bytes) {
+      return r.done(Status::ResourceExhausted(DescribeIo(*this, r.op, r.offset, w.length) +
+                                              ": recording is full (max_recorded_bytes)"));
+    }
+    recorded_bytes_ += w.length;
+    w.submit_seq = next_seq_++;
+    index = recording_.writes.size();
+    recording_.writes.push_back(std::move(w));
+  }
+  IoCallback done = std::move(r.done);
+  r.done = [this, index, done](const Status& s) {
+    {
+      MutexLock lock(&mu_);
+      uint64_t seq = next_seq_++;
+      if (s.ok()) recording_.writes[index].complete_seq = seq;
+    }
+    done(s);
+  };
+  inner_->Submit(std::move(r));
+}
+
+void RecordingDevice::SubmitFlush(IoRequest r) {
+  uint64_t submit_seq;
+  {
+    MutexLock lock(&mu_);
+    submit_seq = next_seq_++;
+  }
+  IoCallback done = std::move(r.done);
+  r.done = [this, submit_seq, done](const Status& s) {
+    {
+      MutexLock lock(&mu_);
+      uint64_t seq = next_seq_++;
+      if (s.ok()) recording_.flushes.push_back({submit_seq, seq});
+    }
+    done(s);
+  };
+  inner_->Submit(std::move(r));
+}
+
+std::vector<uint64_t> Recording::FlushCrashPoints() const {
+  std::vector<uint64_t> points;
+  for (const RecordedFlush& f : flushes) points.push_back(f.complete_seq);
+  points.push_back(end_seq);
+  return points;
+}
+
+CrashState Recording::StateAt(uint64_t crash_seq) const {
+  CrashState state{.crash_seq = crash_seq};
+  // The newest barrier: the latest submission among flushes done before T.
+  uint64_t barrier = 0;
+  bool any = false;
+  for (const RecordedFlush& f : flushes) {
+    if (f.complete_seq < crash_seq) {
+      barrier = std::max(barrier, f.submit_seq);
+      any = true;
+    }
+  }
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const RecordedWrite& w = writes[i];
+    if (w.submit_seq >= crash_seq) break;
+    if (any && w.complete_seq < barrier) {
+      state.durable.push_back(i);
+    } else {
+      state.pending.push_back(i);
+    }
+  }
+  return state;
+}
+
+static void ApplySectors(std::vector<uint8_t>& image, const RecordedWrite& w, uint64_t first,
+                         uint64_t bytes) {
+  uint8_t* at = image.data() + w.offset + first;
+  if (w.data) {
+    std::memcpy(at, w.data->data() + first, bytes);
+  } else {
+    std::memset(at, 0, bytes);
+  }
+}
+
+Result<std::vector<uint8_t>> Recording::BuildImage(
+    const CrashState& state, const std::vector<PendingChoice>& choices) const {
+  // What happens to each write: absent = not applied.
+  std::vector<const PendingChoice*> chosen(writes.size(), nullptr);
+  std::vector<bool> is_pending(writes.size(), false), is_durable(writes.size(), false);
+  for (size_t i : state.pending) is_pending.at(i) = true;
+  for (size_t i : state.durable) is_durable.at(i) = true;
+  for (const PendingChoice& c : choices) {
+    if (c.write_index >= writes.size() || !is_pending[c.write_index]) {
+      return Status::InvalidArgument("crash image: write " + std::to_string(c.write_index) +
+                                     " is not pending at seq " + std::to_string(state.crash_seq));
+    }
+    const RecordedWrite& w = writes[c.write_index];
+    if (!c.sectors.empty() && c.sectors.size() != w.length / sector_bytes) {
+      return Status::InvalidArgument("crash image: write " + std::to_string(c.write_index) +
+                                     " has " + std::to_string(w.length / sector_bytes) +
+                                     " sectors, choice gives " + std::to_string(c.sectors.size()));
+    }
+    chosen[c.write_index] = &c;
+  }
+  std::vector<uint8_t> image = base_image;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const RecordedWrite& w = writes[i];
+    if (is_durable[i] || (chosen[i] != nullptr && chosen[i]->sectors.empty())) {
+      ApplySectors(image, w, 0, w.length);
+    } else if (chosen[i] != nullptr) {
+      for (size_t s = 0; s < chosen[i]->sectors.size(); ++s) {
+        if (chosen[i]->sectors[s]) ApplySectors(image, w, s * sector_bytes, sector_bytes);
+      }
+    }
+  }
+  return image;
+}
+
+std::vector<PendingChoice> Recording::RandomChoices(const CrashState& state, SeededRandom& random,
+                                                    uint64_t tear_one_in) const {
+  std::vector<PendingChoice> choices;
+  for (size_t i : state.pending) {
+    if (random.OneIn(2)) continue;
+    PendingChoice c{.write_index = i};
+    if (tear_one_in != 0 && random.OneIn(tear_one_in)) {
+      c.sectors.resize(writes[i].length / sector_bytes);
+      for (size_t s = 0; s < c.sectors.size(); ++s) c.sectors[s] = random.OneIn(2);
+    }
+    choices.push_back(std::move(c));
+  }
+  return choices;
+}
+
+}  // namespace arcstore::io

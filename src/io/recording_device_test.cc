@@ -1,0 +1,212 @@
+// Tests of the recording device and of crash-image building.
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "base/random.h"
+#include "io/memory_device.h"
+#include "io/recording_device.h"
+
+namespace arcstore::io {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+
+std::unique_ptr<MemoryDevice> NewMemory(uint64_t size = 256 * kBlock) {
+  return std::move(*MemoryDevice::Create({.name = "mem0", .size_bytes = size}));
+}
+
+std::vector<uint8_t> Fill(size_t n, uint8_t v) { return std::vector<uint8_t>(n, v); }
+
+uint8_t ByteAt(const std::vector<uint8_t>& image, uint64_t block) { return image[block * kBlock]; }
+
+TEST(RecordingDevice, DurableAndPendingAroundAFlush) {
+  auto mem = NewMemory();
+  ASSERT_TRUE(WriteSync(*mem, 0, Fill(kBlock, 9)).ok());  // part of the base image
+  auto rec = RecordingDevice::Create(mem.get(), {});
+  ASSERT_TRUE(rec.ok());
+  RecordingDevice& d = **rec;
+  ASSERT_TRUE(WriteSync(d, kBlock, Fill(kBlock, 1)).ok());      // W0
+  ASSERT_TRUE(FlushSync(d).ok());                               // F0
+  ASSERT_TRUE(WriteSync(d, 2 * kBlock, Fill(2 * kBlock, 2)).ok());  // W1
+  ASSERT_TRUE(WriteSync(d, kBlock, Fill(kBlock, 3)).ok());      // W2 over W0
+  ASSERT_TRUE(DiscardSync(d, 0, kBlock).ok());                  // W3: discard
+  Recording r = d.TakeRecording();
+  ASSERT_EQ(r.writes.size(), 4u);
+  ASSERT_EQ(r.flushes.size(), 1u);
+  EXPECT_EQ(ByteAt(r.base_image, 0), 9);
+
+  std::vector<uint64_t> points = r.FlushCrashPoints();
+  ASSERT_EQ(points.size(), 2u);
+  CrashState before = r.StateAt(points[0]);  // F0 not yet complete
+  EXPECT_TRUE(before.durable.empty());
+  EXPECT_EQ(before.pending, std::vector<size_t>({0}));
+  CrashState end = r.StateAt(points[1]);
+  EXPECT_EQ(end.durable, std::vector<size_t>({0}));
+  EXPECT_EQ(end.pending, std::vector<size_t>({1, 2, 3}));
+
+  auto none = r.BuildImage(end, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(ByteAt(*none, 0), 9);
+  EXPECT_EQ(ByteAt(*none, 1), 1);
+  EXPECT_EQ(ByteAt(*none, 2), 0);
+  auto all = r.BuildImage(end, {{.write_index = 1}, {.write_index = 2}, {.write_index = 3}});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, mem->Contents());
+  auto torn = r.BuildImage(end, {{.write_index = 1, .sectors = {false, true}}});
+  ASSERT_TRUE(torn.ok());
+  EXPECT_EQ(ByteAt(*torn, 2), 0);
+  EXPECT_EQ(ByteAt(*torn, 3), 2);
+  EXPECT_EQ(ByteAt(*torn, 1), 1);
+}
+
+TEST(RecordingDevice, BuildImageRefusesChoicesThatCannotHappen) {
+  auto mem = NewMemory();
+  auto rec = RecordingDevice::Create(mem.get(), {});
+  ASSERT_TRUE(rec.ok());
+  ASSERT_TRUE(WriteSync(**rec, 0, Fill(2 * kBlock, 1)).ok());
+  ASSERT_TRUE(FlushSync(**rec).ok());
+  ASSERT_TRUE(WriteSync(**rec, 0, Fill(kBlock, 2)).ok());
+  Recording r = (*rec)->TakeRecording();
+  CrashState end = r.StateAt(r.end_seq);
+  EXPECT_FALSE(r.BuildImage(end, {{.write_index = 0}}).ok());  // durable, not pending
+  EXPECT_FALSE(r.BuildImage(end, {{.write_index = 7}}).ok());
+  EXPECT_FALSE(r.BuildImage(end, {{.write_index = 1, .sectors = {true, true}}}).ok());
+}
+
+// An inner device whose completions the test releases by hand, to make
+// completion order differ from submission order.
+class DeferredDevice final : public Device {
+ public:
+  explicit DeferredDevice(Device* inner) : inner_(inner) {}
+  const std::string& name() const override { return inner_->name(); }
+  uint32_t logical_block_size() const override { return inner_->logical_block_size(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  bool supports_discard() const override { return true; }
+  void Submit(IoRequest r) override {
+    if (r.op == IoOp::kRead) return inner_->Submit(std::move(r));  // reads pass at once
+    queue_.push_back(std::move(r));
+  }
+  void Complete(size_t i) {
+    IoRequest r = std::move(queue_[i]);
+    queue_.erase(queue_.begin() + static_cast<long>(i));
+    inner_->Submit(std::move(r));
+  }
+  size_t queued() const { return queue_.size(); }
+
+ private:
+  Device* inner_;
+  std::deque<IoRequest> queue_;
+};
+
+TEST(RecordingDevice, AWriteCompletingAfterTheFlushWasSubmittedIsNotDurable) {
+  auto mem = NewMemory();
+  DeferredDevice deferred(mem.get());
+  auto rec = RecordingDevice::Create(&deferred, {});
+  ASSERT_TRUE(rec.ok());
+  std::vector<uint8_t> a = Fill(kBlock, 1), b = Fill(kBlock, 2);
+  int done = 0;
+  auto count = [&](const Status& s) { ASSERT_TRUE(s.ok()); ++done; };
+  RecordingDevice& d = **rec;
+  d.Submit({.op = IoOp::kWrite, .offset = 0, .iov = {{a.data(), kBlock}}, .done = count});
+  d.Submit({.op = IoOp::kWrite, .offset = kBlock, .iov = {{b.data(), kBlock}}, .done = count});
+  deferred.Complete(0);                                  // W0 completes
+  d.Submit({.op = IoOp::kFlush, .done = count});         // F0 submitted
+  deferred.Complete(0);                                  // W1 completes after F0's submission
+  deferred.Complete(0);                                  // F0 completes
+  ASSERT_EQ(done, 3);
+  Recording r = d.TakeRecording();
+  CrashState s = r.StateAt(r.end_seq);
+  EXPECT_EQ(s.durable, std::vector<size_t>({0}));
+  EXPECT_EQ(s.pending, std::vector<size_t>({1}));
+}
+
+TEST(RecordingDevice, FlushPointImagesEqualTheDeviceAtEachFlush) {
+  SeededRandom random = SeededRandom::FromEnvironment("RecordingDevice.FlushPointImages");
+  auto mem = NewMemory(64 * kBlock);
+  auto rec = RecordingDevice::Create(mem.get(), {});
+  ASSERT_TRUE(rec.ok());
+  std::vector<std::vector<uint8_t>> at_flush;
+  uint64_t ops = ScaledIterations(400);
+  for (uint64_t i = 0; i < ops; ++i) {
+    if (random.OneIn(8)) {
+      ASSERT_TRUE(FlushSync(**rec).ok());
+      at_flush.push_back(mem->Contents());
+      continue;
+    }
+    uint64_t blocks = random.Range(1, 4);
+    uint64_t first = random.Uniform(64 - blocks + 1);
+    std::vector<uint8_t> data(blocks * kBlock);
+    random.Fill(data.data(), data.size());
+    ASSERT_TRUE(WriteSync(**rec, first * kBlock, data).ok());
+  }
+  Recording r = (*rec)->TakeRecording();
+  ASSERT_EQ(r.flushes.size(), at_flush.size());
+  for (size_t i = 0; i < r.flushes.size(); ++i) {
+    // Just after flush i completed, with nothing pending landing.
+    CrashState s = r.StateAt(r.flushes[i].complete_seq + 1);
+    auto image = r.BuildImage(s, {});
+    ASSERT_TRUE(image.ok());
+    ASSERT_EQ(*image, at_flush[i]) << "flush " << i;
+  }
+  // At the end with every pending write landing whole: the device itself.
+  CrashState end = r.StateAt(r.end_seq);
+  std::vector<PendingChoice> all;
+  for (size_t i : end.pending) all.push_back({.write_index = i});
+  auto image = r.BuildImage(end, all);
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(*image, mem->Contents());
+}
+
+TEST(RecordingDevice, RandomCrashImagesHoldOnlyPossibleSectors) {
+  SeededRandom random = SeededRandom::FromEnvironment("RecordingDevice.RandomCrashImages");
+  auto mem = NewMemory(16 * kBlock);
+  auto rec = RecordingDevice::Create(mem.get(), {});
+  ASSERT_TRUE(rec.ok());
+  // Every write fills its blocks with a distinct tag byte.
+  uint8_t tag = 1;
+  for (int i = 0; i < 60; ++i, ++tag) {
+    if (i % 10 == 9) ASSERT_TRUE(FlushSync(**rec).ok());
+    uint64_t blocks = random.Range(1, 3), first = random.Uniform(16 - blocks + 1);
+    ASSERT_TRUE(WriteSync(**rec, first * kBlock, Fill(blocks * kBlock, tag)).ok());
+  }
+  Recording r = (*rec)->TakeRecording();
+  for (uint64_t iter = 0; iter < ScaledIterations(300); ++iter) {
+    uint64_t t = random.Range(1, r.end_seq);
+    CrashState s = r.StateAt(t);
+    auto image = r.BuildImage(s, r.RandomChoices(s, random, 3));
+    ASSERT_TRUE(image.ok());
+    for (uint64_t b = 0; b < 16; ++b) {
+      // The block holds the newest durable writer's tag or some later pending one.
+      uint8_t got = ByteAt(*image, b);
+      ASSERT_TRUE(std::all_of(image->begin() + b * kBlock, image->begin() + (b + 1) * kBlock,
+                              [&](uint8_t x) { return x == got; }));
+      int newest_durable = -1;
+      for (size_t i : s.durable) {
+        const RecordedWrite& w = r.writes[i];
+        if (w.offset <= b * kBlock && b * kBlock < w.offset + w.length) newest_durable = int(i);
+      }
+      uint8_t durable_tag = newest_durable < 0 ? 0 : (*r.writes[newest_durable].data)[0];
+      bool ok = got == durable_tag;
+      for (size_t i : s.pending) {
+        const RecordedWrite& w = r.writes[i];
+        bool covers = w.offset <= b * kBlock && b * kBlock < w.offset + w.length;
+        if (covers && int(i) > newest_durable && (*w.data)[0] == got) ok = true;
+      }
+      ASSERT_TRUE(ok) << "block " << b << " holds " << int(got) << " at seq " << t;
+    }
+  }
+}
+
+TEST(RecordingDevice, LimitOnRecordedBytes) {
+  auto mem = NewMemory(4 * kBlock);
+  EXPECT_FALSE(RecordingDevice::Create(mem.get(), {.max_recorded_bytes = kBlock}).ok());
+  auto rec = RecordingDevice::Create(mem.get(), {.max_recorded_bytes = 6 * kBlock});
+  ASSERT_TRUE(rec.ok());
+  EXPECT_TRUE(WriteSync(**rec, 0, Fill(2 * kBlock, 1)).ok());
+  Status s = WriteSync(**rec, 0, Fill(kBlock, 1));
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+}
+
+}  // namespace
+}  // namespace arcstore::io
