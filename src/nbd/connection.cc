@@ -1,0 +1,477 @@
+#include "nbd/connection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "nbd/protocol.h"
+
+namespace arcstore::nbd {
+
+// A WRITE longer than the maximum payload is drained (and answered EINVAL)
+// up to this size; a longer one is a hard disconnect. The specification asks
+// servers to treat payloads up to 2^25 bytes as legitimate.
+inline constexpr uint64_t kDrainLimitBytes = 32 * kMiB;
+// Block status descriptors per reply (the specification: at most 2^20).
+inline constexpr size_t kMaxDescriptors = 1 << 16;
+
+struct Connection::Request {
+  uint16_t flags = 0;
+  uint16_t type = 0;
+  uint64_t cookie = 0;
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  uint64_t start_ns = 0;
+  uint64_t charged_bytes = 0;        // held against max_in_flight_bytes
+  std::unique_ptr<uint8_t[]> data;   // WRITE payload or READ result
+  std::vector<Extent> extents;       // hole map of a structured READ
+};
+
+namespace {
+
+uint32_t ErrnoOf(const Status& s, uint16_t type) {
+  switch (s.code()) {
+    case StatusCode::kOk: return 0;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange: return kEInval;
+    case StatusCode::kNoSpace: return kENoSpc;
+    case StatusCode::kNotSupported: return type == kCmdWriteZeroes ? kENotSup : kEInval;
+    case StatusCode::kAborted: return kEShutdown;
+    default: return kEIo;
+  }
+}
+
+void ChunkHeader(uint8_t* h, uint16_t flags, uint16_t type, uint64_t cookie, uint32_t length) {
+  Store32(h, kStructuredReplyMagic);
+  Store16(h + 4, flags);
+  Store16(h + 6, type);
+  Store64(h + 8, cookie);
+  Store32(h + 16, length);
+}
+
+// One run of a structured READ reply: data or zeros.
+struct Segment {
+  uint64_t offset;
+  uint64_t length;
+  bool zero;
+};
+
+// Clips `extents` to [offset, offset + length), merges neighbours of one
+// kind, and covers what they leave out as data.
+std::vector<Segment> Segments(const std::vector<Extent>& extents, uint64_t offset,
+                              uint64_t length) {
+  std::vector<Segment> out;
+  uint64_t at = offset;
+  const uint64_t end = offset + length;
+  auto add = [&out](uint64_t o, uint64_t n, bool zero) {
+    if (n == 0) return;
+    if (!out.empty() && out.back().zero == zero && out.back().offset + out.back().length == o) {
+      out.back().length += n;
+    } else {
+      out.push_back(Segment{o, n, zero});
+    }
+  };
+  for (const Extent& e : extents) {
+    if (e.offset != at || at >= end) break;  // not contiguous: stop trusting the map
+    uint64_t n = std::min(e.length, end - at);
+    if (n == 0) break;
+    add(at, n, e.zero);
+    at += n;
+  }
+  add(at, end - at, false);
+  return out;
+}
+
+}  // namespace
+
+Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
+                       const ServerOptions* options, NbdStats* stats, bool refuse)
+    : transport_(std::move(transport)),
+      reader_(transport_.get()),
+      exports_(*exports),
+      options_(*options),
+      stats_(stats),
+      refuse_(refuse),
+      clock_(DefaultClock()) {}
+
+Connection::~Connection() = default;
+
+void Connection::StopReading() {
+  stopping_ = true;
+  transport_->CloseRead();
+}
+
+void Connection::ForceClose() {
+  stopping_ = true;
+  transport_->CloseAll();
+}
+
+void Connection::Serve() {
+  transport_->SetReadTimeoutNs(options_.handshake_timeout_ns);
+  Handshake handshake(transport_.get(), &reader_, &exports_, &options_, stats_, refuse_);
+  if (!handshake.Run(&negotiated_).ok()) {
+    transport_->CloseAll();
+    return;
+  }
+  transport_->SetReadTimeoutNs(0);
+  stats_->handshakes_completed->Add();
+  const Export& e = exports_[negotiated_.export_index];
+  volume_ = e.volume.get();
+  size_bytes_ = volume_->info().size_bytes;
+  export_stats_ = stats_->export_stats(negotiated_.export_index);
+  export_stats_->connections->Add(1);
+  Transmit();
+  WaitIdle();
+  export_stats_->connections->Add(-1);
+  transport_->CloseAll();
+}
+
+void Connection::Transmit() {
+  while (!broken_) {
+    uint8_t h[kRequestHeaderBytes];
+    Reader::Outcome o = reader_.ReadExact(h, sizeof(h));
+    if (o == Reader::Outcome::kEof) return;  // the client closed between requests
+    if (o != Reader::Outcome::kOk) {
+      if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+      return;
+    }
+    if (Load32(h) != kRequestMagic) {
+      stats_->Error(ErrorKind::kBadMagic);
+      return;
+    }
+    if (!HandleRequest(h)) return;
+  }
+}
+
+bool Connection::HandleRequest(const uint8_t* h) {
+  auto r = std::make_shared<Request>();
+  r->flags = Load16(h + 4);
+  r->type = Load16(h + 6);
+  r->cookie = Load64(h + 8);
+  r->offset = Load64(h + 16);
+  r->length = Load32(h + 24);
+  r->start_ns = clock_->NowNs();
+  const bool write = r->type == kCmdWrite;
+
+  if (write && r->length > options_.max_payload_bytes && r->length > kDrainLimitBytes) {
+    stats_->Error(ErrorKind::kOversizedPayload);
+    return false;  // too large to drain: hard disconnect
+  }
+  ErrorKind kind = ErrorKind::kCount;
+  uint32_t error = Check(*r, &kind);
+  if (error != 0) {
+    stats_->Error(kind);
+    if (write && reader_.Skip(r->length) != Reader::Outcome::kOk) {
+      if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+      return false;
+    }
+    if (r->type < kNumCommands && r->type != kCmdDisc) {
+      export_stats_->commands[r->type].errors->Add();
+    }
+    SendError(*r, error, std::string(ErrorKindName(kind)) + " (" + CommandName(r->type) + ")");
+    return true;
+  }
+  if (r->type == kCmdDisc) return false;
+
+  if (write || r->type == kCmdRead) r->charged_bytes = r->length;
+  if (!AcquireSlot(r->charged_bytes)) return false;
+  if (write && r->length > 0) {
+    r->data.reset(new uint8_t[r->length]);
+    if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
+      if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+      ReleaseSlot(r->charged_bytes);
+      return false;
+    }
+  }
+  Dispatch(r);
+  return true;
+}
+
+uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
+  const bool ro = exports_[negotiated_.export_index].read_only;
+  const bool structured = negotiated_.structured_replies;
+  uint16_t allowed = kCmdFlagFua;
+  switch (r.type) {
+    case kCmdRead: allowed |= structured ? kCmdFlagDf : 0; break;
+    case kCmdWrite:
+    case kCmdFlush:
+    case kCmdTrim:
+    case kCmdCache: break;
+    case kCmdWriteZeroes: allowed |= kCmdFlagNoHole | kCmdFlagFastZero; break;
+    case kCmdBlockStatus: allowed |= kCmdFlagReqOne; break;
+    case kCmdDisc: return 0;  // no reply; the session ends
+    default: *kind = ErrorKind::kUnknownCommand; return kEInval;
+  }
+  if ((r.flags & ~allowed) != 0) {
+    *kind = ErrorKind::kBadFlags;
+    return kEInval;
+  }
+  if (ro && (r.type == kCmdWrite || r.type == kCmdTrim || r.type == kCmdWriteZeroes)) {
+    *kind = ErrorKind::kReadOnly;
+    return kEPerm;
+  }
+  if (r.type == kCmdFlush) {
+    if (r.offset != 0 || r.length != 0) {
+      *kind = ErrorKind::kOutOfRange;
+      return kEInval;
+    }
+    return 0;
+  }
+  if (r.type == kCmdBlockStatus && (!negotiated_.allocation_context || r.length == 0)) {
+    *kind = ErrorKind::kNotNegotiated;
+    return kEInval;
+  }
+  if ((r.type == kCmdRead || r.type == kCmdWrite) && r.length > options_.max_payload_bytes) {
+    *kind = ErrorKind::kOversizedPayload;
+    return r.type == kCmdRead && structured ? kEOverflow : kEInval;
+  }
+  if (r.offset > size_bytes_ || r.length > size_bytes_ - r.offset) {
+    *kind = ErrorKind::kOutOfRange;
+    return r.type == kCmdWrite || r.type == kCmdWriteZeroes ? kENoSpc : kEInval;
+  }
+  return 0;
+}
+
+void Connection::Dispatch(const RequestPtr& r) {
+  switch (r->type) {
+    case kCmdRead:
+      if (r->length > 0) r->data.reset(new uint8_t[r->length]);
+      if (negotiated_.structured_replies) {
+        StartStructuredRead(r);
+        return;
+      }
+      volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
+                          [this, r](Status s) {
+                            uint32_t error = ErrnoOf(s, r->type);
+                            SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
+                            Complete(r, error);
+                          });
+      return;
+    case kCmdWrite:
+      volume_->SubmitWrite(r->offset, std::span<const uint8_t>(r->data.get(), r->length),
+                           (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
+                           [this, r](Status s) { Finish(r, std::move(s)); });
+      return;
+    case kCmdFlush:
+      volume_->SubmitFlush([this, r](Status s) { Finish(r, std::move(s)); });
+      return;
+    case kCmdTrim:
+      volume_->SubmitTrim(r->offset, r->length,
+                          [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+      return;
+    case kCmdWriteZeroes: {
+      uint32_t zf = ((r->flags & kCmdFlagNoHole) ? kZeroNoHole : kZeroNone) |
+                    ((r->flags & kCmdFlagFastZero) ? kZeroFastOnly : kZeroNone);
+      volume_->SubmitWriteZeroes(r->offset, r->length, zf,
+                                 [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+      return;
+    }
+    case kCmdCache:
+      volume_->SubmitCache(r->offset, r->length, [this, r](Status s) { Finish(r, std::move(s)); });
+      return;
+    case kCmdBlockStatus:
+      StartBlockStatus(r);
+      return;
+    default:
+      ARC_CHECK(false) << "unchecked command " << r->type;
+  }
+}
+
+void Connection::FlushThenFinish(const RequestPtr& r, Status s) {
+  if (!s.ok() || (r->flags & kCmdFlagFua) == 0) {
+    Finish(r, std::move(s));
+    return;
+  }
+  volume_->SubmitFlush([this, r](Status fs) { Finish(r, std::move(fs)); });
+}
+
+void Connection::Finish(const RequestPtr& r, Status s) {
+  uint32_t error = ErrnoOf(s, r->type);
+  if (error != 0) {
+    SendError(*r, error, s.message());
+  } else {
+    SendSimple(*r, 0, nullptr, 0);
+  }
+  Complete(r, error);
+}
+
+void Connection::StartStructuredRead(const RequestPtr& r) {
+  if (r->length == 0 || (r->flags & kCmdFlagDf) != 0) {
+    // One content chunk (or none): no hole map needed.
+    volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
+                        [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
+    return;
+  }
+  uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
+  volume_->SubmitBlockStatus(r->offset, span, [this, r](Status s, std::vector<Extent> extents) {
+    if (s.ok()) r->extents = std::move(extents);  // else: no map, all data
+    bool all_zero = true;
+    for (const Segment& seg : Segments(r->extents, r->offset, r->length)) {
+      all_zero = all_zero && seg.zero;
+    }
+    if (all_zero) {
+      FinishStructuredRead(r, Status::Ok());
+      return;
+    }
+    volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
+                        [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
+  });
+}
+
+void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
+  uint32_t error = ErrnoOf(s, r->type);
+  if (error != 0) {
+    SendError(*r, error, s.message());
+    Complete(r, error);
+    return;
+  }
+  std::vector<Segment> segs;
+  if (r->length > 0) segs = Segments(r->extents, r->offset, r->length);
+  if (segs.empty()) {
+    uint8_t h[kChunkHeaderBytes];
+    ChunkHeader(h, kReplyFlagDone, kReplyTypeNone, r->cookie, 0);
+    iovec iov{h, sizeof(h)};
+    Send(&iov, 1);
+    Complete(r, 0);
+    return;
+  }
+  // Headers: 20 bytes + offset (8) + hole size (4) at most.
+  std::vector<std::array<uint8_t, 32>> headers(segs.size());
+  std::vector<iovec> iov;
+  iov.reserve(2 * segs.size());
+  for (size_t i = 0; i < segs.size(); i++) {
+    const Segment& seg = segs[i];
+    uint8_t* h = headers[i].data();
+    uint16_t flags = i + 1 == segs.size() ? kReplyFlagDone : 0;
+    if (seg.zero) {
+      ChunkHeader(h, flags, kReplyTypeOffsetHole, r->cookie, 12);
+      Store64(h + 20, seg.offset);
+      Store32(h + 28, static_cast<uint32_t>(seg.length));
+      iov.push_back({h, 32});
+    } else {
+      ChunkHeader(h, flags, kReplyTypeOffsetData, r->cookie,
+                  static_cast<uint32_t>(8 + seg.length));
+      Store64(h + 20, seg.offset);
+      iov.push_back({h, 28});
+      iov.push_back({r->data.get() + (seg.offset - r->offset), seg.length});
+    }
+  }
+  Send(iov.data(), static_cast<int>(iov.size()));
+  Complete(r, 0);
+}
+
+void Connection::StartBlockStatus(const RequestPtr& r) {
+  uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
+  volume_->SubmitBlockStatus(r->offset, span, [this, r, span](Status s,
+                                                              std::vector<Extent> extents) {
+    uint32_t error = ErrnoOf(s, r->type);
+    if (error != 0) {
+      SendError(*r, error, s.message());
+      Complete(r, error);
+      return;
+    }
+    // Descriptors: (length, flags), neighbours of one state merged.
+    std::vector<std::pair<uint64_t, uint32_t>> d;
+    uint64_t at = r->offset;
+    for (const Extent& e : extents) {
+      if (e.offset != at || at >= r->offset + span || d.size() >= kMaxDescriptors) break;
+      uint64_t n = std::min(e.length, r->offset + span - at);
+      if (n == 0) break;
+      uint32_t st = (e.hole ? kStateHole : 0) | (e.zero ? kStateZero : 0);
+      if (!d.empty() && d.back().second == st) {
+        d.back().first += n;
+      } else {
+        d.push_back({n, st});
+      }
+      at += n;
+    }
+    if (d.empty()) d.push_back({span, 0});  // nothing known: "allocated, data"
+    if (r->flags & kCmdFlagReqOne) d.resize(1);
+    std::vector<uint8_t> payload(4 + 8 * d.size());
+    Store32(payload.data(), kAllocationContextId);
+    for (size_t i = 0; i < d.size(); i++) {
+      Store32(&payload[4 + 8 * i], static_cast<uint32_t>(d[i].first));
+      Store32(&payload[8 + 8 * i], d[i].second);
+    }
+    uint8_t h[kChunkHeaderBytes];
+    ChunkHeader(h, kReplyFlagDone, kReplyTypeBlockStatus, r->cookie,
+                static_cast<uint32_t>(payload.size()));
+    iovec iov[2] = {{h, sizeof(h)}, {payload.data(), payload.size()}};
+    Send(iov, 2);
+    Complete(r, 0);
+  });
+}
+
+void Connection::SendError(const Request& r, uint32_t error, const std::string& message) {
+  if (!negotiated_.structured_replies) {
+    SendSimple(r, error, nullptr, 0);
+    return;
+  }
+  size_t mlen = std::min(message.size(), kMaxStringBytes);
+  uint8_t h[kChunkHeaderBytes + 6];
+  ChunkHeader(h, kReplyFlagDone, kReplyTypeError, r.cookie, static_cast<uint32_t>(6 + mlen));
+  Store32(h + 20, error);
+  Store16(h + 24, static_cast<uint16_t>(mlen));
+  iovec iov[2] = {{h, sizeof(h)}, {const_cast<char*>(message.data()), mlen}};
+  Send(iov, mlen > 0 ? 2 : 1);
+}
+
+void Connection::SendSimple(const Request& r, uint32_t error, const uint8_t* data, size_t length) {
+  uint8_t h[kSimpleReplyBytes];
+  Store32(h, kSimpleReplyMagic);
+  Store32(h + 4, error);
+  Store64(h + 8, r.cookie);
+  iovec iov[2] = {{h, sizeof(h)}, {const_cast<uint8_t*>(data), length}};
+  Send(iov, length > 0 ? 2 : 1);
+}
+
+void Connection::Send(const iovec* iov, int count) {
+  if (broken_) return;
+  Status s;
+  {
+    MutexLock l(&send_mu_);
+    s = transport_->WriteAll(iov, count);
+  }
+  if (!s.ok() && !broken_.exchange(true)) {
+    stats_->Error(ErrorKind::kSendFailed);
+    transport_->CloseAll();  // wakes the reader: the session is over
+  }
+}
+
+void Connection::Complete(const RequestPtr& r, uint32_t error) {
+  CommandStats& cs = export_stats_->commands[r->type];
+  cs.ops->Add();
+  if (error != 0) {
+    cs.errors->Add();
+    stats_->Error(ErrorKind::kVolumeError);
+  } else {
+    cs.bytes->Add(r->length);
+  }
+  cs.latency_ns->Record(clock_->NowNs() - r->start_ns);
+  ReleaseSlot(r->charged_bytes);
+}
+
+bool Connection::AcquireSlot(uint64_t bytes) {
+  MutexLock l(&mu_);
+  while (in_flight_ >= options_.max_in_flight_per_connection ||
+         (in_flight_ > 0 &&
+          in_flight_bytes_ + bytes > options_.max_in_flight_bytes_per_connection)) {
+    cv_.Wait(&mu_);
+  }
+  in_flight_++;
+  in_flight_bytes_ += bytes;
+  return true;
+}
+
+void Connection::ReleaseSlot(uint64_t bytes) {
+  MutexLock l(&mu_);
+  in_flight_--;
+  in_flight_bytes_ -= bytes;
+  cv_.SignalAll();
+}
+
+void Connection::WaitIdle() {
+  MutexLock l(&mu_);
+  while (in_flight_ > 0) cv_.Wait(&mu_);
+}
+
+}  // namespace arcstore::nbd

@@ -1,0 +1,100 @@
+// Connection: one NBD client session, from the greeting to the close.
+//
+// Serve() runs on the connection's own thread: the handshake, then the
+// transmission loop that reads requests, checks them and submits them to the
+// export's Volume. Completions (inline or on engine threads) send the reply,
+// so replies may leave out of order; one mutex serializes writes to the
+// socket. See server.cc for the whole model.
+//
+// Thread-safety: Serve() is called once, by one thread. StopReading() and
+// ForceClose() may be called from any thread, at any time (before, during or
+// after Serve). The Connection must not be destroyed before Serve() returns;
+// Serve() returns only once no request is in flight, so no completion runs
+// after it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "arcstore/volume.h"
+#include "base/clock.h"
+#include "base/thread_annotations.h"
+#include "nbd/handshake.h"
+#include "nbd/nbd_stats.h"
+#include "nbd/options.h"
+#include "nbd/transport.h"
+
+namespace arcstore::nbd {
+
+class Connection {
+ public:
+  // Borrows `exports`, `options` and `stats` (they must outlive it).
+  // `refuse`: answer the handshake with NBD_REP_ERR_POLICY (server full).
+  Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
+             const ServerOptions* options, NbdStats* stats, bool refuse);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void Serve();
+  // Reads no further request; in-flight requests complete and are answered.
+  void StopReading();
+  // Also fails further replies (a client that does not take them).
+  void ForceClose();
+
+ private:
+  struct Request;
+  using RequestPtr = std::shared_ptr<Request>;
+
+  void Transmit();
+  // Reads the rest of a request after its header; false ends the session.
+  bool HandleRequest(const uint8_t* header);
+  // 0 when the request may run, else the NBD error to answer with.
+  uint32_t Check(const Request& r, ErrorKind* kind) const;
+  void Dispatch(const RequestPtr& r);
+  void StartStructuredRead(const RequestPtr& r);
+  void FinishStructuredRead(const RequestPtr& r, Status s);
+  void StartBlockStatus(const RequestPtr& r);
+  // FUA on a trim or write-zeroes: flush after the operation.
+  void FlushThenFinish(const RequestPtr& r, Status s);
+  // Sends the reply for a request without data and completes it.
+  void Finish(const RequestPtr& r, Status s);
+  // Accounts the end of a request: stats, then the slot. The last touch of
+  // `this` by a completion.
+  void Complete(const RequestPtr& r, uint32_t error);
+
+  void SendError(const Request& r, uint32_t error, const std::string& message);
+  void SendSimple(const Request& r, uint32_t error, const uint8_t* data, size_t length);
+  void Send(const iovec* iov, int count);
+
+  bool AcquireSlot(uint64_t bytes);
+  void ReleaseSlot(uint64_t bytes);
+  void WaitIdle();
+
+  const std::unique_ptr<Transport> transport_;
+  Reader reader_;
+  const std::vector<Export>& exports_;
+  const ServerOptions& options_;
+  NbdStats* const stats_;
+  const bool refuse_;
+  Clock* const clock_;
+
+  // Fixed once the handshake is done.
+  Negotiated negotiated_;
+  Volume* volume_ = nullptr;
+  uint64_t size_bytes_ = 0;
+  ExportStats* export_stats_ = nullptr;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> broken_{false};
+  Mutex send_mu_;  // serializes replies on the transport
+
+  Mutex mu_;
+  CondVar cv_;
+  uint32_t in_flight_ ARC_GUARDED_BY(mu_) = 0;
+  uint64_t in_flight_bytes_ ARC_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace arcstore::nbd

@@ -1,0 +1,72 @@
+#include "nbd/nbd_stats.h"
+
+namespace arcstore::nbd {
+
+const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kBadMagic: return "bad_magic";
+    case ErrorKind::kBadClientFlags: return "bad_client_flags";
+    case ErrorKind::kUnknownOption: return "unknown_option";
+    case ErrorKind::kInvalidOption: return "invalid_option";
+    case ErrorKind::kUnknownExport: return "unknown_export";
+    case ErrorKind::kOversizedOption: return "oversized_option";
+    case ErrorKind::kTooManyOptions: return "too_many_options";
+    case ErrorKind::kUnknownCommand: return "unknown_command";
+    case ErrorKind::kBadFlags: return "bad_flags";
+    case ErrorKind::kOutOfRange: return "out_of_range";
+    case ErrorKind::kOversizedPayload: return "oversized_payload";
+    case ErrorKind::kReadOnly: return "read_only";
+    case ErrorKind::kNotNegotiated: return "not_negotiated";
+    case ErrorKind::kHandshakeDisconnect: return "handshake_disconnect";
+    case ErrorKind::kRequestDisconnect: return "request_disconnect";
+    case ErrorKind::kHandshakeTimeout: return "handshake_timeout";
+    case ErrorKind::kVolumeError: return "volume_error";
+    case ErrorKind::kSendFailed: return "send_failed";
+    case ErrorKind::kCount: break;
+  }
+  return "unknown";
+}
+
+NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& export_names)
+    : registry_(registry) {
+  using stats::Unit;
+  modules_.push_back("nbd");
+  connections_accepted =
+      registry_->AddCounter("nbd", "connections_accepted", Unit::kOps, "connections accepted");
+  connections_refused = registry_->AddCounter("nbd", "connections_refused", Unit::kOps,
+                                              "connections refused (max_connections reached)");
+  connections_active =
+      registry_->AddGauge("nbd", "connections_active", Unit::kNone, "connections open now");
+  handshakes_completed = registry_->AddCounter("nbd", "handshakes_completed", Unit::kOps,
+                                               "handshakes that reached transmission");
+  for (int k = 0; k < static_cast<int>(ErrorKind::kCount); k++) {
+    std::string name = std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k));
+    errors_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "client or protocol errors");
+  }
+  for (const std::string& export_name : export_names) {
+    std::string module = "nbd_export." + export_name;
+    modules_.push_back(module);
+    ExportStats es;
+    es.connections = registry_->AddGauge(module, "connections", Unit::kNone,
+                                         "connections using this export now");
+    for (int c = 0; c < kNumCommands; c++) {
+      if (c == kCmdDisc) continue;
+      std::string cmd = CommandName(static_cast<uint16_t>(c));
+      CommandStats& cs = es.commands[c];
+      cs.ops = registry_->AddCounter(module, cmd + "_ops", Unit::kOps, "requests completed");
+      cs.bytes = registry_->AddCounter(module, cmd + "_bytes", Unit::kBytes,
+                                       "bytes covered by completed requests");
+      cs.errors = registry_->AddCounter(module, cmd + "_errors", Unit::kOps,
+                                        "requests answered with an error");
+      cs.latency_ns = registry_->AddHistogram(module, cmd + "_latency_ns", Unit::kNanoseconds,
+                                              "request received to reply sent");
+    }
+    exports_.push_back(es);
+  }
+}
+
+NbdStats::~NbdStats() {
+  for (const std::string& m : modules_) registry_->RemoveModule(m);
+}
+
+}  // namespace arcstore::nbd

@@ -1,0 +1,76 @@
+// What an NBD server serves (exports) and how (ServerOptions).
+//
+// An Export names one arcstore::Volume; the server shares ownership of the
+// volume for as long as it runs. ServerOptions are plain values with
+// defaults; Validate() names the first bad option and why. Both are value
+// types with no internal synchronisation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arcstore/status.h"
+#include "arcstore/volume.h"
+#include "base/result.h"
+#include "base/units.h"
+
+namespace arcstore::nbd {
+
+struct Export {
+  std::string name;                 // what clients ask for; at most 4096 bytes
+  std::shared_ptr<Volume> volume;   // required
+  bool read_only = false;
+  std::string description;          // shown by NBD_OPT_LIST and NBD_INFO_DESCRIPTION
+
+  Status Validate() const;
+};
+
+struct ServerOptions {
+  // Exactly one of the two: a unix socket path, or "127.0.0.1:PORT" (a
+  // loopback IPv4 address; port 0 picks a free port, see Server::port()).
+  std::string socket_path;
+  std::string listen_address;
+  // Permissions of the unix socket file.
+  uint32_t socket_mode = 0600;
+
+  // Connections served at once; one more is answered with an error
+  // (NBD_REP_ERR_POLICY to its options) and closed.
+  uint32_t max_connections = 64;
+  // Requests of one connection in the engine at once, and the payload bytes
+  // they hold. Past either limit the server stops reading that connection
+  // (TCP backpressure) until a request completes; nothing is refused.
+  uint32_t max_in_flight_per_connection = 64;
+  uint64_t max_in_flight_bytes_per_connection = 256 * kMiB;
+  // The maximum payload (NBD_INFO_BLOCK_SIZE maximum): a READ or WRITE longer
+  // than this gets NBD_EINVAL (a WRITE's payload is read and dropped when it
+  // is at most 32 MiB, larger ones are a hard disconnect).
+  uint32_t max_payload_bytes = 32 * kMiB;
+  // One BLOCK_STATUS (and the hole map of one structured READ) describes at
+  // most this many bytes; the protocol allows a shorter answer.
+  uint64_t max_block_status_bytes = 1 * kGiB;
+  // A client must finish its handshake within this time.
+  uint64_t handshake_timeout_ns = 30 * kNsPerSec;
+  // Shutdown() waits this long for clients to take their replies before it
+  // closes their sockets outright.
+  uint64_t shutdown_grace_ns = 10 * kNsPerSec;
+  // The export the empty name selects; empty means the first export.
+  std::string default_export;
+
+  Status Validate() const;
+};
+
+// Parses "127.0.0.1:10809" (or "localhost:PORT") into host and port; only
+// loopback addresses are accepted.
+struct ListenAddress {
+  uint32_t ipv4_host_order = 0;
+  uint16_t port = 0;
+};
+Result<ListenAddress> ParseListenAddress(const std::string& text);
+
+// Checks the exports as a set: at least one, names unique and valid, the
+// default export (if named) present, record sizes within the payload limit.
+Status ValidateExports(const std::vector<Export>& exports, const ServerOptions& options);
+
+}  // namespace arcstore::nbd

@@ -1,0 +1,342 @@
+// The NBD server: theory of operation.
+//
+// Purpose. Serve arcstore Volumes to unmodified NBD clients (the Linux nbd
+// driver, libnbd's nbdinfo/nbdcopy/nbdsh, qemu, fio's nbd engine), speaking
+// the protocol of doc/proto.md (NetworkBlockDevice/nbd): fixed newstyle
+// handshake, simple and structured replies, base:allocation block status.
+// The server uses only the public Volume interface (include/arcstore/).
+//
+// Model.
+//
+//   accept thread                connection thread (one per client)
+//   -------------                ----------------------------------
+//   poll(listen fd, wake fd)     Handshake: greeting, options... GO
+//   accept -> Session --------->  Transmit: read header [+ payload]
+//   reap finished sessions          Check (flags, range, ro, limits)
+//                                   |  error: reply now (drain payload)
+//                                   v
+//                                 AcquireSlot (in-flight count and bytes;
+//                                   blocks = TCP backpressure)
+//                                   |
+//                                   v
+//                                 Volume::Submit*(..., done)
+//                                                         |
+//   engine thread or inline  <----------------------------+
+//   done: build reply -> send_mu_ -> writev -> stats -> ReleaseSlot
+//
+// Replies leave in completion order, not request order (the protocol allows
+// it); all chunks of one reply go out in one locked write, so chunks of
+// different replies never interleave. A READ with structured replies first
+// asks the volume for block status and sends unwritten or trimmed ranges as
+// OFFSET_HOLE chunks (a read made only of holes never touches the data).
+//
+// Invariants.
+//  - A reply to WRITE, TRIM, WRITE_ZEROES or FLUSH is sent only after the
+//    Volume completed the operation; FUA writes pass kFua, FUA on TRIM and
+//    WRITE_ZEROES flushes after the operation. Since a client issues FLUSH
+//    after the replies it wants covered, and the Volume's flush covers every
+//    write completed before it on any connection, FLUSH and FUA hold across
+//    connections: the server advertises CAN_MULTI_CONN.
+//  - A session's thread returns only when no request of it is in flight, so
+//    completions never outlive their connection.
+//  - Every request is answered exactly once, except DISC and requests cut
+//    short by a disconnect.
+//
+// Bad clients (each counted in "nbd" err_<kind>; other connections never
+// notice, since each session has its own thread, buffers and limits):
+//   bad option or request magic, unknown client flags,
+//   option data > 64 KiB, > 1024 options,
+//   NBD_OPT_EXPORT_NAME of an unknown export    hard disconnect
+//   unknown option (STARTTLS included)           NBD_REP_ERR_UNSUP
+//   malformed option, string > 4096 bytes,
+//   meta context before structured replies,
+//   structured replies twice, data on LIST      NBD_REP_ERR_INVALID
+//   unknown export in INFO/GO/meta context      NBD_REP_ERR_UNKNOWN
+//   unknown command, flag not valid for it       NBD_EINVAL
+//   write-type command on a read-only export     NBD_EPERM
+//   offset + length past the end or overflowing  NBD_ENOSPC (write, zeroes),
+//                                                NBD_EINVAL (others)
+//   READ/WRITE longer than max_payload_bytes     NBD_EINVAL (structured READ:
+//                                                NBD_EOVERFLOW); a WRITE's
+//                                                payload is drained up to
+//                                                32 MiB, beyond: disconnect
+//   BLOCK_STATUS without base:allocation         NBD_EINVAL
+//   a disconnect anywhere                        in-flight requests finish,
+//                                                the session is freed
+//
+// Locking. Server::mu_ guards the session list and the stopping flag;
+// Connection::mu_ guards its in-flight counters; Connection::send_mu_
+// serializes writes to its socket. No two of them are ever held together.
+// Volume completions take only the connection's locks.
+//
+// Limits (ServerOptions): max_connections (one more is answered
+// NBD_REP_ERR_POLICY during its handshake; at most kMaxRefusing such
+// sessions at once, beyond that the socket is closed at once),
+// max_in_flight_per_connection and max_in_flight_bytes_per_connection
+// (backpressure, not errors), max_payload_bytes (the advertised maximum),
+// max_block_status_bytes, handshake_timeout_ns, shutdown_grace_ns.
+//
+// Shutdown. Stop the accept thread, close the listening socket (and remove
+// the unix socket file), shut down the read side of every connection, wait
+// up to shutdown_grace_ns for sessions to answer what they have in flight,
+// then close what is left outright and join every thread.
+//
+// Stats: see nbd_stats.h (module "nbd" and "nbd_export.<name>").
+#include "nbd/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "nbd/connection.h"
+#include "nbd/nbd_stats.h"
+
+namespace arcstore::nbd {
+namespace {
+
+// Sessions answering NBD_REP_ERR_POLICY at once (connections past the limit).
+constexpr size_t kMaxRefusing = 8;
+
+Status Errno(const std::string& what) {
+  return Status::IOError(what + ": " + std::strerror(errno));
+}
+
+// Removes a stale unix socket left by a dead server; refuses to touch a live
+// one or anything that is not a socket.
+Status ClearStaleSocket(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
+  if (!S_ISSOCK(st.st_mode)) {
+    return Status::AlreadyExists(path + " exists and is not a socket");
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Errno("socket");
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  if (live) return Status::AlreadyExists(path + " is in use by a running server");
+  ::unlink(path.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct Server::Session {
+  std::unique_ptr<Connection> connection;
+  std::thread thread;
+  bool refused = false;
+  bool done = false;  // guarded by Server::mu_
+};
+
+Server::Server(ServerOptions options, std::vector<Export> exports, stats::Registry* registry)
+    : options_(std::move(options)),
+      exports_(std::move(exports)),
+      own_registry_(registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
+      registry_(registry == nullptr ? own_registry_.get() : registry) {}
+
+Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector<Export> exports,
+                                              stats::Registry* registry) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  ARC_RETURN_IF_ERROR(ValidateExports(exports, options));
+  std::unique_ptr<Server> s(new Server(std::move(options), std::move(exports), registry));
+  std::vector<std::string> names;
+  for (const Export& e : s->exports_) names.push_back(e.name);
+  s->stats_ = std::make_unique<NbdStats>(s->registry_, names);
+  ARC_RETURN_IF_ERROR(s->Listen());
+  s->accept_thread_ = std::thread([p = s.get()] { p->AcceptLoop(); });
+  return s;
+}
+
+Status Server::Listen() {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Errno("eventfd");
+  if (!options_.socket_path.empty()) {
+    ARC_RETURN_IF_ERROR(ClearStaleSocket(options_.socket_path));
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) return Errno("socket");
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, options_.socket_path.c_str(), sizeof(a.sun_path) - 1);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      return Errno("bind " + options_.socket_path);
+    }
+    bound_socket_file_ = true;
+    // Nobody can connect before listen(), so the mode is set in time.
+    if (::chmod(options_.socket_path.c_str(), options_.socket_mode) != 0) {
+      return Errno("chmod " + options_.socket_path);
+    }
+  } else {
+    ARC_ASSIGN_OR_RETURN(ListenAddress la, ParseListenAddress(options_.listen_address));
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) return Errno("socket");
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(la.port);
+    a.sin_addr.s_addr = htonl(la.ipv4_host_order);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      return Errno("bind " + options_.listen_address);
+    }
+    socklen_t len = sizeof(a);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+  }
+  if (::listen(listen_fd_, 128) != 0) return Errno("listen");
+  return Status::Ok();
+}
+
+std::string Server::address() const {
+  if (!options_.socket_path.empty()) return options_.socket_path;
+  std::string host = options_.listen_address.substr(0, options_.listen_address.rfind(':'));
+  return host + ":" + std::to_string(port_);
+}
+
+size_t Server::active_connections() {
+  MutexLock l(&mu_);
+  size_t n = 0;
+  for (const auto& s : sessions_) n += (!s->refused && !s->done) ? 1 : 0;
+  return n;
+}
+
+void Server::Wake() {
+  uint64_t one = 1;
+  ssize_t w = ::write(wake_fd_, &one, sizeof(one));
+  (void)w;  // a full counter already means "wake up"
+}
+
+void Server::AcceptLoop() {
+  while (true) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    int r = ::poll(p, 2, -1);
+    if (r < 0 && errno != EINTR) break;
+    if (p[1].revents & POLLIN) {
+      uint64_t v;
+      ssize_t got = ::read(wake_fd_, &v, sizeof(v));
+      (void)got;
+    }
+    {
+      MutexLock l(&mu_);
+      if (stopping_) break;
+    }
+    Reap();
+    if (p[0].revents & POLLIN) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) Admit(fd);
+    }
+  }
+}
+
+void Server::Admit(int fd) {
+  if (options_.socket_path.empty()) {
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  MutexLock l(&mu_);
+  size_t serving = 0, refusing = 0;
+  for (const auto& s : sessions_) {
+    if (s->done) continue;
+    (s->refused ? refusing : serving)++;
+  }
+  bool refuse = serving >= options_.max_connections;
+  if (refuse) {
+    stats_->connections_refused->Add();
+    if (refusing >= kMaxRefusing) {
+      ::close(fd);
+      return;
+    }
+  } else {
+    stats_->connections_accepted->Add();
+    stats_->connections_active->Add(1);
+  }
+  auto s = std::make_unique<Session>();
+  s->refused = refuse;
+  s->connection = std::make_unique<Connection>(std::make_unique<SocketTransport>(fd), &exports_,
+                                               &options_, stats_.get(), refuse);
+  Session* raw = s.get();
+  sessions_.push_back(std::move(s));
+  raw->thread = std::thread([this, raw] { RunSession(raw); });
+}
+
+void Server::RunSession(Session* s) {
+  s->connection->Serve();
+  if (!s->refused) stats_->connections_active->Add(-1);
+  {
+    MutexLock l(&mu_);
+    s->done = true;
+    cv_.SignalAll();
+  }
+  Wake();
+}
+
+void Server::Reap() {
+  std::vector<std::unique_ptr<Session>> finished;
+  {
+    MutexLock l(&mu_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if ((*it)->done) {
+        finished.push_back(std::move(*it));
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& s : finished) s->thread.join();
+}
+
+void Server::Shutdown() {
+  MutexLock once(&shutdown_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  {
+    MutexLock l(&mu_);
+    stopping_ = true;
+  }
+  Wake();
+  if (accept_thread_.joinable()) accept_thread_.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
+  if (bound_socket_file_) ::unlink(options_.socket_path.c_str());
+  {
+    MutexLock l(&mu_);
+    for (auto& s : sessions_) s->connection->StopReading();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(
+                                                           options_.shutdown_grace_ns);
+    while (true) {
+      bool all_done = true;
+      for (auto& s : sessions_) all_done = all_done && s->done;
+      if (all_done || std::chrono::steady_clock::now() >= deadline) break;
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(50));
+    }
+    for (auto& s : sessions_) {
+      if (!s->done) s->connection->ForceClose();
+    }
+  }
+  std::vector<std::unique_ptr<Session>> all;
+  {
+    MutexLock l(&mu_);
+    all.swap(sessions_);
+  }
+  for (auto& s : all) s->thread.join();
+}
+
+Server::~Server() {
+  Shutdown();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+}  // namespace arcstore::nbd

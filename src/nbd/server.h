@@ -1,0 +1,88 @@
+// Server: serves arcstore Volumes to NBD clients over a unix socket or a
+// loopback TCP port.
+//
+//   auto server = Server::Start(options, {{"vol0", volume}}, &registry);
+//   ... clients connect (nbdinfo, nbdcopy, qemu-img, fio's nbd engine) ...
+//   server->Shutdown();   // stop accepting, finish in-flight requests
+//
+// Start() validates the options and the exports, binds and listens, and
+// starts the accept thread; it returns once clients can connect. Shutdown()
+// stops accepting, lets every connection finish the requests it has in
+// flight (their replies are sent), closes every connection and returns; it
+// is idempotent and the destructor calls it. Signal handling belongs to the
+// caller (the CLI).
+//
+// Thread-safety: all methods may be called from any thread. The server
+// shares ownership of the volumes; `registry` (if given) must outlive the
+// server, which declares its stats there on Start() and removes them when
+// destroyed. With no registry the server keeps a private one.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/result.h"
+#include "base/thread_annotations.h"
+#include "nbd/options.h"
+#include "stats/registry.h"
+
+namespace arcstore::nbd {
+
+class Connection;
+class NbdStats;
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>> Start(ServerOptions options, std::vector<Export> exports,
+                                               stats::Registry* registry = nullptr);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void Shutdown();
+
+  // The unix socket path, or "127.0.0.1:PORT" with the bound port.
+  std::string address() const;
+  // The bound TCP port (0 for a unix socket).
+  uint16_t port() const { return port_; }
+  // The registry holding the server's stats.
+  stats::Registry* registry() const { return registry_; }
+  // Connections being served now (refused ones excluded).
+  size_t active_connections();
+
+ private:
+  struct Session;
+
+  Server(ServerOptions options, std::vector<Export> exports, stats::Registry* registry);
+  Status Listen();
+  void AcceptLoop();
+  void Admit(int fd);
+  void RunSession(Session* s);
+  // Joins and frees sessions whose thread has finished.
+  void Reap() ARC_EXCLUDES(mu_);
+  void Wake();
+
+  const ServerOptions options_;
+  const std::vector<Export> exports_;
+  std::unique_ptr<stats::Registry> own_registry_;
+  stats::Registry* const registry_;
+  std::unique_ptr<NbdStats> stats_;
+
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: wakes the accept loop
+  uint16_t port_ = 0;
+  bool bound_socket_file_ = false;  // ours to remove
+  std::thread accept_thread_;
+
+  Mutex shutdown_mu_;  // serializes Shutdown() callers
+  bool shut_down_ ARC_GUARDED_BY(shutdown_mu_) = false;
+
+  Mutex mu_;
+  CondVar cv_;  // a session finished
+  bool stopping_ ARC_GUARDED_BY(mu_) = false;
+  std::vector<std::unique_ptr<Session>> sessions_ ARC_GUARDED_BY(mu_);
+};
+
+}  // namespace arcstore::nbd

@@ -1,0 +1,141 @@
+#include "nbd/transport.h"
+
+#include <limits.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/units.h"
+
+namespace arcstore::nbd {
+
+SocketTransport::~SocketTransport() { ::close(fd_); }
+
+Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
+  while (true) {
+    ssize_t r = ::recv(fd_, buf, n, 0);
+    if (r >= 0) return static_cast<size_t>(r);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Aborted("read timed out");
+    return Status::IOError(std::string("recv: ") + std::strerror(errno));
+  }
+}
+
+Status SocketTransport::WriteAll(const iovec* iov_in, int count) {
+  // Copy, so that partial writes can advance the vector.
+  std::vector<iovec> iov(iov_in, iov_in + count);
+  size_t first = 0;
+  while (first < iov.size()) {
+    msghdr msg{};
+    msg.msg_iov = &iov[first];
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    ssize_t w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError(std::string("send: ") + std::strerror(errno));
+    }
+    size_t left = static_cast<size_t>(w);
+    while (first < iov.size() && left >= iov[first].iov_len) {
+      left -= iov[first].iov_len;
+      first++;
+    }
+    if (left > 0) {
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  return Status::Ok();
+}
+
+void SocketTransport::CloseRead() { ::shutdown(fd_, SHUT_RD); }
+
+void SocketTransport::CloseAll() { ::shutdown(fd_, SHUT_RDWR); }
+
+void SocketTransport::SetReadTimeoutNs(uint64_t timeout_ns) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout_ns / kNsPerSec);
+  tv.tv_usec = static_cast<suseconds_t>((timeout_ns % kNsPerSec) / 1000);
+  if (timeout_ns != 0 && tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+Result<size_t> MemoryTransport::ReadSome(uint8_t* buf, size_t n) {
+  if (closed_) return size_t{0};
+  size_t take = std::min(n, input_.size() - pos_);
+  std::memcpy(buf, input_.data() + pos_, take);
+  pos_ += take;
+  return take;
+}
+
+Status MemoryTransport::WriteAll(const iovec* iov, int count) {
+  if (closed_) return Status::IOError("memory transport closed");
+  for (int i = 0; i < count; i++) {
+    const uint8_t* p = static_cast<const uint8_t*>(iov[i].iov_base);
+    size_t room = output_cap_bytes_ - std::min(output_cap_bytes_, output_.size());
+    output_.insert(output_.end(), p, p + std::min(room, iov[i].iov_len));
+    written_bytes_ += iov[i].iov_len;
+  }
+  return Status::Ok();
+}
+
+bool Reader::Fill(Outcome* failure) {
+  begin_ = end_ = 0;
+  Result<size_t> r = transport_->ReadSome(buf_.data(), buf_.size());
+  if (!r.ok()) {
+    *failure = Outcome::kError;
+    return false;
+  }
+  if (*r == 0) {
+    *failure = Outcome::kEof;
+    return false;
+  }
+  end_ = *r;
+  return true;
+}
+
+Reader::Outcome Reader::ReadExact(uint8_t* out, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    if (begin_ == end_) {
+      // Large reads go straight to the destination.
+      if (n - done >= buf_.size()) {
+        Result<size_t> r = transport_->ReadSome(out + done, n - done);
+        if (!r.ok()) return Outcome::kError;
+        if (*r == 0) return done == 0 ? Outcome::kEof : Outcome::kTruncated;
+        done += *r;
+        continue;
+      }
+      Outcome failure;
+      if (!Fill(&failure)) {
+        return failure == Outcome::kEof && done > 0 ? Outcome::kTruncated : failure;
+      }
+    }
+    size_t take = std::min(n - done, end_ - begin_);
+    std::memcpy(out + done, buf_.data() + begin_, take);
+    begin_ += take;
+    done += take;
+  }
+  return Outcome::kOk;
+}
+
+Reader::Outcome Reader::Skip(uint64_t n) {
+  uint64_t done = 0;
+  while (done < n) {
+    if (begin_ == end_) {
+      Outcome failure;
+      if (!Fill(&failure)) {
+        return failure == Outcome::kEof && done > 0 ? Outcome::kTruncated : failure;
+      }
+    }
+    size_t take = static_cast<size_t>(std::min<uint64_t>(n - done, end_ - begin_));
+    begin_ += take;
+    done += take;
+  }
+  return Outcome::kOk;
+}
+
+}  // namespace arcstore::nbd

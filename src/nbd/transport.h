@@ -1,0 +1,108 @@
+// Transport: the byte stream one NBD connection runs over, and a buffered
+// reader on top of it.
+//
+// The protocol code (handshake, transmission) reads and writes through this
+// interface only, so the same code runs over a socket in the server and over
+// a byte buffer in the fuzzer and in unit tests.
+//
+// Thread-safety: Read* is called by one thread (the connection's reader);
+// WriteAll by one thread at a time (the connection serializes replies);
+// CloseRead/CloseAll may be called from any thread at any time, and wake a
+// blocked reader.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arcstore/status.h"
+#include "base/result.h"
+
+namespace arcstore::nbd {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Reads up to `n` bytes; 0 means the peer closed (or CloseRead was called).
+  virtual Result<size_t> ReadSome(uint8_t* buf, size_t n) = 0;
+  // Writes every byte of `iov[0..count)`, or fails.
+  virtual Status WriteAll(const iovec* iov, int count) = 0;
+  // Further reads see end of stream; writes still work.
+  virtual void CloseRead() = 0;
+  // Reads see end of stream and writes fail from now on.
+  virtual void CloseAll() = 0;
+  // Reads that wait longer than this fail (0 = wait forever).
+  virtual void SetReadTimeoutNs(uint64_t timeout_ns) {}
+};
+
+// A connected stream socket (unix or TCP). Owns the descriptor.
+class SocketTransport final : public Transport {
+ public:
+  explicit SocketTransport(int fd) : fd_(fd) {}
+  ~SocketTransport() override;
+  Result<size_t> ReadSome(uint8_t* buf, size_t n) override;
+  Status WriteAll(const iovec* iov, int count) override;
+  void CloseRead() override;
+  void CloseAll() override;
+  void SetReadTimeoutNs(uint64_t timeout_ns) override;
+
+ private:
+  const int fd_;
+};
+
+// Reads from a fixed byte string; writes are appended to `output()` (up to a
+// cap, past which they are counted but dropped). For the fuzzer and tests.
+class MemoryTransport final : public Transport {
+ public:
+  explicit MemoryTransport(std::span<const uint8_t> input, size_t output_cap_bytes = 1 << 20)
+      : input_(input), output_cap_bytes_(output_cap_bytes) {}
+  Result<size_t> ReadSome(uint8_t* buf, size_t n) override;
+  Status WriteAll(const iovec* iov, int count) override;
+  void CloseRead() override { closed_ = true; }
+  void CloseAll() override { closed_ = true; }
+
+  const std::vector<uint8_t>& output() const { return output_; }
+  uint64_t written_bytes() const { return written_bytes_; }
+
+ private:
+  std::span<const uint8_t> input_;
+  size_t pos_ = 0;
+  bool closed_ = false;
+  const size_t output_cap_bytes_;
+  std::vector<uint8_t> output_;
+  uint64_t written_bytes_ = 0;
+};
+
+// Buffered exact reads over a Transport.
+class Reader {
+ public:
+  enum class Outcome {
+    kOk,
+    kEof,        // the stream ended before the first byte
+    kTruncated,  // the stream ended part way
+    kError,      // the transport failed (timeout, reset)
+  };
+
+  explicit Reader(Transport* transport, size_t buffer_bytes = 64 * 1024)
+      : transport_(transport), buf_(buffer_bytes) {}
+
+  // Reads exactly `n` bytes into `out`.
+  Outcome ReadExact(uint8_t* out, size_t n);
+  // Reads and drops exactly `n` bytes.
+  Outcome Skip(uint64_t n);
+
+ private:
+  // Refills the buffer; false at end of stream or on error.
+  bool Fill(Outcome* failure);
+
+  Transport* const transport_;
+  std::vector<uint8_t> buf_;
+  size_t begin_ = 0;
+  size_t end_ = 0;
+};
+
+}  // namespace arcstore::nbd
