@@ -1,0 +1,172 @@
+#include "bench/file_volume.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace arcstore::bench {
+namespace {
+
+constexpr size_t kFillChunkBytes = 1 << 20;
+
+Result<uint64_t> FdSize(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Status::IOError(std::string("fstat: ") + std::strerror(errno));
+  if (S_ISBLK(st.st_mode)) {
+    uint64_t bytes = 0;
+    if (ioctl(fd, BLKGETSIZE64, &bytes) != 0) {
+      return Status::IOError(std::string("BLKGETSIZE64: ") + std::strerror(errno));
+    }
+    return bytes;
+  }
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status FillFile(int fd, uint64_t size_bytes, const std::string& path) {
+  void* mem = nullptr;
+  if (posix_memalign(&mem, 4096, kFillChunkBytes) != 0) return Status::ResourceExhausted("fill buffer");
+  std::unique_ptr<void, decltype(&std::free)> buf(mem, &std::free);
+  std::memset(mem, 0, kFillChunkBytes);
+  for (uint64_t at = 0; at < size_bytes;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kFillChunkBytes, size_bytes - at));
+    ssize_t w = pwrite(fd, mem, n, static_cast<off_t>(at));
+    if (w <= 0) return Status::IOError(path + ": laying out: " + std::strerror(errno));
+    at += static_cast<uint64_t>(w);
+  }
+  if (fdatasync(fd) != 0) return Status::IOError(path + ": fdatasync: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FileVolume>> FileVolume::Open(const std::string& path, uint64_t size_bytes,
+                                                     bool direct, bool fill) {
+  int flags = O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0);
+  int fd = ::open(path.c_str(), flags);
+  bool created = false;
+  if (fd < 0 && errno == ENOENT) {
+    if (size_bytes == 0) return Status::NotFound(path + " does not exist and no size was given");
+    fd = ::open(path.c_str(), flags | O_CREAT | O_EXCL, 0644);
+    created = true;
+  }
+  if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
+  auto size_or = FdSize(fd);
+  if (!size_or.ok()) {
+    ::close(fd);
+    return size_or.status();
+  }
+  uint64_t size = *size_or;
+  if (size < size_bytes) {
+    Status s = fill && (created || size == 0) ? FillFile(fd, size_bytes, path) : Status::Ok();
+    if (s.ok() && ftruncate(fd, static_cast<off_t>(size_bytes)) != 0) {
+      s = Status::IOError(path + ": ftruncate: " + std::strerror(errno));
+    }
+    if (!s.ok()) {
+      ::close(fd);
+      return s;
+    }
+    size = size_bytes;
+  }
+  VolumeInfo info;
+  info.name = path;
+  info.size_bytes = size;
+  info.record_size_bytes = 4096;
+  info.compression = "off";
+  return std::unique_ptr<FileVolume>(new FileVolume(fd, path, info));
+}
+
+FileVolume::~FileVolume() { ::close(fd_); }
+
+Status FileVolume::ErrnoStatus(const char* op, uint64_t offset, int err) const {
+  return Status::IOError(path_ + ": " + op + " at offset " + std::to_string(offset) + ": " +
+                         std::strerror(err));
+}
+
+void FileVolume::SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) {
+  Status s = CheckRange("read", offset, out.size(), info_.size_bytes);
+  for (size_t at = 0; s.ok() && at < out.size();) {
+    ssize_t n = pread(fd_, out.data() + at, out.size() - at, static_cast<off_t>(offset + at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      s = n == 0 ? Status::IOError(path_ + ": short read") : ErrnoStatus("read", offset, errno);
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  done(std::move(s));
+}
+
+void FileVolume::SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t flags,
+                             Completion done) {
+  Status s = CheckRange("write", offset, data.size(), info_.size_bytes);
+  const int rwf = (flags & kFua) ? RWF_DSYNC : 0;
+  for (size_t at = 0; s.ok() && at < data.size();) {
+    iovec iov{const_cast<uint8_t*>(data.data() + at), data.size() - at};
+    ssize_t n = pwritev2(fd_, &iov, 1, static_cast<off_t>(offset + at), rwf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      s = ErrnoStatus("write", offset, errno);
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  done(std::move(s));
+}
+
+void FileVolume::SubmitFlush(Completion done) {
+  done(fdatasync(fd_) == 0 ? Status::Ok() : ErrnoStatus("fdatasync", 0, errno));
+}
+
+void FileVolume::SubmitTrim(uint64_t offset, uint64_t length, Completion done) {
+  Status s = CheckRange("trim", offset, length, info_.size_bytes);
+  if (s.ok() && fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                          static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
+    s = ErrnoStatus("trim", offset, errno);
+  }
+  done(std::move(s));
+}
+
+void FileVolume::SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t flags, Completion done) {
+  Status s = CheckRange("write zeroes", offset, length, info_.size_bytes);
+  if (s.ok() && fallocate(fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+                          static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
+    s = ErrnoStatus("write zeroes", offset, errno);
+  }
+  done(std::move(s));
+}
+
+void FileVolume::SubmitCache(uint64_t offset, uint64_t length, Completion done) {
+  Status s = CheckRange("cache", offset, length, info_.size_bytes);
+  if (s.ok()) {
+    posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_WILLNEED);
+  }
+  done(std::move(s));
+}
+
+void FileVolume::SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) {
+  Status s = CheckRange("block status", offset, length, info_.size_bytes);
+  std::vector<Extent> extents;
+  if (s.ok()) extents.push_back(Extent{offset, length, false, false});
+  done(std::move(s), std::move(extents));
+}
+
+Result<std::shared_ptr<Volume>> FileVolumeProvider::OpenVolume(const VolumeRequest& req) {
+  if (req.name.empty() || req.name.find('/') != std::string::npos) {
+    return Status::InvalidArgument("bad volume name '" + req.name + "'");
+  }
+  std::string dir = req.directory.empty() ? root_ : req.directory;
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<FileVolume> v,
+                       FileVolume::Open(dir + "/" + req.name, req.size_bytes, req.direct, fill_));
+  return std::shared_ptr<Volume>(std::move(v));
+}
+
+}  // namespace arcstore::bench

@@ -1,0 +1,261 @@
+// Runner: the bench's theory of operation.
+//
+// Purpose: run fio job files unchanged, in-process, against volumes that a
+// VolumeProvider hands out (engine pools, raw files, memory), and collect
+// fio's figures plus arcstore's own view of each job.
+//
+//   JobSet ──> batches (split at stonewall) ──> for each batch:
+//     provider.DropCaches() if --cold
+//     stats_hook() ─┐                                         ┌─ stats_hook()
+//     for each job, each clone: OpenVolume(name, size) ──> thread: RunWorker
+//     status thread (optional): sums Progress, prints fio's status line
+//     join ──> JobResult per clone ──> fold (group_reporting) ──> RunResult
+//
+// Volume names: the base name of `filename` (all clones share it), else
+// filename_format ($jobname.$jobnum.$filenum: one volume per clone, as fio
+// makes one file per clone). Region: [offset, offset + size) of the volume,
+// clipped to its end; a missing volume is created with filesize (else size).
+//
+// Group ids: the first job is group 0; each later job with stonewall or
+// new_group opens the next group.
+//
+// Threads and locking: one thread per clone, one optional status thread; no
+// shared mutable state between workers except the Volume (its own
+// contract) and the abort flag. Results are written by each worker into its
+// own JobResult and read only after join.
+//
+// Limits: at most 4096 workers in one batch (kMaxWorkers); sizes and
+// runtimes as parsed (job.h). Tunables: RunnerOptions (runner.h).
+// Stats: none of its own; it reports the engine's through the hook.
+
+#include "bench/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#include "bench/status_line.h"
+#include "bench/worker.h"
+
+namespace arcstore::bench {
+namespace {
+
+constexpr size_t kMaxWorkers = 4096;
+
+uint64_t UnixMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string VolumeName(const Job& job, uint32_t clone) {
+  if (!job.filename.empty()) return Basename(job.filename);
+  std::string out = job.filename_format;
+  auto replace = [&out](const std::string& key, const std::string& value) {
+    for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size())) {
+      out.replace(at, key.size(), value);
+    }
+  };
+  replace("$jobname", job.name);
+  replace("$jobnum", std::to_string(clone));
+  replace("$filenum", "0");
+  return Basename(out);
+}
+
+// One clone, ready to run.
+struct Task {
+  const Job* job = nullptr;
+  int groupid = 0;
+  uint32_t clone = 0;
+  WorkerConfig config;
+  std::unique_ptr<Progress> progress;
+  JobResult result;
+};
+
+uint64_t CapSize(const SizeValue& v, uint64_t whole, const RunnerOptions& o) {
+  uint64_t b = v.Resolve(whole);
+  if (o.max_size_bytes) b = std::min(b, *o.max_size_bytes);
+  return b;
+}
+
+bool Unset(const SizeValue& v) { return !v.percent && v.bytes == 0; }
+
+Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::atomic<bool>* abort) {
+  const Job& j = *t->job;
+  VolumeRequest req;
+  req.name = VolumeName(j, t->clone);
+  req.directory = j.directory;
+  req.direct = j.direct;
+  const SizeValue& sizing = Unset(j.filesize) ? j.size : j.filesize;
+  req.size_bytes = sizing.percent ? 0 : CapSize(sizing, 0, o);
+  auto vol = o.provider->OpenVolume(req);
+  if (!vol.ok()) {
+    if (vol.status().code() == StatusCode::kNotFound && req.size_bytes == 0) {
+      return Status::InvalidArgument("job '" + j.name + "': volume '" + req.name +
+                                     "' does not exist and option 'size' is not set");
+    }
+    return vol.status().WithContext("job '" + j.name + "': volume '" + req.name + "'");
+  }
+  const uint64_t vol_bytes = (*vol)->info().size_bytes;
+  const uint64_t offset = std::min(j.offset.Resolve(vol_bytes), vol_bytes);
+  uint64_t io_bytes = Unset(j.size) ? vol_bytes : CapSize(j.size, vol_bytes, o);
+  io_bytes = std::min(io_bytes, vol_bytes - offset);
+  if (io_bytes < j.MaxBlockBytes() && io_bytes < j.MinBlockBytes(j.Trims() ? kTrim : (j.Writes() ? kWrite : kRead))) {
+    return Status::InvalidArgument("job '" + j.name + "': region of " + std::to_string(io_bytes) +
+                                   " bytes is smaller than the block size");
+  }
+  uint64_t runtime = j.runtime_ns;
+  if (o.max_runtime_ns) runtime = runtime == 0 ? *o.max_runtime_ns : std::min(runtime, *o.max_runtime_ns);
+  t->progress = std::make_unique<Progress>();
+  t->progress->planned_ns = j.time_based ? runtime + j.ramp_time_ns + j.startdelay_ns : 0;
+  t->progress->planned_bytes = io_bytes * (j.time_based ? 1 : j.loops);
+  WorkerConfig& c = t->config;
+  c.job = &j;
+  c.volume = std::move(*vol);
+  c.region_start = offset;
+  c.region_bytes = io_bytes;
+  c.runtime_ns = runtime;
+  uint64_t base = j.randseed;
+  if (!j.randrepeat && !j.randseed_set) base ^= static_cast<uint64_t>(clock->NowNs());
+  c.seed = base * 0x9E3779B97F4A7C15ull + t->clone + 1;
+  c.sample_window_ns = o.sample_window_ns;
+  c.clock = clock;
+  c.progress = t->progress.get();
+  c.abort = abort;
+  t->result.name = j.name;
+  t->result.groupid = t->groupid;
+  t->result.job = &j;
+  t->result.volume_names = {req.name};
+  return Status::Ok();
+}
+
+void StatusLoop(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o,
+                Clock* clock, const std::atomic<bool>* done) {
+  StatusLineState state;
+  const uint64_t start = clock->NowNs();
+  while (!done->load(std::memory_order_acquire)) {
+    uint64_t next = clock->NowNs() + o.status_interval_ns;
+    while (!done->load(std::memory_order_acquire) && clock->NowNs() < next) {
+      clock->SleepForNs(std::min<uint64_t>(50'000'000, o.status_interval_ns));
+    }
+    std::vector<WorkerProgressView> views;
+    for (const auto& t : tasks) views.push_back(ViewOf(*t->progress, *t->job));
+    std::string line = state.Update(views, clock->NowNs() - start);
+    std::fprintf(o.status_out, "\r%s", line.c_str());
+    std::fflush(o.status_out);
+  }
+  std::fprintf(o.status_out, "\r%*s\r", 100, "");
+  std::fflush(o.status_out);
+}
+
+Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o, Clock* clock) {
+  std::atomic<bool> abort{false};
+  std::shared_ptr<const stats::Snapshot> before;
+  if (o.cold) ARC_RETURN_IF_ERROR(o.provider->DropCaches());
+  if (o.stats_hook) {
+    ARC_ASSIGN_OR_RETURN(stats::Snapshot s, o.stats_hook());
+    before = std::make_shared<stats::Snapshot>(std::move(s));
+  }
+  for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, &abort));
+  std::atomic<bool> all_done{false};
+  std::thread status;
+  if (o.status_out != nullptr) status = std::thread(StatusLoop, std::cref(tasks), std::cref(o), clock, &all_done);
+  std::vector<std::thread> threads;
+  threads.reserve(tasks.size());
+  for (auto& t : tasks) {
+    Task* task = t.get();
+    threads.emplace_back([task] { RunWorker(task->config, &task->result); });
+  }
+  for (auto& th : threads) th.join();
+  all_done.store(true, std::memory_order_release);
+  if (status.joinable()) status.join();
+  for (auto& t : tasks) t->config.volume.reset();
+  if (o.stats_hook) {
+    ARC_ASSIGN_OR_RETURN(stats::Snapshot after, o.stats_hook());
+    auto delta = std::make_shared<const stats::Snapshot>(stats::Delta(*before, after));
+    for (auto& t : tasks) t->result.arcstore_delta = delta;
+  }
+  return Status::Ok();
+}
+
+// Folds clones of group_reporting groups into one result per group.
+std::vector<JobResult> Fold(std::vector<JobResult> in) {
+  std::vector<JobResult> out;
+  int folded_group = -1;
+  for (JobResult& r : in) {
+    bool grouped = r.job != nullptr && r.job->group_reporting;
+    if (grouped && folded_group == r.groupid && !out.empty() && out.back().groupid == r.groupid) {
+      out.back().Merge(r);
+      continue;
+    }
+    folded_group = grouped ? r.groupid : -1;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status RunnerOptions::Validate() const {
+  if (provider == nullptr) return Status::InvalidArgument("RunnerOptions.provider: required");
+  if (sample_window_ns < 1'000'000) {
+    return Status::InvalidArgument("RunnerOptions.sample_window_ns: below 1 ms");
+  }
+  if (status_out != nullptr && status_interval_ns < 10'000'000) {
+    return Status::InvalidArgument("RunnerOptions.status_interval_ns: below 10 ms");
+  }
+  if (max_runtime_ns && *max_runtime_ns == 0) {
+    return Status::InvalidArgument("RunnerOptions.max_runtime_ns: must not be 0");
+  }
+  if (max_size_bytes && *max_size_bytes == 0) {
+    return Status::InvalidArgument("RunnerOptions.max_size_bytes: must not be 0");
+  }
+  return Status::Ok();
+}
+
+Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
+  ARC_RETURN_IF_ERROR(o.Validate());
+  Clock* clock = o.clock != nullptr ? o.clock : DefaultClock();
+  RunResult run;
+  run.global_written = set.global_written;
+  run.timestamp_unix_ms = UnixMs();
+  run.timestamp_unix_s = run.timestamp_unix_ms / 1000;
+  std::vector<JobResult> all;
+  int group = 0;
+  size_t i = 0;
+  while (i < set.jobs.size()) {
+    std::vector<std::unique_ptr<Task>> batch;
+    size_t workers = 0;
+    do {
+      const Job& j = set.jobs[i];
+      if (i > 0 && (j.stonewall || j.new_group)) group++;
+      for (uint32_t c = 0; c < j.numjobs; c++) {
+        auto t = std::make_unique<Task>();
+        t->job = &j;
+        t->groupid = group;
+        t->clone = c;
+        batch.push_back(std::move(t));
+      }
+      workers += j.numjobs;
+      if (workers > kMaxWorkers) {
+        return Status::ResourceExhausted("more than " + std::to_string(kMaxWorkers) +
+                                         " workers in one batch");
+      }
+      i++;
+    } while (i < set.jobs.size() && !set.jobs[i].stonewall);
+    ARC_RETURN_IF_ERROR(RunBatch(batch, o, clock));
+    for (auto& t : batch) all.push_back(std::move(t->result));
+  }
+  run.jobs = Fold(std::move(all));
+  run.groups = ComputeGroups(run.jobs);
+  return run;
+}
+
+}  // namespace arcstore::bench

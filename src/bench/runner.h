@@ -1,0 +1,48 @@
+// Runner: runs a JobSet against volumes from a VolumeProvider, fio-style.
+//
+// Jobs run in batches: a job with stonewall waits for every job before it;
+// the others start together. Reporting groups: stonewall or new_group opens
+// a new group id. Each clone (numjobs) is one worker thread with up to
+// iodepth asynchronous I/Os in flight (worker.h). With group_reporting, a
+// group's workers are folded into one result.
+//
+// Thread-safety: RunJobs blocks the calling thread until every job ended;
+// the provider, hook and clock must outlive it. Progress (for the status
+// line) is read from another thread through relaxed atomics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+
+#include "base/clock.h"
+#include "bench/job_file.h"
+#include "bench/results.h"
+#include "bench/volume_provider.h"
+
+namespace arcstore::bench {
+
+struct RunnerOptions {
+  VolumeProvider* provider = nullptr;  // required
+  Clock* clock = nullptr;              // DefaultClock() when null
+  StatsHook stats_hook;                // optional: arcstore's own view
+  // Shorten jobs (tests, CI): caps each job's runtime (time_based jobs run
+  // this long) and its size and filesize.
+  std::optional<uint64_t> max_runtime_ns;
+  std::optional<uint64_t> max_size_bytes;
+  // Empty the provider's caches before each batch (--cold).
+  bool cold = false;
+  // Where fio's live status line goes ("Jobs: 1 (f=1): [w(1)]..."); null:
+  // none. The CLI passes stderr when it is a tty.
+  FILE* status_out = nullptr;
+  uint64_t status_interval_ns = 1'000'000'000;
+  // Bandwidth/IOPS sampling window (fio's bw_avg_time / iops_avg_time).
+  uint64_t sample_window_ns = 500'000'000;
+
+  Status Validate() const;
+};
+
+Result<RunResult> RunJobs(const JobSet& jobs, const RunnerOptions& options);
+
+}  // namespace arcstore::bench
