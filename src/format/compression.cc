@@ -1,0 +1,98 @@
+#include "format/compression.h"
+
+#include <lz4.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <string>
+
+namespace arcstore::format {
+
+std::string_view CompressionName(Compression c) {
+  switch (c) {
+    case Compression::kOff: return "off";
+    case Compression::kLz4: return "lz4";
+    case Compression::kZstd: return "zstd";
+  }
+  return "unknown";
+}
+
+Result<Compression> ParseCompression(std::string_view text) {
+  if (text == "off") return Compression::kOff;
+  if (text == "lz4") return Compression::kLz4;
+  if (text == "zstd") return Compression::kZstd;
+  return Status::InvalidArgument("compression '" + std::string(text) +
+                                 "': must be off, lz4 or zstd");
+}
+
+// The most a compressed block may take: 7/8 of the logical size.
+static size_t SavingLimit(size_t logical) { return logical - logical / 8; }
+
+static size_t TryCompress(Compression algo, std::span<const uint8_t> in, uint8_t* out,
+                          size_t limit, int zstd_level) {
+  if (algo == Compression::kLz4) {
+    int n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
+                                 reinterpret_cast<char*>(out), static_cast<int>(in.size()),
+                                 static_cast<int>(limit));
+    return n > 0 ? static_cast<size_t>(n) : 0;
+  }
+  size_t n = ZSTD_compress(out, limit, in.data(), in.size(), zstd_level);
+  return ZSTD_isError(n) ? 0 : n;
+}
+
+Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
+                                 std::span<uint8_t> out, int zstd_level) {
+  if (in.empty() || in.size() > kMaxBlockBytes) {
+    return Status::InvalidArgument("compress: input of " + std::to_string(in.size()) +
+                                   " bytes (1 to " + std::to_string(kMaxBlockBytes) + " allowed)");
+  }
+  if (out.size() < in.size()) {
+    return Status::InvalidArgument("compress: output buffer smaller than the input");
+  }
+  if (algo != Compression::kOff) {
+    size_t limit = SavingLimit(in.size());
+    size_t n = limit == 0 ? 0 : TryCompress(algo, in, out.data(), limit, zstd_level);
+    if (n > 0 && n <= limit) return Compressed{algo, static_cast<uint32_t>(n)};
+  }
+  std::memcpy(out.data(), in.data(), in.size());
+  return Compressed{Compression::kOff, static_cast<uint32_t>(in.size())};
+}
+
+Status DecompressBlock(Compression algo, std::span<const uint8_t> in, std::span<uint8_t> out) {
+  std::string what = "decompress " + std::string(CompressionName(algo)) + " block of " +
+                     std::to_string(in.size()) + " bytes to " + std::to_string(out.size());
+  if (out.size() == 0 || out.size() > kMaxBlockBytes || in.empty()) {
+    return Status::Corruption(what + ": size out of bounds");
+  }
+  switch (algo) {
+    case Compression::kOff:
+      if (in.size() != out.size()) return Status::Corruption(what + ": sizes differ");
+      std::memcpy(out.data(), in.data(), in.size());
+      return Status::Ok();
+    case Compression::kLz4: {
+      int n = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()),
+                                  reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()),
+                                  static_cast<int>(out.size()));
+      if (n < 0 || static_cast<size_t>(n) != out.size()) {
+        return Status::Corruption(what + ": malformed or wrong size (" + std::to_string(n) + ")");
+      }
+      return Status::Ok();
+    }
+    case Compression::kZstd: {
+      unsigned long long frame = ZSTD_getFrameContentSize(in.data(), in.size());
+      if (frame != ZSTD_CONTENTSIZE_UNKNOWN && frame != out.size()) {
+        return Status::Corruption(what + ": frame says " + std::to_string(frame) + " bytes");
+      }
+      size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+      if (ZSTD_isError(n) || n != out.size()) {
+        return Status::Corruption(what + ": " +
+                                  (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size"));
+      }
+      return Status::Ok();
+    }
+  }
+  return Status::Corruption(what + ": unknown compression " +
+                            std::to_string(static_cast<int>(algo)));
+}
+
+}  // namespace arcstore::format

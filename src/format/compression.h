@@ -1,0 +1,47 @@
+// Block compression: lz4 (liblz4, block format) and zstd (libzstd, one frame).
+//
+// Compress keeps a result only when it saves at least 1/8 of the input
+// (physical <= logical - logical/8); otherwise the block is stored
+// uncompressed and the caller records Compression::kOff. The output is
+// bounded: the compressor is never allowed to write more than that limit.
+// Decompress treats its input as hostile and succeeds only when the output
+// is exactly the expected logical size.
+//
+// Thread-safety: stateless functions (each call uses its own context).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace arcstore::format {
+
+enum class Compression : uint8_t { kOff = 0, kLz4 = 1, kZstd = 2 };
+inline constexpr uint8_t kMaxCompressionValue = 2;
+
+std::string_view CompressionName(Compression c);
+// "off", "lz4", "zstd"; the error names the text and the choices.
+Result<Compression> ParseCompression(std::string_view text);
+
+// Largest logical size any block may have (and the limit decompression
+// enforces): 16 MiB.
+inline constexpr uint32_t kMaxBlockBytes = 16u << 20;
+
+// Compresses `in` (1 byte to kMaxBlockBytes) into `out`, whose size must be
+// at least in.size(). Returns what was stored: the algorithm used (kOff when
+// compression did not pay or `algo` is kOff, in which case `in` is copied)
+// and the physical size.
+struct Compressed {
+  Compression used = Compression::kOff;
+  uint32_t physical_bytes = 0;
+};
+Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
+                                 std::span<uint8_t> out, int zstd_level = 3);
+
+// Decompresses exactly out.size() bytes (the logical size) from `in`.
+// Corruption when the input is malformed or yields any other size.
+Status DecompressBlock(Compression algo, std::span<const uint8_t> in, std::span<uint8_t> out);
+
+}  // namespace arcstore::format

@@ -1,0 +1,109 @@
+// Compression: round trips, the 1/8 rule, bounded output, hostile input.
+#include <gtest/gtest.h>
+
+#include "base/random.h"
+#include "format/compression.h"
+
+namespace arcstore::format {
+namespace {
+
+std::vector<uint8_t> Compressible(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i / 64) % 7);
+  return v;
+}
+
+TEST(Compression, ParseAndName) {
+  for (Compression c : {Compression::kOff, Compression::kLz4, Compression::kZstd}) {
+    auto parsed = ParseCompression(CompressionName(c));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, c);
+  }
+  auto bad = ParseCompression("gzip");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'gzip'"), std::string::npos);
+}
+
+TEST(Compression, RoundTripsAndShrinks) {
+  for (Compression algo : {Compression::kLz4, Compression::kZstd}) {
+    std::vector<uint8_t> in = Compressible(131072), out(in.size()), back(in.size());
+    auto c = CompressBlock(algo, in, out);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->used, algo);
+    EXPECT_LE(c->physical_bytes, in.size() - in.size() / 8);
+    ASSERT_TRUE(DecompressBlock(algo, std::span(out.data(), c->physical_bytes), back).ok());
+    EXPECT_EQ(back, in);
+  }
+}
+
+TEST(Compression, IncompressibleDataIsStoredUncompressed) {
+  SeededRandom random = SeededRandom::FromEnvironment("Compression.Incompressible");
+  std::vector<uint8_t> in(65536), out(in.size());
+  random.Fill(in.data(), in.size());
+  for (Compression algo : {Compression::kOff, Compression::kLz4, Compression::kZstd}) {
+    auto c = CompressBlock(algo, in, out);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->used, Compression::kOff);
+    EXPECT_EQ(c->physical_bytes, in.size());
+    EXPECT_EQ(out, in);
+  }
+}
+
+TEST(Compression, SavingLessThanAnEighthIsNotKept) {
+  // Half random, half compressible: compresses to roughly 50-60%, kept;
+  // 15/16 random: saves less than 1/8, stored uncompressed.
+  SeededRandom random = SeededRandom::FromEnvironment("Compression.OneEighthRule");
+  for (auto [random_share, expect_kept] : {std::pair{0.5, true}, std::pair{0.94, false}}) {
+    std::vector<uint8_t> in(65536, 0), out(in.size());
+    random.Fill(in.data(), static_cast<size_t>(in.size() * random_share));
+    auto c = CompressBlock(Compression::kLz4, in, out);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->used != Compression::kOff, expect_kept) << random_share;
+    if (expect_kept) EXPECT_LE(c->physical_bytes, in.size() - in.size() / 8);
+  }
+}
+
+TEST(Compression, ArgumentsAreChecked) {
+  std::vector<uint8_t> in(4096), small(100);
+  EXPECT_EQ(CompressBlock(Compression::kLz4, in, small).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_FALSE(CompressBlock(Compression::kLz4, {}, small).ok());
+}
+
+TEST(Compression, DecompressDemandsTheExactLogicalSize) {
+  for (Compression algo : {Compression::kLz4, Compression::kZstd}) {
+    std::vector<uint8_t> in = Compressible(65536), out(in.size());
+    auto c = CompressBlock(algo, in, out);
+    ASSERT_TRUE(c.ok());
+    std::span<const uint8_t> packed(out.data(), c->physical_bytes);
+    std::vector<uint8_t> smaller(in.size() - 4096), larger(in.size() + 4096);
+    Status s = DecompressBlock(algo, packed, smaller);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << CompressionName(algo);
+    EXPECT_NE(s.message().find(std::string(CompressionName(algo))), std::string::npos);
+    EXPECT_EQ(DecompressBlock(algo, packed, larger).code(), StatusCode::kCorruption);
+    EXPECT_FALSE(DecompressBlock(algo, packed, std::span<uint8_t>(out.data(), 0)).ok());
+  }
+  std::vector<uint8_t> a(10), b(20);
+  EXPECT_EQ(DecompressBlock(Compression::kOff, a, b).code(), StatusCode::kCorruption);
+  EXPECT_EQ(DecompressBlock(static_cast<Compression>(9), a, b).code(), StatusCode::kCorruption);
+}
+
+TEST(Compression, RandomGarbageIsRefusedAsCorruptionWithoutCrashing) {
+  SeededRandom random = SeededRandom::FromEnvironment("Compression.Garbage");
+  std::vector<uint8_t> out(65536);
+  for (uint64_t i = 0; i < ScaledIterations(2000); ++i) {
+    std::vector<uint8_t> junk(random.Range(1, 512));
+    random.Fill(junk.data(), junk.size());
+    if (random.OneIn(2) && junk.size() >= 4) {  // a zstd frame magic, to get past it
+      junk[0] = 0x28, junk[1] = 0xb5, junk[2] = 0x2f, junk[3] = 0xfd;
+    }
+    for (Compression algo : {Compression::kLz4, Compression::kZstd}) {
+      size_t want = random.Range(1, out.size());
+      Status s = DecompressBlock(algo, junk, std::span(out.data(), want));
+      if (!s.ok()) EXPECT_EQ(s.code(), StatusCode::kCorruption);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace arcstore::format
