@@ -249,14 +249,17 @@ std::vector<SpaceRecord> SpaceAllocator::CondensedRecords(uint64_t txg) const {
   for (const auto& [offset, a] : allocated_) {
     out.push_back(SpaceRecord{SpaceRecord::Kind::kAlloc, a.txg, Extent{offset, a.length_bytes}});
   }
-  // A deferred free is replayed as an allocation then its free, so that
-  // Load() keeps it deferred for the right txgs.
+  // A deferred free is replayed as an allocation in the txg before it and
+  // then the free, so that Load() keeps it deferred for the right txgs.
   for (const auto& [free_txg, extents] : deferred_) {
     for (const Extent& e : extents) {
-      out.push_back(SpaceRecord{SpaceRecord::Kind::kAlloc, 0, e});
+      out.push_back(SpaceRecord{SpaceRecord::Kind::kAlloc, std::max<uint64_t>(1, free_txg - 1), e});
       out.push_back(SpaceRecord{SpaceRecord::Kind::kFree, free_txg, e});
     }
   }
+  // In txg order (stable), as the space log stores records.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SpaceRecord& a, const SpaceRecord& b) { return a.txg < b.txg; });
   (void)txg;
   return out;
 }

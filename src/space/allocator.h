@@ -97,7 +97,7 @@ class SpaceAllocator {
   std::vector<SpaceRecord> TakeRecords();
 
   // A compact description of the current state (one kAlloc per allocated
-  // extent, plus kFree records of the deferred frees with their txgs) that
+  // extent, plus an alloc/free pair per deferred free), in txg order, that
   // Load() turns back into this state: written when the log is condensed.
   std::vector<SpaceRecord> CondensedRecords(uint64_t txg) const;
 
