@@ -1,0 +1,240 @@
+// The runner on in-memory volumes: what it issues, how it measures, and
+// that verification catches corruption.
+#include <gtest/gtest.h>
+
+#include "bench/job_file.h"
+#include "bench/runner.h"
+#include "bench/test_volumes.h"
+
+namespace arcstore::bench {
+namespace {
+
+JobSet Parse(const std::string& text) {
+  JobEnv env = JobEnv::FromSystem();
+  auto set = ParseJobText(text, "test.fio", ".", env);
+  EXPECT_TRUE(set.ok()) << set.status().ToString();
+  return set.ok() ? std::move(*set) : JobSet{};
+}
+
+Result<RunResult> RunOn(const JobSet& set, MemoryVolumeProvider* p) {
+  RunnerOptions o;
+  o.provider = p;
+  o.sample_window_ns = 5'000'000;
+  return RunJobs(set, o);
+}
+
+TEST(Runner, SequentialWriteCoversTheVolumeOnce) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[w]\nfilename=v\nsize=1m\nbs=4k\nrw=write\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->jobs.size(), 1u);
+  const DirStats& w = r->jobs[0].dirs[kWrite];
+  EXPECT_EQ(w.io_bytes, 1u << 20);
+  EXPECT_EQ(w.total_ios, 256u);
+  EXPECT_EQ(w.clat_ns.n(), 256u);
+  EXPECT_EQ(w.lat_ns.n(), 256u);
+  EXPECT_EQ(w.slat_ns.n(), 0u);  // inline completions: no submission latency, as fio's psync
+  EXPECT_EQ(p.memory("v")->allocated_records(), 256u);
+  EXPECT_EQ(r->jobs[0].error, 0);
+}
+
+TEST(Runner, RandomWriteWithRandomMapTouchesEveryBlockOnce) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[w]\nfilename=v\nsize=2m\nbs=4k\nrw=randwrite\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->jobs[0].dirs[kWrite].total_ios, 512u);
+  EXPECT_EQ(p.memory("v")->allocated_records(), 512u);  // no block twice
+}
+
+TEST(Runner, LoopsAndOffset) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[w]\nfilename=v\nfilesize=1m\nsize=256k\noffset=512k\nbs=64k\nrw=write\nloops=3\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->jobs[0].dirs[kWrite].io_bytes, 3u * 256 * 1024);
+  // Only [512k, 768k) was written.
+  EXPECT_EQ(p.memory("v")->allocated_records(), 64u);
+}
+
+TEST(Runner, MixedReadWriteFollowsRwmix) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[m]\nfilename=v\nsize=8m\nbs=4k\nrw=randrw\nrwmixread=75\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  double reads = static_cast<double>(r->jobs[0].dirs[kRead].total_ios);
+  double writes = static_cast<double>(r->jobs[0].dirs[kWrite].total_ios);
+  EXPECT_EQ(reads + writes, 2048);
+  EXPECT_NEAR(reads / (reads + writes), 0.75, 0.05);
+}
+
+TEST(Runner, IodepthKeepsThatManyInFlightOnAnAsyncVolume) {
+  MemoryVolumeProvider p(4096);
+  std::shared_ptr<AsyncVolume> async;
+  p.wrap = [&](std::shared_ptr<testing::MemoryVolume> m) {
+    async = std::make_shared<AsyncVolume>(m);
+    return async;
+  };
+  JobSet set = Parse("[w]\nfilename=v\nsize=4m\nbs=4k\nrw=randwrite\niodepth=16\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  const JobResult& j = r->jobs[0];
+  EXPECT_EQ(j.dirs[kWrite].total_ios, 1024u);
+  EXPECT_LE(async->max_pending(), 16u);
+  EXPECT_GT(async->max_pending(), 1u);
+  EXPECT_EQ(j.dirs[kWrite].slat_ns.n() + 0, j.dirs[kWrite].clat_ns.n());  // async: slat sampled
+  uint64_t depth_total = 0;
+  for (uint64_t v : j.depths.depth) depth_total += v;
+  EXPECT_EQ(depth_total, 1024u);
+}
+
+TEST(Runner, FsyncSyncAndEndFsync) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse(
+      "[a]\nfilename=a\nsize=64k\nbs=4k\nrw=write\nfsync=4\n"
+      "[b]\nfilename=b\nsize=64k\nbs=4k\nrw=write\nsync=1\nend_fsync=1\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(p.memory("a")->flushes(), 4u);
+  EXPECT_EQ(r->jobs[0].sync_ios, 4u);
+  EXPECT_EQ(p.memory("b")->fua_writes(), 16u);
+  EXPECT_EQ(p.memory("b")->flushes(), 1u);
+}
+
+TEST(Runner, TrimFreesRecords) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[w]\nfilename=v\nsize=256k\nbs=4k\nrw=write\n[t]\nstonewall\nfilename=v\nsize=128k\nbs=8k\nrw=randtrim\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->jobs[1].dirs[kTrim].total_ios, 16u);
+  EXPECT_EQ(p.memory("v")->allocated_records(), 32u);
+}
+
+TEST(Runner, VerifyPassesOnAGoodVolume) {
+  for (const char* kind : {"crc32c", "md5"}) {
+    MemoryVolumeProvider p(4096);
+    JobSet set = Parse(std::string("[v]\nfilename=v\nsize=512k\nbs=4k\nrw=randwrite\nverify=") + kind + "\n");
+    auto r = RunOn(set, &p);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->jobs[0].error, 0) << r->jobs[0].error_text;
+    EXPECT_EQ(r->jobs[0].verified_blocks, 128u);
+    EXPECT_EQ(r->jobs[0].verify_errors, 0u);
+  }
+}
+
+TEST(Runner, VerifyReportsCorruptionWithItsOffset) {
+  MemoryVolumeProvider p(4096);
+  p.wrap = [](std::shared_ptr<testing::MemoryVolume> m) {
+    return std::make_shared<CorruptingVolume>(m, 40960);
+  };
+  JobSet set = Parse("[v]\nfilename=v\nsize=256k\nbs=4k\nrw=write\nverify=crc32c\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  const JobResult& j = r->jobs[0];
+  EXPECT_EQ(j.verify_errors, 1u);
+  EXPECT_EQ(j.error, 84);
+  EXPECT_NE(j.first_verify_error.find("offset 40960"), std::string::npos) << j.first_verify_error;
+}
+
+TEST(Runner, GroupsStonewallNumjobsAndGroupReporting) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse(
+      "[global]\nsize=64k\nbs=4k\nrw=write\n"
+      "[a]\nnumjobs=3\n"
+      "[b]\nstonewall\nnumjobs=2\ngroup_reporting\n"
+      "[c]\nnew_group\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  // a: three clones reported apart (group 0); b: two clones folded (group 1);
+  // c: runs with b but reports in group 2.
+  ASSERT_EQ(r->jobs.size(), 5u);
+  EXPECT_EQ(r->jobs[0].groupid, 0);
+  EXPECT_EQ(r->jobs[3].name, "b");
+  EXPECT_EQ(r->jobs[3].jobs, 2);
+  EXPECT_EQ(r->jobs[3].groupid, 1);
+  EXPECT_EQ(r->jobs[3].dirs[kWrite].io_bytes, 2u * 64 * 1024);
+  EXPECT_EQ(r->jobs[4].groupid, 2);
+  ASSERT_EQ(r->groups.size(), 3u);
+  EXPECT_EQ(r->groups[0].io_bytes[kWrite], 3u * 64 * 1024);
+  // One volume per clone, named as fio names files: jobname.jobnum.filenum.
+  EXPECT_NE(p.memory("a.2.0"), nullptr);
+  EXPECT_NE(p.memory("b.1.0"), nullptr);
+}
+
+TEST(Runner, TimeBasedRunsForItsRuntimeAndSamples) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[t]\nfilename=v\nsize=1m\nbs=4k\nrw=randwrite\ntime_based\nruntime=200ms\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  const DirStats& w = r->jobs[0].dirs[kWrite];
+  EXPECT_GE(w.runtime_ms, 190u);
+  EXPECT_LE(w.runtime_ms, 400u);
+  EXPECT_GT(w.io_bytes, 1u << 20);  // wrapped around the 1 MiB region
+  EXPECT_GT(w.bw_kib_samples.n(), 10u);  // 5 ms windows in this test
+  EXPECT_EQ(w.bw_kib_samples.n(), w.iops_samples.n());
+}
+
+TEST(Runner, OverridesShortenJobs) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[t]\nfilename=v\nsize=1g\nbs=4k\nrw=randwrite\ntime_based\nruntime=1h\n");
+  RunnerOptions o;
+  o.provider = &p;
+  o.max_runtime_ns = 50'000'000;
+  o.max_size_bytes = 1 << 20;
+  auto r = RunJobs(set, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r->jobs[0].dirs[kWrite].runtime_ms, 1000u);
+  EXPECT_EQ(p.opened[0].size_bytes, 1u << 20);
+}
+
+TEST(Runner, MissingVolumeWithoutSizeNamesTheOption) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[t]\nfilename=nope\nbs=4k\nrw=read\n");
+  auto r = RunOn(set, &p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("option 'size'"), std::string::npos) << r.status().message();
+}
+
+TEST(Runner, RateLimitsBandwidth) {
+  MemoryVolumeProvider p(4096);
+  // 4 MiB/s for 250 ms: about 1 MiB, far below what memory does unpaced.
+  JobSet set = Parse("[t]\nfilename=v\nsize=64m\nbs=4k\nrw=write\ntime_based\nruntime=250ms\nrate=4m\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LE(r->jobs[0].dirs[kWrite].io_bytes, 2u << 20);
+  EXPECT_GE(r->jobs[0].dirs[kWrite].io_bytes, 512u << 10);
+}
+
+TEST(Runner, SkewedDistributionsStayInsideTheRegion) {
+  for (const char* d : {"zipf:1.2", "pareto:0.9", "normal:10", "zipf:0.8"}) {
+    MemoryVolumeProvider p(4096);
+    JobSet set = Parse(std::string("[t]\nfilename=v\nsize=4m\nbs=4k\nrw=randwrite\nrandom_distribution=") + d + "\n");
+    auto r = RunOn(set, &p);
+    ASSERT_TRUE(r.ok()) << d;
+    EXPECT_EQ(r->jobs[0].error, 0) << d;
+    EXPECT_EQ(r->jobs[0].dirs[kWrite].total_ios, 1024u) << d;
+    // Skewed: repeats, so fewer distinct blocks than I/Os.
+    EXPECT_LT(p.memory("v")->allocated_records(), 1024u) << d;
+  }
+}
+
+TEST(Runner, StatsHookGivesEachBatchADelta) {
+  MemoryVolumeProvider p(4096);
+  stats::Registry reg;
+  stats::Counter* c = reg.AddCounter("test", "calls", stats::Unit::kOps, "hook calls");
+  RunnerOptions o;
+  o.provider = &p;
+  o.stats_hook = [&]() -> Result<stats::Snapshot> {
+    c->Add(5);
+    return reg.TakeSnapshot();
+  };
+  JobSet set = Parse("[a]\nfilename=v\nsize=64k\nrw=write\n");
+  auto r = RunJobs(set, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_NE(r->jobs[0].arcstore_delta, nullptr);
+  EXPECT_EQ(r->jobs[0].arcstore_delta->Get("test", "calls"), 5);
+}
+
+}  // namespace
+}  // namespace arcstore::bench
