@@ -1,3 +1,26 @@
+// The on-disk format. Theory of operation (docs/format.md is the reference):
+//
+// Purpose: turn the engine's roots, trees and space records into bytes at
+// explicit little-endian offsets and back, refusing anything damaged.
+//
+//   label header (front+back) --config, geometry
+//   uberblock ring (128 slots x A, both labels)
+//      uberblock(txg) --root-->      volume table --root per volume--> indirect L(d)
+//                                                     ... --> indirect L1 --> data records
+//                     --space log--> space log block k --prev--> ... block 0
+//                     --intent log-> (reserved)
+//
+// Every arrow is a 64-byte block pointer carrying the xxh3-128 checksum of
+// the block it names, so verifying from the uberblock down verifies all;
+// pointers and label/uberblock carry their own checksums.
+// Invariants: decoders check length (exact where the structure has one),
+// magic, version, checksum, then each field's bounds and cross-field rules,
+// and return Corruption "<structure>: <what> at byte N"; an encoder refuses
+// a structure its decoder would refuse (so decode(encode(x)) == x, which the
+// fuzz targets check).
+// Locking: none (values and pure functions).
+// Limits: docs/format.md, "Limits". Tunables: none; the format is fixed by
+// kFormatVersion. Stats: none.
 #include "format/encoding.h"
 
 #include <cstdio>

@@ -1,3 +1,31 @@
+// The I/O layer's devices. Theory of operation:
+//
+// Purpose: one interface (device.h) for everything the engine reads and
+// writes, so that the pool, the space allocator and the txg sync never know
+// whether they talk to a file, a block device, memory, or a wrapper that
+// injects faults or records a crash history.
+//
+//   engine (pool, txg sync, fsck)
+//      |  Submit(IoRequest{op, offset, iov, done})      SubmitAndWait / *Sync helpers
+//      v
+//   [RecordingDevice]   every write/flush with data and sequence numbers
+//   [FaultDevice]       rules: EIO, ENOSPC, bit flips, torn and dropped writes
+//      v
+//   FileDevice (psync: preadv/pwritev/fdatasync, O_DIRECT) | MemoryDevice
+//
+// Wrappers stack in any order; each forwards geometry and wraps completions.
+//
+// Invariants: every request is checked once by CheckRequest (alignment to
+// the logical block size, bounds without overflow, iovec count and size
+// limits, buffer alignment for O_DIRECT) before anything is touched; `done`
+// runs exactly once; errors name device, operation, offset and length; a
+// flush makes durable exactly the writes completed before it was submitted.
+// Locking: the helpers here hold only the Waiter's mutex of one synchronous
+// call; devices document their own (none is held across a completion).
+// Limits: kMaxIoVecs iovecs and kMaxIoBytes per request.
+// Tunables: per device (FileDeviceOptions, MemoryDeviceOptions,
+// RecordingOptions). Stats: none here; the pipeline's I/O queue counts
+// per device and class (ARCHITECTURE.md section 6).
 #include "io/device.h"
 
 #include <cstring>
