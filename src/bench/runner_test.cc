@@ -83,7 +83,7 @@ TEST(Runner, IodepthKeepsThatManyInFlightOnAnAsyncVolume) {
   EXPECT_EQ(j.dirs[kWrite].total_ios, 1024u);
   EXPECT_LE(async->max_pending(), 16u);
   EXPECT_GT(async->max_pending(), 1u);
-  EXPECT_EQ(j.dirs[kWrite].slat_ns.n() + 0, j.dirs[kWrite].clat_ns.n());  // async: slat sampled
+  EXPECT_EQ(j.dirs[kWrite].slat_ns.n(), j.dirs[kWrite].clat_ns.n());  // async: slat sampled
   uint64_t depth_total = 0;
   for (uint64_t v : j.depths.depth) depth_total += v;
   EXPECT_EQ(depth_total, 1024u);

@@ -9,8 +9,9 @@
 //        ^ done(status): t2=now, state=DONE, done_seq++, notify
 //        | (inline inside Submit*, or on an engine thread)
 //
-// Latency as fio measures it (ns): for an I/O that completed before its
-// Submit* call returned (a synchronous engine, like fio's psync), there is
+// Latency as fio measures it (ns): for an I/O that completed inside its
+// Submit* call, on the worker's thread (a synchronous engine, like fio's
+// psync), there is
 // no slat sample and clat = lat = t2 - t0. Otherwise slat = t1 - t0,
 // clat = t2 - t1, lat = t2 - t0 (fio's libaio/io_uring view). Percentiles
 // come from fio's log-linear histogram of clat (latency.h).
@@ -106,6 +107,8 @@ class WorkerLoop {
     bool flush = false;
     uint64_t offset = 0, length = 0;
     uint64_t start_ns = 0, returned_ns = 0, done_ns = 0;
+    bool in_submit = false;    // worker-only: inside the Submit* call
+    bool inline_done = false;  // completed inside Submit* on the worker
     Status status;
     std::atomic<uint32_t> state{kFree};
   };
@@ -128,10 +131,14 @@ class WorkerLoop {
   static void OnDone(Slot* s, Status st) {
     WorkerLoop* w = s->loop;
     s->done_ns = w->clock_->NowNs();
+    // in_submit is read only on the worker's own thread.
+    s->inline_done = std::this_thread::get_id() == w->worker_thread_ && s->in_submit;
     s->status = std::move(st);
     s->state.store(kDone, std::memory_order_release);
-    w->done_seq_.fetch_add(1, std::memory_order_release);
-    w->done_seq_.notify_one();
+    w->done_seq_.fetch_add(1, std::memory_order_seq_cst);
+    // Dekker with Reap(): a waiting worker either sees the new sequence or
+    // is told; an inline completion costs no futex call.
+    if (w->waiting_.load(std::memory_order_seq_cst)) w->done_seq_.notify_one();
     w->callbacks_finished_.fetch_add(1, std::memory_order_release);  // last access
   }
 
@@ -149,6 +156,8 @@ class WorkerLoop {
   uint64_t submitted_ = 0;  // worker-only
   std::atomic<uint64_t> callbacks_finished_{0};
   std::atomic<uint32_t> done_seq_{0};
+  std::atomic<bool> waiting_{false};
+  std::thread::id worker_thread_ = std::this_thread::get_id();
 
   uint64_t measure_start_ns_ = 0;  // end of ramp_time
   uint64_t end_ns_ = UINT64_MAX;
@@ -214,6 +223,8 @@ void WorkerLoop::Submit(Slot* s) {
   r_->depths.submit[BatchBucket(1)]++;
   Volume& v = *c_.volume;
   auto done = [s](Status st) { OnDone(s, std::move(st)); };
+  s->inline_done = false;
+  s->in_submit = true;
   s->start_ns = clock_->NowNs();
   if (s->flush) {
     v.SubmitFlush(done);
@@ -225,6 +236,7 @@ void WorkerLoop::Submit(Slot* s) {
     v.SubmitTrim(s->offset, s->length, done);
   }
   s->returned_ns = clock_->NowNs();
+  s->in_submit = false;
 }
 
 Status WorkerLoop::Account(Slot* s) {
@@ -232,7 +244,7 @@ Status WorkerLoop::Account(Slot* s) {
   Status st = std::move(s->status);
   s->status = Status::Ok();
   const bool measured = s->start_ns >= measure_start_ns_;
-  const bool inline_done = s->done_ns <= s->returned_ns;
+  const bool inline_done = s->inline_done;
   const uint64_t lat = s->done_ns - s->start_ns;
   if (st.ok() && s->flush) {
     if (measured) {
@@ -277,7 +289,7 @@ Status WorkerLoop::Reap(bool wait) {
   uint64_t reaped = 0;
   Status first_error;
   while (true) {
-    uint32_t seq = done_seq_.load(std::memory_order_acquire);
+    uint32_t seq = done_seq_.load(std::memory_order_seq_cst);
     for (Slot& s : slots_) {
       if (s.state.load(std::memory_order_acquire) != kDone) continue;
       Status st = Account(&s);
@@ -285,7 +297,9 @@ Status WorkerLoop::Reap(bool wait) {
       reaped++;
     }
     if (reaped > 0 || !wait || inflight_ == 0) break;
-    done_seq_.wait(seq, std::memory_order_acquire);
+    waiting_.store(true, std::memory_order_seq_cst);
+    if (done_seq_.load(std::memory_order_seq_cst) == seq) done_seq_.wait(seq, std::memory_order_acquire);
+    waiting_.store(false, std::memory_order_relaxed);
   }
   if (reaped > 0) r_->depths.complete[BatchBucket(reaped)]++;
   return first_error;
