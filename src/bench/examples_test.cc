@@ -12,9 +12,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// ARCSTORE_SOURCE_DIR when ctest passes it, else the tree this file is in.
 fs::path ExamplesDir() {
   const char* src = std::getenv("ARCSTORE_SOURCE_DIR");  // NOLINT(concurrency-mt-unsafe)
-  return fs::path(src != nullptr ? src : ".") / "examples" / "jobs";
+  fs::path root = src != nullptr ? fs::path(src) : fs::path(__FILE__).parent_path().parent_path().parent_path();
+  return root / "examples" / "jobs";
 }
 
 std::vector<fs::path> Examples() {
