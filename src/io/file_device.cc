@@ -56,40 +56,44 @@ static Result<std::pair<int, bool>> OpenFd(const std::string& path, const FileDe
   return std::make_pair(fd, false);
 }
 
-Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
-                                                     const FileDeviceOptions& options) {
+Result<OpenedFile> OpenBackingFile(const std::string& path, const FileDeviceOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
   ARC_ASSIGN_OR_RETURN(auto opened, OpenFd(path, options));
-  auto [fd, direct] = opened;
+  OpenedFile f{.fd = opened.first, .direct = opened.second, .block_size = options.file_block_size};
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(f.fd, &st) != 0) {
     int err = errno;
-    ::close(fd);
+    ::close(f.fd);
     return OpenError(path, "fstat", err);
   }
-  bool is_block = S_ISBLK(st.st_mode);
-  uint64_t size = 0;
-  uint32_t block = options.file_block_size;
-  if (is_block) {
+  f.is_block_device = S_ISBLK(st.st_mode);
+  if (f.is_block_device) {
     int sector = 0;
-    if (::ioctl(fd, BLKGETSIZE64, &size) != 0 || ::ioctl(fd, BLKSSZGET, &sector) != 0) {
+    if (::ioctl(f.fd, BLKGETSIZE64, &f.size_bytes) != 0 || ::ioctl(f.fd, BLKSSZGET, &sector) != 0) {
       int err = errno;
-      ::close(fd);
+      ::close(f.fd);
       return OpenError(path, "BLKGETSIZE64/BLKSSZGET", err);
     }
-    block = static_cast<uint32_t>(sector);
+    f.block_size = static_cast<uint32_t>(sector);
   } else if (S_ISREG(st.st_mode)) {
-    size = static_cast<uint64_t>(st.st_size) / block * block;
+    f.size_bytes = static_cast<uint64_t>(st.st_size) / f.block_size * f.block_size;
   } else {
-    ::close(fd);
+    ::close(f.fd);
     return Status::InvalidArgument("device " + path + ": neither a regular file nor a block device");
   }
-  if (size == 0) {
-    ::close(fd);
+  if (f.size_bytes == 0) {
+    ::close(f.fd);
     return Status::InvalidArgument("device " + path + ": empty (less than one " +
-                                   std::to_string(block) + "-byte block)");
+                                   std::to_string(f.block_size) + "-byte block)");
   }
-  return std::unique_ptr<FileDevice>(new FileDevice(path, fd, direct, is_block, block, size));
+  return f;
+}
+
+Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
+                                                     const FileDeviceOptions& options) {
+  ARC_ASSIGN_OR_RETURN(OpenedFile f, OpenBackingFile(path, options));
+  return std::unique_ptr<FileDevice>(
+      new FileDevice(path, f.fd, f.direct, f.is_block_device, f.block_size, f.size_bytes));
 }
 
 FileDevice::FileDevice(std::string path, int fd, bool direct, bool is_block_device,
@@ -157,16 +161,21 @@ Status FileDevice::Transfer(const IoRequest& r) {
   return Status::Ok();
 }
 
-Status FileDevice::Discard(const IoRequest& r) {
-  if (!is_block_device_) {
-    return Status::NotSupported(DescribeIo(*this, r.op, r.offset, r.discard_length) +
+Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, uint64_t offset,
+                          uint64_t length) {
+  if (!is_block_device) {
+    return Status::NotSupported(DescribeIo(device, IoOp::kDiscard, offset, length) +
                                 ": discard needs a block device");
   }
-  uint64_t range[2] = {r.offset, r.discard_length};
-  if (::ioctl(fd_, BLKDISCARD, &range) != 0) {
-    return ErrnoStatus(*this, r.op, r.offset, r.discard_length, errno);
+  uint64_t range[2] = {offset, length};
+  if (::ioctl(fd, BLKDISCARD, &range) != 0) {
+    return ErrnoStatus(device, IoOp::kDiscard, offset, length, errno);
   }
   return Status::Ok();
+}
+
+Status FileDevice::Discard(const IoRequest& r) {
+  return DiscardBackingFile(*this, fd_, is_block_device_, r.offset, r.discard_length);
 }
 
 Status FileCreateOptions::Validate() const {
@@ -187,7 +196,9 @@ static Status FillFile(int fd, const std::string& path, const FileCreateOptions&
     uint64_t n = std::min<uint64_t>(o.chunk_bytes, o.size_bytes - at);
     ssize_t got = ::pwrite(fd, zeros.data(), n, static_cast<off_t>(at));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(), errno);
+    if (got <= 0) {
+      return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(), got < 0 ? errno : EIO);
+    }
     at += static_cast<uint64_t>(got);
   }
   if (::fsync(fd) != 0) return OpenError(path, "fsync", errno);

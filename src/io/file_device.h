@@ -40,6 +40,20 @@ struct FileDeviceOptions {
   Status Validate() const;
 };
 
+// The opening half of FileDevice::Open, shared with the io_uring device: the
+// file descriptor (owned by the caller) and the geometry.
+struct OpenedFile {
+  int fd = -1;
+  bool direct = false;
+  bool is_block_device = false;
+  uint32_t block_size = 0;
+  uint64_t size_bytes = 0;
+};
+Result<OpenedFile> OpenBackingFile(const std::string& path, const FileDeviceOptions& options);
+// BLKDISCARD on a block device; NotSupported on a regular file.
+Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, uint64_t offset,
+                          uint64_t length);
+
 class FileDevice final : public Device {
  public:
   static Result<std::unique_ptr<FileDevice>> Open(const std::string& path,

@@ -1,0 +1,160 @@
+// Tests of the io_uring device: asynchronous completion, overflow past the
+// queue depth, chaining from completions, errors, and equality with psync.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "base/random.h"
+#include "base/thread_annotations.h"
+#include "io/aligned_buffer.h"
+#include "io/uring_device.h"
+
+namespace arcstore::io {
+namespace {
+
+class UringDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/arcstore_uring_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/dev0";
+    ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 4 << 20}).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<UringDevice> OpenOrSkip(UringDeviceOptions o = {}) {
+    auto d = UringDevice::Open(path_, o);
+    if (!d.ok() && d.status().code() == StatusCode::kNotSupported) return nullptr;
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? std::move(*d) : nullptr;
+  }
+  std::string dir_, path_;
+};
+
+// Counts completions and remembers the first error; waits for a number.
+struct Tracker {
+  Mutex mu;
+  CondVar cv;
+  int done ARC_GUARDED_BY(mu) = 0;
+  Status first_error ARC_GUARDED_BY(mu);
+  std::thread::id thread ARC_GUARDED_BY(mu);
+  IoCallback Callback() {
+    return [this](const Status& s) {
+      MutexLock lock(&mu);
+      if (!s.ok() && first_error.ok()) first_error = s;
+      thread = std::this_thread::get_id();
+      ++done;
+      cv.SignalAll();
+    };
+  }
+  void WaitFor(int n) {
+    MutexLock lock(&mu);
+    while (done < n) cv.Wait(&mu);
+  }
+};
+
+TEST_F(UringDeviceTest, ManyRequestsBeyondTheQueueDepthCompleteOnTheDeviceThread) {
+  auto d = OpenOrSkip({.queue_depth = 4});
+  if (!d) GTEST_SKIP() << "io_uring unavailable";
+  constexpr int kWrites = 64;
+  std::vector<AlignedBuffer> bufs;
+  for (int i = 0; i < kWrites; ++i) {
+    bufs.emplace_back(4096, 4096);
+    std::memset(bufs.back().data(), i + 1, 4096);
+  }
+  Tracker t;
+  for (int i = 0; i < kWrites; ++i) {
+    d->Submit({.op = IoOp::kWrite, .offset = uint64_t(i) * 4096,
+               .iov = {{bufs[i].data(), 4096}}, .done = t.Callback()});
+  }
+  t.WaitFor(kWrites);
+  {
+    MutexLock lock(&t.mu);
+    EXPECT_TRUE(t.first_error.ok()) << t.first_error.ToString();
+    EXPECT_NE(t.thread, std::this_thread::get_id());
+  }
+  ASSERT_TRUE(FlushSync(*d).ok());
+  AlignedBuffer back(kWrites * 4096, 4096);
+  ASSERT_TRUE(ReadSync(*d, 0, back.span()).ok());
+  for (int i = 0; i < kWrites; ++i) ASSERT_EQ(back.data()[i * 4096 + 17], i + 1) << i;
+}
+
+TEST_F(UringDeviceTest, SubmittingFromACompletionDoesNotDeadlock) {
+  auto d = OpenOrSkip({.queue_depth = 1});
+  if (!d) GTEST_SKIP() << "io_uring unavailable";
+  AlignedBuffer buf(4096, 4096);
+  Tracker t;
+  int chained = 0;
+  std::function<void(const Status&)> next = [&](const Status& s) {
+    if (++chained < 20) {
+      d->Submit({.op = IoOp::kWrite, .offset = uint64_t(chained) * 4096,
+                 .iov = {{buf.data(), 4096}}, .done = next});
+    } else {
+      t.Callback()(s);
+    }
+  };
+  d->Submit({.op = IoOp::kWrite, .offset = 0, .iov = {{buf.data(), 4096}}, .done = next});
+  t.WaitFor(1);
+  EXPECT_EQ(chained, 20);
+}
+
+TEST_F(UringDeviceTest, SameBytesAsPsyncAndErrorsNameTheRequest) {
+  auto d = OpenOrSkip();
+  if (!d) GTEST_SKIP() << "io_uring unavailable";
+  SeededRandom random = SeededRandom::FromEnvironment("UringDevice.SameBytesAsPsync");
+  AlignedBuffer a(3 * 4096, 4096), b(4096, 4096);
+  random.Fill(a.data(), a.size());
+  random.Fill(b.data(), b.size());
+  IoRequest w{.op = IoOp::kWrite, .offset = 1 << 20,
+              .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
+  ASSERT_TRUE(SubmitAndWait(*d, std::move(w)).ok());
+  ASSERT_TRUE(FlushSync(*d).ok());
+  auto psync = FileDevice::Open(path_, {.direct = DirectIo::kOff});
+  ASSERT_TRUE(psync.ok());
+  std::vector<uint8_t> back(4 * 4096);
+  ASSERT_TRUE(ReadSync(**psync, 1 << 20, back).ok());
+  EXPECT_EQ(0, std::memcmp(back.data(), a.data(), a.size()));
+  EXPECT_EQ(0, std::memcmp(back.data() + a.size(), b.data(), b.size()));
+  Status out = ReadSync(*d, 4 << 20, std::span(a.data(), 4096));
+  EXPECT_EQ(out.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(DiscardSync(*d, 0, 4096).code(), StatusCode::kNotSupported);
+
+  auto ro = UringDevice::Open(path_, {.file = {.direct = DirectIo::kOff, .read_only = true}});
+  ASSERT_TRUE(ro.ok());
+  Status s = WriteSync(**ro, 0, std::span<const uint8_t>(b.data(), 4096));
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find("device " + path_ + ": write offset 0 length 4096"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(UringDeviceTest, OpenBestDeviceChoosesABackend) {
+  Backend backend;
+  auto d = OpenBestDevice(path_, {}, &backend);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ((*d)->size_bytes(), 4u << 20);
+  EXPECT_TRUE(backend == Backend::kIoUring || backend == Backend::kPsync);
+  EXPECT_FALSE(OpenBestDevice(dir_ + "/missing", {}).ok());
+  EXPECT_FALSE(UringDevice::Open(path_, {.queue_depth = 0}).ok());
+}
+
+TEST_F(UringDeviceTest, DestroyingWaitsForRequestsInFlight) {
+  Tracker t;
+  AlignedBuffer buf(64 * 4096, 4096);
+  {
+    auto d = OpenOrSkip({.queue_depth = 2});
+    if (!d) GTEST_SKIP() << "io_uring unavailable";
+    for (int i = 0; i < 16; ++i) {
+      d->Submit({.op = IoOp::kRead, .offset = uint64_t(i) * 4 * 4096,
+                 .iov = {{buf.data() + i * 4 * 4096, 4 * 4096}}, .done = t.Callback()});
+    }
+  }
+  MutexLock lock(&t.mu);
+  EXPECT_EQ(t.done, 16);
+}
+
+}  // namespace
+}  // namespace arcstore::io
