@@ -37,6 +37,56 @@ void BM_RunnerRandWrite4kQd1(benchmark::State& state) {
 }
 BENCHMARK(BM_RunnerRandWrite4kQd1)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+// A volume that does nothing and completes inline: what is left is the
+// runner's own cost per I/O.
+class NullVolume final : public Volume {
+ public:
+  VolumeInfo info() const override {
+    VolumeInfo i;
+    i.size_bytes = 64 << 20;
+    return i;
+  }
+  void SubmitRead(uint64_t, std::span<uint8_t>, Completion done) override { done(Status::Ok()); }
+  void SubmitWrite(uint64_t, std::span<const uint8_t>, uint32_t, Completion done) override {
+    done(Status::Ok());
+  }
+  void SubmitFlush(Completion done) override { done(Status::Ok()); }
+  void SubmitTrim(uint64_t, uint64_t, Completion done) override { done(Status::Ok()); }
+  void SubmitWriteZeroes(uint64_t, uint64_t, uint32_t, Completion done) override { done(Status::Ok()); }
+  void SubmitCache(uint64_t, uint64_t, Completion done) override { done(Status::Ok()); }
+  void SubmitBlockStatus(uint64_t, uint64_t, ExtentsCompletion done) override { done(Status::Ok(), {}); }
+};
+
+class NullProvider final : public VolumeProvider {
+ public:
+  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest&) override {
+    return std::shared_ptr<Volume>(std::make_shared<NullVolume>());
+  }
+};
+
+void BM_RunnerOnNullVolume(benchmark::State& state) {
+  auto set = ParseCommandLineJobs({"--name=bench", "--filename=v", "--size=64m", "--bs=4k",
+                                   "--rw=randwrite", "--iodepth=" + std::to_string(state.range(0)),
+                                   "--time_based", "--runtime=200ms"},
+                                  JobEnv::FromSystem());
+  NullProvider provider;
+  double ios = 0, seconds = 0;
+  for (auto _ : state) {
+    RunnerOptions o;
+    o.provider = &provider;
+    auto r = RunJobs(*set, o);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    ios += static_cast<double>(r->jobs[0].dirs[kWrite].total_ios);
+    seconds += static_cast<double>(r->jobs[0].dirs[kWrite].runtime_ms) / 1000.0;
+  }
+  state.counters["iops"] = ios / seconds;
+  state.counters["ns_per_io"] = seconds * 1e9 / ios;
+}
+BENCHMARK(BM_RunnerOnNullVolume)->Arg(1)->Arg(32)->Unit(benchmark::kMillisecond)->Iterations(3);
+
 void BM_MemoryVolumeWrite4k(benchmark::State& state) {
   VolumeInfo info;
   info.size_bytes = 64 << 20;
