@@ -1,0 +1,181 @@
+#include "tools/doctor/summary.h"
+
+#include <cstdio>
+#include <set>
+#include <vector>
+
+#include "base/units.h"
+
+namespace arcstore::doctor {
+namespace {
+
+constexpr int kWidth = 72;
+
+class Summary {
+ public:
+  explicit Summary(const StatsView& v) : v_(v) {}
+  std::string Render();
+
+ private:
+  std::string Bytes(std::string_view name);
+  std::string Count(std::string_view name);
+  std::string PctOf(std::string_view a, std::string_view b);
+  void Row(std::string_view label, const std::vector<std::string>& cells);
+  void Heading(std::string_view title, const std::vector<std::string>& columns);
+  void Sizes();
+  void States();
+  void Hits();
+  void Memory();
+
+  const StatsView& v_;
+  std::string out_;
+  std::set<std::string> missing_;
+};
+
+std::string Summary::Bytes(std::string_view name) {
+  auto x = v_.Get(name);
+  if (!x) {
+    missing_.emplace(name);
+    return "-";
+  }
+  std::string s = *x < 0 ? "-" + FormatBytes(static_cast<uint64_t>(-(*x + 1)) + 1)
+                         : FormatBytes(static_cast<uint64_t>(*x));
+  return (v_.IsApproximate(name) ? "~" : "") + s;
+}
+
+std::string Summary::Count(std::string_view name) {
+  auto x = v_.Get(name);
+  if (!x) {
+    missing_.emplace(name);
+    return "-";
+  }
+  return (v_.IsApproximate(name) ? "~" : "") + std::to_string(*x);
+}
+
+std::string Summary::PctOf(std::string_view a, std::string_view b) {
+  auto x = v_.Get(a), y = v_.Get(b);
+  if (!x || !y || *y == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*x) / *y);
+  return buf;
+}
+
+void Summary::Row(std::string_view label, const std::vector<std::string>& cells) {
+  char buf[256];
+  std::string line = "        " + std::string(label);
+  if (line.size() < 32) line.append(32 - line.size(), ' ');
+  for (const auto& c : cells) {
+    std::snprintf(buf, sizeof(buf), "%14s", c.c_str());
+    line += buf;
+  }
+  out_ += line + "\n";
+}
+
+void Summary::Heading(std::string_view title, const std::vector<std::string>& columns) {
+  std::string line(title);
+  if (line.size() < 32) line.append(32 - line.size(), ' ');
+  char buf[64];
+  for (const auto& c : columns) {
+    std::snprintf(buf, sizeof(buf), "%14s", c.c_str());
+    line += buf;
+  }
+  out_ += "\n" + line + "\n";
+}
+
+void Summary::Sizes() {
+  Heading("ARC size", {"value", "of c_max"});
+  Row("size (current)", {Bytes("size"), PctOf("size", "c_max")});
+  Row("target c", {Bytes("c"), PctOf("c", "c_max")});
+  Row("c_min (floor)", {Bytes("c_min"), PctOf("c_min", "c_max")});
+  Row("c_max (ceiling)", {Bytes("c_max"), ""});
+  auto size = v_.Get("size"), c = v_.Get("c");
+  if (size && c && *c > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.2fx", static_cast<double>(*size) / *c);
+    Row("size / c", {buf, ""});
+  }
+  if (v_.field_set == FieldSet::k22Plus) {
+    Row("pd (MRU data target)", {Count("pd"), ""});
+    Row("pm (MRU metadata target)", {Count("pm"), ""});
+    Row("meta (metadata balance)", {Count("meta"), ""});
+  } else {
+    Row("p (MRU target)", {Bytes("p"), PctOf("p", "c")});
+  }
+  for (auto n : {"data_size", "metadata_size", "overhead_size", "hdr_size", "dbuf_size",
+                 "dnode_size", "bonus_size", "other_size"})
+    if (v_.Has(n)) Row(n, {Bytes(n), PctOf(n, "size")});
+  if (v_.field_set != FieldSet::k22Plus) {
+    Row("arc_meta_used", {Bytes("arc_meta_used"), ""});
+    Row("arc_meta_limit", {Bytes("arc_meta_limit"), ""});
+  }
+}
+
+void Summary::States() {
+  Heading("ARC states", {"size", "evict. data", "evict. meta"});
+  for (auto s : {"anon", "mru", "mfu", "mru_ghost", "mfu_ghost"}) {
+    std::string st(s);
+    Row(st, {Bytes(st + "_size"), Bytes(st + "_evictable_data"), Bytes(st + "_evictable_metadata")});
+  }
+  if (v_.Has("uncached_size"))
+    Row("uncached", {Bytes("uncached_size"), Bytes("uncached_evictable_data"),
+                     Bytes("uncached_evictable_metadata")});
+}
+
+void Summary::Hits() {
+  Heading("Hit ratios", {"hits", "misses", "hit ratio"});
+  auto ratio = [this](std::string_view h, std::string_view m) {
+    auto a = v_.Get(h), b = v_.Get(m);
+    if (!a || !b || *a + *b == 0) return std::string("-");
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*a) / (*a + *b));
+    return std::string(buf);
+  };
+  Row("all", {Count("hits"), Count("misses"), ratio("hits", "misses")});
+  for (auto k : {"demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata"}) {
+    std::string n(k);
+    Row(n, {Count(n + "_hits"), Count(n + "_misses"), ratio(n + "_hits", n + "_misses")});
+  }
+  if (v_.Has("iohits")) Row("iohits (waited for a read)", {Count("iohits"), "", ""});
+  Heading("Hits by list", {"hits", "of all hits"});
+  for (auto n : {"mru_hits", "mfu_hits", "mru_ghost_hits", "mfu_ghost_hits"})
+    Row(n, {Count(n), PctOf(n, "hits")});
+  Row("demand_hit_predictive_prefetch", {Count("demand_hit_predictive_prefetch"), ""});
+}
+
+void Summary::Memory() {
+  Heading("Memory", {"value", ""});
+  for (auto n : {"memory_all_bytes", "memory_free_bytes", "memory_available_bytes",
+                 "arc_sys_free"})
+    Row(n, {Bytes(n), ""});
+  Row("memory_throttle_count", {Count("memory_throttle_count"), ""});
+}
+
+std::string Summary::Render() {
+  out_ = std::string(kWidth, '-') + "\nARC summary: " + std::string(FormatName(v_.format)) +
+         "\nfield set: " + std::string(FieldSetName(v_.field_set)) + "\n";
+  Sizes();
+  States();
+  Hits();
+  Memory();
+  if (!missing_.empty()) {
+    std::string line = "\nnot in the input:";
+    size_t col = line.size();
+    for (const auto& m : missing_) {
+      if (col + m.size() + 1 > static_cast<size_t>(kWidth)) {
+        line += "\n   ";
+        col = 3;
+      }
+      line += " " + m;
+      col += m.size() + 1;
+    }
+    out_ += line + "\n";
+  }
+  for (const auto& n : v_.notes) out_ += "note: " + n + "\n";
+  return out_;
+}
+
+}  // namespace
+
+std::string RenderSummary(const StatsView& view) { return Summary(view).Render(); }
+
+}  // namespace arcstore::doctor

@@ -1,0 +1,57 @@
+#include "tools/doctor/summary.h"
+
+#include <gtest/gtest.h>
+
+#include "tools/doctor/arcstats_reader.h"
+#include "tools/doctor/test_fixtures.h"
+
+namespace arcstore::doctor {
+namespace {
+
+using testing::ReadFixture;
+
+std::string SummaryOf(const std::string& fixture) {
+  auto v = ReadArcStats(ReadFixture(fixture));
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  return v.ok() ? RenderSummary(*v) : "";
+}
+
+// The row for `label`, or "" when absent.
+std::string Row(const std::string& text, const std::string& label) {
+  size_t at = text.find("        " + label + " ");
+  if (at == std::string::npos) return "";
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+TEST(Summary, LondonShowsSizeFarAboveTarget) {
+  std::string s = SummaryOf("seed000_london_kstat.txt");
+  EXPECT_NE(Row(s, "size (current)").find("50.7 GiB"), std::string::npos) << s;
+  EXPECT_NE(Row(s, "target c").find("1.0 GiB"), std::string::npos) << s;
+  EXPECT_NE(Row(s, "c_max (ceiling)").find("884.5 GiB"), std::string::npos) << s;
+  EXPECT_NE(Row(s, "size / c").find("50.69x"), std::string::npos) << s;
+  std::string mru = Row(s, "mru");
+  EXPECT_NE(mru.find("48.1 GiB"), std::string::npos) << mru;  // mru_size, nothing evictable
+  EXPECT_NE(mru.find("0 B"), std::string::npos) << mru;
+  EXPECT_NE(Row(s, "demand_metadata").find("96.4 %"), std::string::npos) << s;
+  EXPECT_NE(s.find("not in the input:"), std::string::npos);
+  EXPECT_NE(s.find("memory_all_bytes"), std::string::npos);
+  EXPECT_NE(s.find("field set: OpenZFS before 2.2"), std::string::npos);
+}
+
+TEST(Summary, TwoTwoLayoutShowsItsTargetsAndApproximations) {
+  std::string s = SummaryOf("arc_summary_2.2_healthy.txt");
+  EXPECT_NE(s.find("pd (MRU data target)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("p (MRU target)"), std::string::npos);
+  EXPECT_NE(Row(s, "size (current)").find("~106.5 MiB"), std::string::npos) << s;
+  EXPECT_NE(Row(s, "all").find("99.9 %"), std::string::npos) << s;
+}
+
+TEST(Summary, ExcerptMarksEverythingElseMissing) {
+  std::string s = SummaryOf("seed000_grep_evictable_healthy.txt");
+  EXPECT_NE(Row(s, "mru").find("83.4 GiB"), std::string::npos) << s;
+  EXPECT_NE(Row(s, "size (current)").find("-"), std::string::npos);
+  EXPECT_NE(s.find(" c_max"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arcstore::doctor
