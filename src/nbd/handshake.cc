@@ -65,7 +65,9 @@ Status Handshake::SendGreeting() {
   Store64(g + 8, kOptionMagic);
   Store16(g + 16, kFlagFixedNewstyle | kFlagNoZeroes);
   iovec iov{g, sizeof(g)};
-  return transport_->WriteAll(&iov, 1);
+  Status s = transport_->WriteAll(&iov, 1);
+  if (!s.ok()) stats_->Error(ErrorKind::kHandshakeDisconnect);
+  return s;
 }
 
 Status Handshake::ReadClientFlags() {
@@ -188,7 +190,7 @@ bool Handshake::Reply(uint32_t option, uint32_t type, const void* payload, size_
   Store32(h + 16, static_cast<uint32_t>(length));
   iovec iov[2] = {{h, sizeof(h)}, {const_cast<void*>(payload), length}};
   if (!transport_->WriteAll(iov, length > 0 ? 2 : 1).ok()) {
-    if (!send_failed_ && !quiet_send_failure_) stats_->Error(ErrorKind::kSendFailed);
+    if (!send_failed_ && !quiet_send_failure_) stats_->Error(ErrorKind::kHandshakeDisconnect);
     send_failed_ = true;
     return false;
   }
@@ -218,7 +220,7 @@ Handshake::Next Handshake::HandleExportName(const std::vector<uint8_t>& data, Ne
   Store16(r + 8, out->transmission_flags);
   iovec iov{r, no_zeroes_ ? size_t{10} : sizeof(r)};
   if (!transport_->WriteAll(&iov, 1).ok()) {
-    stats_->Error(ErrorKind::kSendFailed);
+    stats_->Error(ErrorKind::kHandshakeDisconnect);
     close_reason_ = Status::Aborted("export reply could not be sent");
     return Next::kClose;
   }

@@ -70,8 +70,8 @@ class ThreadedVolume final : public Volume {
     Queue([=, this, done = std::move(done)]() mutable {
       inner_->SubmitBlockStatus(offset, length,
                                 [this, done = std::move(done)](Status s, std::vector<Extent> e) {
-                                  done(std::move(s), std::move(e));
                                   Done();
+                                  done(std::move(s), std::move(e));
                                 });
     });
   }
@@ -108,9 +108,11 @@ class ThreadedVolume final : public Volume {
     cv_.SignalAll();
   }
   Completion Wrap(Completion done) {
+    // Counted out before the caller hears of it, so that a caller that
+    // submits more from its completion never sees its own limit exceeded.
     return [this, done = std::move(done)](Status s) {
-      done(std::move(s));
       Done();
+      done(std::move(s));
     };
   }
   void Done() {

@@ -1,0 +1,600 @@
+// The NBD server through a byte-level client: the handshake, every command,
+// and the negative table of server.cc, each bad case followed by a check
+// that the session (when the protocol keeps it) and a second connection
+// still work.
+#include "nbd/server.h"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "nbd/handshake.h"
+#include "nbd/raw_client.h"
+#include "testing/memory_volume.h"
+
+namespace arcstore::nbd {
+namespace {
+
+using testing::RawClient;
+using testing::OptionReply;
+
+// Polls `pred` until it holds or 10 s pass (the server updates stats and
+// frees sessions on its own threads).
+template <typename Pred>
+bool WaitUntil(Pred pred) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 9));
+  return v;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbd_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    options_.socket_path = dir_ + "/s.sock";
+    options_.max_payload_bytes = 1 << 20;
+    options_.max_connections = 8;
+    StartServer();
+  }
+  void TearDown() override {
+    server_.reset();
+    ::rmdir(dir_.c_str());
+  }
+  void StartServer() {
+    VolumeInfo rw{"vol", 1, 1 << 20, 4096, "off"};
+    VolumeInfo ro{"ro", 2, 64 << 10, 4096, "off"};
+    vol_ = std::make_shared<arcstore::testing::MemoryVolume>(rw);
+    ro_vol_ = std::make_shared<arcstore::testing::MemoryVolume>(ro);
+    std::vector<Export> exports = {{"vol", vol_, false, "the rw volume"}, {"ro", ro_vol_, true, ""}};
+    auto s = Server::Start(options_, exports, &registry_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  int64_t Stat(const char* module, const char* name) {
+    return registry_.TakeSnapshot().Get(module, name);
+  }
+  bool StatReaches(const char* name, int64_t value) {
+    return WaitUntil([&] { return Stat("nbd", name) >= value; });
+  }
+  // A fresh connection does a write and reads it back.
+  void ExpectHealthy() {
+    RawClient c(options_.socket_path);
+    ASSERT_NE(c.Connect("vol", /*structured=*/true), 0);
+    std::vector<uint8_t> w = Pattern(8192, 3), r;
+    ASSERT_EQ(c.Do(kCmdWrite, 4096, 8192, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdRead, 4096, 8192, 0, nullptr, &r), 0u);
+    EXPECT_EQ(r, w);
+  }
+
+  std::string dir_;
+  ServerOptions options_;
+  stats::Registry registry_;
+  std::shared_ptr<arcstore::testing::MemoryVolume> vol_, ro_vol_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, SocketIsCreatedWithMode0600) {
+  struct stat st;
+  ASSERT_EQ(::stat(options_.socket_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(ServerTest, ListAndInfoDescribeExports) {
+  RawClient c(options_.socket_path);
+  c.Greet();
+  c.SendOption(kOptList, {});
+  auto list = c.ReadOptionReplies();
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].type, kRepServer);
+  EXPECT_EQ(std::string(list[0].data.begin() + 4, list[0].data.begin() + 7), "vol");
+  EXPECT_EQ(std::string(list[0].data.begin() + 7, list[0].data.end()), "the rw volume");
+  EXPECT_EQ(list[2].type, kRepAck);
+
+  c.SendOption(kOptInfo, RawClient::GoData("vol", {kInfoBlockSize, kInfoName, kInfoDescription}));
+  bool saw_export = false, saw_block = false, saw_name = false;
+  for (const OptionReply& r : c.ReadOptionReplies()) {
+    if (r.type != kRepInfo) {
+      EXPECT_EQ(r.type, kRepAck);
+      continue;
+    }
+    uint16_t t = Load16(r.data.data());
+    if (t == kInfoExport) {
+      saw_export = true;
+      EXPECT_EQ(Load64(&r.data[2]), 1u << 20);
+      uint16_t f = Load16(&r.data[10]);
+      EXPECT_EQ(f, kTxHasFlags | kTxSendFlush | kTxSendFua | kTxSendTrim | kTxSendWriteZeroes |
+                       kTxCanMultiConn | kTxSendCache | kTxSendFastZero);
+    } else if (t == kInfoBlockSize) {
+      saw_block = true;
+      EXPECT_EQ(Load32(&r.data[2]), 1u);
+      EXPECT_EQ(Load32(&r.data[6]), 4096u);
+      EXPECT_EQ(Load32(&r.data[10]), 1u << 20);
+    } else if (t == kInfoName) {
+      saw_name = true;
+      EXPECT_EQ(std::string(r.data.begin() + 2, r.data.end()), "vol");
+    }
+  }
+  EXPECT_TRUE(saw_export && saw_block && saw_name);
+  // INFO does not end the handshake: ABORT is still answered.
+  c.SendOption(kOptAbort, {});
+  auto a = c.ReadOptionReplies();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, kRepAck);
+  EXPECT_TRUE(c.Closed());
+}
+
+TEST_F(ServerTest, ExportNameHonoursNoZeroes) {
+  for (bool no_zeroes : {true, false}) {
+    RawClient c(options_.socket_path);
+    c.Greet(kClientFlagFixedNewstyle | (no_zeroes ? kClientFlagNoZeroes : 0));
+    c.SendOption(kOptExportName, {'r', 'o'});
+    uint8_t r[10 + 124];
+    ASSERT_TRUE(c.Recv(r, no_zeroes ? 10 : sizeof(r)));
+    EXPECT_EQ(Load64(r), 64u << 10);
+    EXPECT_EQ(Load16(r + 8) & kTxReadOnly, kTxReadOnly);
+    EXPECT_EQ(Load16(r + 8) & kTxSendDf, 0);  // no structured replies
+    // Transmission: a simple-reply read works.
+    std::vector<uint8_t> data;
+    EXPECT_EQ(c.Do(kCmdRead, 0, 512, 0, nullptr, &data), 0u);
+    EXPECT_EQ(data, std::vector<uint8_t>(512, 0));
+  }
+}
+
+TEST_F(ServerTest, SimpleRepliesRoundTrip) {
+  RawClient c(options_.socket_path);
+  uint16_t flags = c.Connect("vol", /*structured=*/false);
+  EXPECT_EQ(flags & kTxSendDf, 0);
+  std::vector<uint8_t> w = Pattern(10000, 1), r;
+  ASSERT_EQ(c.Do(kCmdWrite, 1000, 10000, kCmdFlagFua, &w), 0u);
+  EXPECT_EQ(vol_->fua_writes(), 1u);
+  ASSERT_EQ(c.Do(kCmdRead, 1000, 10000, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, w);
+  ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  EXPECT_EQ(vol_->flushes(), 1u);
+  ASSERT_EQ(c.Do(kCmdCache, 0, 65536), 0u);
+  ASSERT_EQ(c.Do(kCmdWriteZeroes, 1000, 100), 0u);
+  ASSERT_EQ(c.Do(kCmdRead, 1000, 200, 0, nullptr, &r), 0u);
+  EXPECT_EQ(std::vector<uint8_t>(r.begin(), r.begin() + 100), std::vector<uint8_t>(100, 0));
+  EXPECT_EQ(std::vector<uint8_t>(r.begin() + 100, r.end()),
+            std::vector<uint8_t>(w.begin() + 100, w.begin() + 200));
+  // BLOCK_STATUS needs a meta context, and DF needs structured replies.
+  EXPECT_EQ(c.Do(kCmdBlockStatus, 0, 4096), kEInval);
+  EXPECT_EQ(c.Do(kCmdRead, 0, 4096, kCmdFlagDf), kEInval);
+  EXPECT_EQ(Stat("nbd_export.vol", "write_ops"), 1);
+  EXPECT_EQ(Stat("nbd_export.vol", "write_bytes"), 10000);
+}
+
+TEST_F(ServerTest, StructuredReadSendsHolesForUnwrittenAndTrimmedRecords) {
+  RawClient c(options_.socket_path);
+  uint16_t flags = c.Connect("vol", /*structured=*/true, /*meta=*/true);
+  EXPECT_NE(flags & kTxSendDf, 0);
+  std::vector<uint8_t> w = Pattern(3 * 4096, 9), r;
+  ASSERT_EQ(c.Do(kCmdWrite, 4 * 4096, 3 * 4096, 0, &w), 0u);
+  ASSERT_EQ(c.Do(kCmdTrim, 5 * 4096, 4096, kCmdFlagFua), 0u);
+  uint64_t flushes = vol_->flushes();
+  EXPECT_EQ(flushes, 1u);  // FUA on a trim flushes after it
+  c.last_chunks().clear();
+  ASSERT_EQ(c.Do(kCmdRead, 2 * 4096, 6 * 4096, 0, nullptr, &r), 0u);
+  // hole [2,4) data [4,5) hole [5,6) data [6,7) hole [7,8) (in records)
+  std::vector<std::pair<uint16_t, uint64_t>> want = {
+      {kReplyTypeOffsetHole, 2}, {kReplyTypeOffsetData, 4}, {kReplyTypeOffsetHole, 5},
+      {kReplyTypeOffsetData, 6}, {kReplyTypeOffsetHole, 7}};
+  ASSERT_EQ(c.last_chunks().size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) {
+    EXPECT_EQ(c.last_chunks()[i].type, want[i].first) << i;
+    EXPECT_EQ(Load64(c.last_chunks()[i].payload.data()), want[i].second * 4096) << i;
+    EXPECT_EQ((c.last_chunks()[i].flags & kReplyFlagDone) != 0, i + 1 == want.size());
+  }
+  std::vector<uint8_t> expect(6 * 4096, 0);
+  std::copy(w.begin(), w.begin() + 4096, expect.begin() + 2 * 4096);
+  std::copy(w.begin() + 8192, w.end(), expect.begin() + 4 * 4096);
+  EXPECT_EQ(r, expect);
+  // DF: one content chunk with the zeros in it.
+  c.last_chunks().clear();
+  ASSERT_EQ(c.Do(kCmdRead, 2 * 4096, 6 * 4096, kCmdFlagDf, nullptr, &r), 0u);
+  EXPECT_EQ(r, expect);
+  ASSERT_EQ(c.last_chunks().size(), 1u);
+  EXPECT_EQ(c.last_chunks()[0].type, kReplyTypeOffsetData);
+}
+
+TEST_F(ServerTest, BlockStatusReportsAllocation) {
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true, true), 0);
+  std::vector<uint8_t> w = Pattern(4096, 2);
+  ASSERT_EQ(c.Do(kCmdWrite, 8192, 4096, 0, &w), 0u);
+  ASSERT_EQ(c.Do(kCmdWriteZeroes, 16384, 4096, kCmdFlagNoHole), 0u);
+  c.last_chunks().clear();
+  ASSERT_EQ(c.Do(kCmdBlockStatus, 0, 32768), 0u);
+  ASSERT_EQ(c.last_chunks().size(), 1u);
+  const auto& p = c.last_chunks()[0].payload;
+  EXPECT_EQ(c.last_chunks()[0].type, kReplyTypeBlockStatus);
+  EXPECT_EQ(Load32(p.data()), kAllocationContextId);
+  // [0,8K) hole, [8K,12K) data, [12K,16K) hole, [16K,20K) data (NO_HOLE), rest hole
+  std::vector<std::pair<uint32_t, uint32_t>> want = {{8192, 3}, {4096, 0}, {4096, 3},
+                                                     {4096, 0}, {12288, 3}};
+  ASSERT_EQ(p.size(), 4 + 8 * want.size());
+  for (size_t i = 0; i < want.size(); i++) {
+    EXPECT_EQ(Load32(&p[4 + 8 * i]), want[i].first) << i;
+    EXPECT_EQ(Load32(&p[8 + 8 * i]), want[i].second) << i;
+  }
+  c.last_chunks().clear();
+  ASSERT_EQ(c.Do(kCmdBlockStatus, 0, 32768, kCmdFlagReqOne), 0u);
+  EXPECT_EQ(c.last_chunks()[0].payload.size(), 12u);
+}
+
+TEST_F(ServerTest, MetaContextNegotiation) {
+  RawClient c(options_.socket_path);
+  c.Greet();
+  // Out of order: meta contexts before structured replies.
+  c.SendOption(kOptSetMetaContext, RawClient::MetaData("vol", {kAllocationContext}));
+  auto r = c.ReadOptionReplies();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].type, kRepErrInvalid);
+  c.SendOption(kOptStructuredReply, {});
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepAck);
+  c.SendOption(kOptStructuredReply, {});  // twice
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  c.SendOption(kOptListMetaContext, RawClient::MetaData("vol", {}));
+  r = c.ReadOptionReplies();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].type, kRepMetaContext);
+  EXPECT_EQ(std::string(r[0].data.begin() + 4, r[0].data.end()), kAllocationContext);
+  c.SendOption(kOptListMetaContext, RawClient::MetaData("vol", {"base:"}));
+  EXPECT_EQ(c.ReadOptionReplies().size(), 2u);
+  c.SendOption(kOptSetMetaContext, RawClient::MetaData("vol", {"qemu:dirty-bitmap:x", "base:"}));
+  EXPECT_EQ(c.ReadOptionReplies().size(), 1u);  // nothing selected, just ACK
+  c.SendOption(kOptSetMetaContext, RawClient::MetaData("vol", {"nocolon"}));
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  c.SendOption(kOptSetMetaContext, RawClient::MetaData("nope", {kAllocationContext}));
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrUnknown);
+  // Truncated query list.
+  std::vector<uint8_t> bad = RawClient::MetaData("vol", {kAllocationContext});
+  bad.resize(bad.size() - 3);
+  c.SendOption(kOptSetMetaContext, bad);
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  // Selected for "ro", then GO "vol": block status is not allowed.
+  c.SendOption(kOptSetMetaContext, RawClient::MetaData("ro", {kAllocationContext}));
+  EXPECT_EQ(c.ReadOptionReplies().size(), 2u);
+  c.SendOption(kOptGo, RawClient::GoData("vol"));
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepAck);
+  EXPECT_EQ(c.Do(kCmdBlockStatus, 0, 4096), kEInval);
+  EXPECT_GE(Stat("nbd", "err_not_negotiated"), 1);
+}
+
+TEST_F(ServerTest, BadOptionsAreAnsweredAndTheSessionGoesOn) {
+  RawClient c(options_.socket_path);
+  c.Greet();
+  c.SendOption(42, {1, 2, 3});
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrUnsup);
+  c.SendOption(kOptStartTls, {});
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrUnsup);
+  c.SendOption(kOptList, {1});
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  c.SendOption(kOptGo, RawClient::GoData("nope"));
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrUnknown);
+  c.SendOption(kOptGo, RawClient::GoData(std::string(4097, 'x')));
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  std::vector<uint8_t> go = RawClient::GoData("vol", {kInfoName});
+  go.pop_back();  // length no longer matches the info count
+  c.SendOption(kOptGo, go);
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  c.SendOption(kOptGo, {0, 0});  // shorter than the fixed fields
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepErrInvalid);
+  // Still negotiating: a good GO works.
+  c.SendOption(kOptGo, RawClient::GoData("vol"));
+  EXPECT_EQ(c.ReadOptionReplies().back().type, kRepAck);
+  EXPECT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  EXPECT_EQ(Stat("nbd", "err_unknown_option"), 2);
+  EXPECT_EQ(Stat("nbd", "err_invalid_option"), 4);
+}
+
+// Cases where the protocol (or the server's limits) ends the session.
+TEST_F(ServerTest, HardDisconnectCases) {
+  struct Case {
+    const char* name;
+    std::function<void(RawClient&)> act;
+    const char* stat;
+  };
+  std::vector<Case> cases = {
+      {"unknown client flags", [](RawClient& c) { c.Greet(1u << 7); }, "err_bad_client_flags"},
+      {"bad option magic",
+       [](RawClient& c) {
+         c.Greet();
+         c.SendOption(kOptList, {}, 0x1122334455667788ULL);
+       },
+       "err_bad_magic"},
+      {"oversized option",
+       [](RawClient& c) {
+         c.Greet();
+         c.SendOption(kOptGo, std::vector<uint8_t>(kMaxOptionDataBytes + 1));
+       },
+       "err_oversized_option"},
+      {"export name over 4096 bytes",
+       [](RawClient& c) {
+         c.Greet();
+         c.SendOption(kOptExportName, std::vector<uint8_t>(4097, 'a'));
+       },
+       "err_invalid_option"},
+      {"unknown export name",
+       [](RawClient& c) {
+         c.Greet();
+         c.SendOption(kOptExportName, {'x'});
+       },
+       "err_unknown_export"},
+      {"bad request magic",
+       [](RawClient& c) {
+         ASSERT_NE(c.Connect("vol", true), 0);
+         c.SendRequest(kCmdRead, 0, 512, 1, 0, nullptr, 0, 0x12560953);
+       },
+       "err_bad_magic"},
+      {"write past the drain limit",
+       [](RawClient& c) {
+         ASSERT_NE(c.Connect("vol", true), 0);
+         c.SendRequest(kCmdWrite, 0, 33 << 20, 1);
+       },
+       "err_oversized_payload"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    int64_t before = Stat("nbd", k.stat);
+    RawClient c(options_.socket_path);
+    k.act(c);
+    EXPECT_TRUE(c.Closed());
+    EXPECT_TRUE(StatReaches(k.stat, before + 1));
+    ExpectHealthy();
+  }
+  EXPECT_TRUE(WaitUntil([&] { return server_->active_connections() == 0; }));
+}
+
+TEST_F(ServerTest, BadRequestsGetTheirErrors) {
+  for (bool structured : {false, true}) {
+    SCOPED_TRACE(structured ? "structured" : "simple");
+    RawClient c(options_.socket_path);
+    ASSERT_NE(c.Connect("vol", structured), 0);
+    const uint64_t size = c.size_bytes();
+    std::vector<uint8_t> w = Pattern(4096, 5);
+    EXPECT_EQ(c.Do(99, 0, 0), kEInval);                                   // unknown command
+    EXPECT_EQ(c.Do(kCmdWrite, 0, 4096, kCmdFlagNoHole, &w), kEInval);     // flag not for WRITE
+    EXPECT_EQ(c.Do(kCmdRead, 0, 4096, 1u << 15), kEInval);                // unknown flag
+    EXPECT_EQ(c.Do(kCmdWriteZeroes, 0, 4096, kCmdFlagReqOne), kEInval);
+    EXPECT_EQ(c.Do(kCmdFlush, 8, 0), kEInval);                            // FLUSH offset must be 0
+    EXPECT_EQ(c.Do(kCmdRead, size - 4096, 8192), kEInval);                // past the end
+    EXPECT_EQ(c.Do(kCmdRead, UINT64_MAX - 100, 4096), kEInval);           // overflowing
+    EXPECT_EQ(c.Do(kCmdTrim, size, 1), kEInval);
+    EXPECT_EQ(c.Do(kCmdCache, size + 1, 0), kEInval);
+    EXPECT_EQ(c.Do(kCmdWrite, size - 2048, 4096, 0, &w), kENoSpc);        // payload drained
+    EXPECT_EQ(c.Do(kCmdWriteZeroes, UINT64_MAX, 2), kENoSpc);
+    EXPECT_EQ(c.Do(kCmdRead, 0, (1 << 20) + 1), structured ? kEOverflow : kEInval);
+    std::vector<uint8_t> big((1 << 20) + 4096, 7);                        // over max payload
+    EXPECT_EQ(c.Do(kCmdWrite, 0, static_cast<uint32_t>(big.size()), 0, &big), kEInval);
+    // The session goes on, and nothing of the refused writes landed.
+    std::vector<uint8_t> r;
+    EXPECT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
+    EXPECT_EQ(r, std::vector<uint8_t>(4096, 0));
+    EXPECT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), 0u);
+    EXPECT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
+    EXPECT_EQ(r, w);
+    EXPECT_EQ(c.Do(kCmdWriteZeroes, 0, 4096), 0u);
+  }
+  EXPECT_EQ(Stat("nbd", "err_unknown_command"), 2);
+  EXPECT_EQ(Stat("nbd", "err_bad_flags"), 6);
+  EXPECT_EQ(Stat("nbd", "err_oversized_payload"), 4);
+  EXPECT_EQ(Stat("nbd_export.vol", "write_errors"), 6);
+  ExpectHealthy();
+}
+
+TEST_F(ServerTest, ReadOnlyExportRefusesWrites) {
+  RawClient c(options_.socket_path);
+  uint16_t flags = c.Connect("ro", true);
+  EXPECT_EQ(flags & (kTxReadOnly | kTxSendTrim | kTxSendWriteZeroes),
+            kTxReadOnly);
+  std::vector<uint8_t> w = Pattern(4096, 5), r;
+  EXPECT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), kEPerm);
+  EXPECT_EQ(c.Do(kCmdWrite, 0, 4096, kCmdFlagFua, &w), kEPerm);
+  EXPECT_EQ(c.Do(kCmdTrim, 0, 4096), kEPerm);
+  EXPECT_EQ(c.Do(kCmdWriteZeroes, 0, 4096), kEPerm);
+  EXPECT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, std::vector<uint8_t>(4096, 0));
+  EXPECT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  EXPECT_EQ(ro_vol_->writes(), 0u);
+  EXPECT_EQ(Stat("nbd", "err_read_only"), 4);
+}
+
+TEST_F(ServerTest, FastZeroIsRefusedByTheMemoryVolumeOnlyIfItSaysSo) {
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  // MemoryVolume zeroes in memory: fast. The flag must reach the volume and
+  // the request succeed.
+  std::vector<uint8_t> w = Pattern(8192, 4), r;
+  ASSERT_EQ(c.Do(kCmdWrite, 0, 8192, 0, &w), 0u);
+  EXPECT_EQ(c.Do(kCmdWriteZeroes, 0, 8192, kCmdFlagFastZero | kCmdFlagFua), 0u);
+  EXPECT_EQ(c.Do(kCmdRead, 0, 8192, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, std::vector<uint8_t>(8192, 0));
+}
+
+TEST_F(ServerTest, DisconnectsAtAnyPointAreCleanedUp) {
+  std::vector<std::function<void(RawClient&)>> acts = {
+      [](RawClient& c) {},  // before reading the greeting
+      [](RawClient& c) {
+        uint8_t g[18];
+        c.Recv(g, sizeof(g));
+        c.Send("\0\0", 2);  // half the client flags
+      },
+      [](RawClient& c) {
+        c.Greet();
+        uint8_t h[10] = {};
+        Store64(h, kOptionMagic);
+        c.Send(h, sizeof(h));  // half an option header
+      },
+      [](RawClient& c) {
+        c.Greet();
+        c.SendOption(kOptGo, {});
+        // ...and never read the reply
+      },
+      [](RawClient& c) {
+        c.Greet();
+        uint8_t h[16];
+        Store64(h, kOptionMagic);
+        Store32(h + 8, kOptGo);
+        Store32(h + 12, 100);
+        c.Send(h, 16);
+        c.Send(h, 10);  // 10 of 100 data bytes
+      },
+      [](RawClient& c) {
+        ASSERT_NE(c.Connect("vol", true), 0);
+        uint8_t h[12] = {};
+        Store32(h, kRequestMagic);
+        c.Send(h, sizeof(h));  // half a request header
+      },
+      [](RawClient& c) {
+        ASSERT_NE(c.Connect("vol", false), 0);
+        std::vector<uint8_t> half(2048, 1);
+        c.SendRequest(kCmdWrite, 0, 4096, 1, 0, half.data(), half.size());  // half a payload
+      },
+      [](RawClient& c) {
+        ASSERT_NE(c.Connect("vol", true), 0);
+        for (int i = 0; i < 32; i++) c.SendRequest(kCmdRead, 0, 65536, i);  // replies unread
+      },
+  };
+  for (size_t i = 0; i < acts.size(); i++) {
+    SCOPED_TRACE(i);
+    {
+      RawClient c(options_.socket_path);
+      acts[i](c);
+    }
+    ExpectHealthy();
+    EXPECT_TRUE(WaitUntil([&] { return server_->active_connections() == 0; }));
+  }
+  EXPECT_TRUE(StatReaches("err_request_disconnect", 2));
+  EXPECT_TRUE(StatReaches("err_handshake_disconnect", 5)) << Stat("nbd", "err_handshake_disconnect");
+  EXPECT_EQ(Stat("nbd", "connections_active"), 0);
+}
+
+TEST_F(ServerTest, DiscAnswersOutstandingRequestsThenCloses) {
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  std::vector<uint8_t> w = Pattern(4096, 8);
+  c.SendRequest(kCmdWrite, 0, 4096, 7, 0, w.data(), w.size());
+  c.SendRequest(kCmdDisc, 0, 0, 8);
+  testing::Chunk reply;
+  ASSERT_TRUE(c.ReadChunk(&reply));
+  EXPECT_EQ(reply.cookie, 7u);
+  EXPECT_EQ(reply.error, 0u);
+  EXPECT_TRUE(c.Closed());
+}
+
+TEST_F(ServerTest, ConnectionsPastTheLimitAreRefusedWithAReason) {
+  server_.reset();
+  options_.max_connections = 2;
+  StartServer();
+  RawClient a(options_.socket_path), b(options_.socket_path);
+  ASSERT_NE(a.Connect("vol", true), 0);
+  ASSERT_NE(b.Connect("vol", true), 0);
+  {
+    RawClient c(options_.socket_path);
+    c.Greet();
+    c.SendOption(kOptGo, RawClient::GoData("vol"));
+    auto r = c.ReadOptionReplies();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].type, kRepErrPolicy);
+    EXPECT_NE(std::string(r[0].data.begin(), r[0].data.end()).find("max_connections"),
+              std::string::npos);
+    c.SendOption(kOptAbort, {});
+    EXPECT_EQ(c.ReadOptionReplies().back().type, kRepAck);
+  }
+  EXPECT_EQ(Stat("nbd", "connections_refused"), 1);
+  // The two served clients never noticed.
+  EXPECT_EQ(a.Do(kCmdFlush, 0, 0), 0u);
+  EXPECT_EQ(b.Do(kCmdFlush, 0, 0), 0u);
+  // Once one leaves, a new client is served.
+  a.SendRequest(kCmdDisc, 0, 0, 99);
+  EXPECT_TRUE(WaitUntil([&] { return server_->active_connections() == 1; }));
+  ExpectHealthy();
+}
+
+TEST(ServerOptionsTest, ValidateNamesTheOption) {
+  ServerOptions o;
+  EXPECT_NE(o.Validate().message().find("socket_path"), std::string::npos);
+  o.socket_path = "/tmp/x.sock";
+  EXPECT_TRUE(o.Validate().ok());
+  o.listen_address = "127.0.0.1:1";
+  EXPECT_FALSE(o.Validate().ok());
+  o.socket_path.clear();
+  EXPECT_TRUE(o.Validate().ok());
+  o.listen_address = "10.0.0.1:1";
+  EXPECT_NE(o.Validate().message().find("loopback"), std::string::npos);
+  o.listen_address = "127.0.0.1:70000";
+  EXPECT_FALSE(o.Validate().ok());
+  o.listen_address = "localhost:0";
+  EXPECT_TRUE(o.Validate().ok());
+  o.max_payload_bytes = 4096;
+  EXPECT_NE(o.Validate().message().find("max_payload_bytes"), std::string::npos);
+  o.max_payload_bytes = 32 << 20;
+  o.max_connections = 0;
+  EXPECT_NE(o.Validate().message().find("max_connections"), std::string::npos);
+  o.max_connections = 1;
+  o.max_in_flight_per_connection = 0;
+  EXPECT_NE(o.Validate().message().find("max_in_flight_per_connection"), std::string::npos);
+  o.max_in_flight_per_connection = 1;
+  o.socket_path = std::string(200, 'x');
+  o.listen_address.clear();
+  EXPECT_NE(o.Validate().message().find("socket_path"), std::string::npos);
+}
+
+TEST(ServerOptionsTest, ExportsAreChecked) {
+  ServerOptions o;
+  o.socket_path = "/tmp/x.sock";
+  auto v = std::make_shared<arcstore::testing::MemoryVolume>(VolumeInfo{"a", 1, 1 << 20, 4096, ""});
+  EXPECT_FALSE(ValidateExports({}, o).ok());
+  EXPECT_TRUE(ValidateExports({{"a", v, false, ""}}, o).ok());
+  EXPECT_FALSE(ValidateExports({{"a", v, false, ""}, {"a", v, false, ""}}, o).ok());
+  EXPECT_FALSE(ValidateExports({{"a", nullptr, false, ""}}, o).ok());
+  EXPECT_FALSE(ValidateExports({{std::string(4097, 'a'), v, false, ""}}, o).ok());
+  o.default_export = "b";
+  EXPECT_FALSE(ValidateExports({{"a", v, false, ""}}, o).ok());
+}
+
+TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
+  char tmpl[] = "/tmp/nbd_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  ServerOptions o;
+  o.socket_path = std::string(tmpl) + "/s.sock";
+  auto v = std::make_shared<arcstore::testing::MemoryVolume>(VolumeInfo{"a", 1, 1 << 20, 4096, ""});
+  auto first = Server::Start(o, {{"a", v, false, ""}});
+  ASSERT_TRUE(first.ok());
+  auto second = Server::Start(o, {{"a", v, false, ""}});
+  EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
+  // The refused server did not remove the live socket.
+  RawClient c(o.socket_path);
+  EXPECT_TRUE(c.connected());
+  first->reset();
+  EXPECT_NE(::access(o.socket_path.c_str(), F_OK), 0);  // removed on shutdown
+  // A stale socket file (no server behind it) is replaced.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, o.socket_path.c_str(), sizeof(a.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ::close(fd);
+  auto third = Server::Start(o, {{"a", v, false, ""}});
+  EXPECT_TRUE(third.ok()) << third.status().ToString();
+  third->reset();
+  ::rmdir(tmpl);
+}
+
+}  // namespace
+}  // namespace arcstore::nbd
