@@ -5,6 +5,7 @@
 
 #include "bench/fio_format.h"
 #include "bench/report.h"
+#include "bench/view.h"
 #include "stats/registry.h"
 
 namespace arcstore::bench {
@@ -105,6 +106,7 @@ ordered_json ArcstoreJobJson(const JobResult& r) {
                    {"errors", r.verify_errors},
                    {"first_error", r.first_verify_error}};
   }
+  if (r.arcstore_delta) a["view"] = BuildView(r, r.region_bytes).ToJson();
   if (r.arcstore_delta) a["stats_delta"] = ordered_json::parse(stats::ToJson(*r.arcstore_delta, -1));
   return a;
 }

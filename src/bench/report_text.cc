@@ -9,6 +9,7 @@
 
 #include "bench/fio_format.h"
 #include "bench/report.h"
+#include "bench/view.h"
 
 namespace arcstore::bench {
 namespace {
@@ -214,6 +215,7 @@ std::string FormatText(const RunResult& run) {
                      static_cast<unsigned long long>(r.dirs[kTrim].total_ios));
     out += StrFormat("     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
                      r.job != nullptr ? r.job->iodepth : 1);
+    out += BuildView(r, r.region_bytes).ToText();
     if (r.error != 0) out += "  error: " + r.error_text + "\n";
     out += "\n";
   }

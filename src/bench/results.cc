@@ -47,11 +47,14 @@ void JobResult::Merge(const JobResult& o) {
     error_text = o.error_text;
   }
   jobs += o.jobs;
+  bool new_volume = false;
   for (const auto& v : o.volume_names) {
     if (std::find(volume_names.begin(), volume_names.end(), v) == volume_names.end()) {
       volume_names.push_back(v);
+      new_volume = true;
     }
   }
+  region_bytes = new_volume ? region_bytes + o.region_bytes : std::max(region_bytes, o.region_bytes);
 }
 
 uint64_t BwBytesPerSec(const DirStats& d) {

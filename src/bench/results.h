@@ -62,6 +62,7 @@ struct JobResult {
   // arcstore's own view: the stats delta over the job, when a hook gave one.
   std::shared_ptr<const stats::Snapshot> arcstore_delta;
   std::vector<std::string> volume_names;
+  uint64_t region_bytes = 0;  // bytes of volume the job covered (working set)
 
   void Merge(const JobResult& o);
 };

@@ -133,6 +133,7 @@ Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::ato
   t->result.groupid = t->groupid;
   t->result.job = &j;
   t->result.volume_names = {req.name};
+  t->result.region_bytes = io_bytes;
   return Status::Ok();
 }
 

@@ -1,0 +1,125 @@
+#include "bench/view.h"
+
+#include "bench/fio_format.h"
+
+namespace arcstore::bench {
+namespace {
+
+std::optional<int64_t> Find(const stats::Snapshot& s, std::string_view module, std::string_view name) {
+  const stats::StatValue* v = s.Find(module, name);
+  if (v == nullptr) return std::nullopt;
+  if (v->info.kind == stats::Kind::kCounter) return static_cast<int64_t>(v->counter);
+  if (v->info.kind == stats::Kind::kGauge) return v->gauge;
+  return std::nullopt;
+}
+
+std::string Bytes(uint64_t b) { return Num2Str(b, 4, true, N2SUnit::kBytes); }
+
+std::string Ns(uint64_t ns) {
+  if (ns >= 1'000'000'000) return StrFormat("%.2fs", static_cast<double>(ns) / 1e9);
+  if (ns >= 1'000'000) return StrFormat("%.2fms", static_cast<double>(ns) / 1e6);
+  return StrFormat("%lluus", static_cast<unsigned long long>(ns / 1000));
+}
+
+}  // namespace
+
+ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
+  ArcstoreView v;
+  v.region_bytes = region_bytes;
+  if (!job.arcstore_delta) return v;
+  const stats::Snapshot& s = *job.arcstore_delta;
+  auto hits = Find(s, "arcstats", "demand_data_hits");
+  auto misses = Find(s, "arcstats", "demand_data_misses");
+  if (!hits || !misses) {
+    hits = Find(s, "arcstats", "hits");
+    misses = Find(s, "arcstats", "misses");
+  }
+  if (hits && misses && *hits + *misses > 0) {
+    v.arc_read_share = static_cast<double>(*hits) / static_cast<double>(*hits + *misses);
+    v.empty = false;
+  }
+  if (auto c = Find(s, "arcstats", "c")) {
+    v.arc_c_bytes = static_cast<uint64_t>(*c);
+    v.region_fits_in_c = region_bytes <= *v.arc_c_bytes;
+    v.empty = false;
+  }
+  if (auto size = Find(s, "arcstats", "size")) v.arc_size_bytes = static_cast<uint64_t>(*size);
+  for (const stats::StatValue& sv : s.values) {
+    if (sv.info.module != "txg" || sv.info.name.rfind("syncs_", 0) != 0) continue;
+    v.empty = false;
+    if (sv.counter == 0) continue;
+    v.syncs_by_reason[sv.info.name.substr(6)] = sv.counter;
+    v.txgs += sv.counter;
+  }
+  auto get_u = [&](const char* m, const char* n) -> std::optional<uint64_t> {
+    auto x = Find(s, m, n);
+    if (!x) return std::nullopt;
+    return static_cast<uint64_t>(*x);
+  };
+  v.delay_ns = get_u("txg", "delay_ns");
+  v.blocked_ns = get_u("txg", "blocked_ns");
+  v.memory_throttle_count = get_u("txg", "memory_throttle_count");
+  if (v.empty) return v;
+  const bool reads = job.dirs[kRead].total_ios > 0;
+  const bool writes = job.dirs[kWrite].total_ios > 0;
+  if (reads && v.arc_read_share && *v.arc_read_share > 0.5) {
+    v.warnings.push_back(StrFormat(
+        "%.1f%% of reads were served by the ARC: the read figures are cache figures, not device figures",
+        *v.arc_read_share * 100.0));
+  }
+  if (reads && v.region_fits_in_c && *v.region_fits_in_c) {
+    v.warnings.push_back("the job's region (" + Bytes(region_bytes) + ") fits in the ARC target c (" +
+                         Bytes(*v.arc_c_bytes) + "): use a larger size or --arc-max to measure the device");
+  }
+  if (writes && v.txgs == 0 && job.sync_ios == 0 && !(job.job && job.job->sync)) {
+    v.warnings.push_back(
+        "no txg was synced during the job: the write figures measured memory, not the device");
+  }
+  return v;
+}
+
+nlohmann::ordered_json ArcstoreView::ToJson() const {
+  nlohmann::ordered_json j;
+  if (arc_read_share) j["arc_read_share"] = *arc_read_share;
+  if (arc_c_bytes) j["arc_c_bytes"] = *arc_c_bytes;
+  if (arc_size_bytes) j["arc_size_bytes"] = *arc_size_bytes;
+  if (region_fits_in_c) j["region_fits_in_c"] = *region_fits_in_c;
+  j["region_bytes"] = region_bytes;
+  j["txgs"] = txgs;
+  j["syncs_by_reason"] = syncs_by_reason;
+  if (delay_ns) j["throttle_delay_ns"] = *delay_ns;
+  if (blocked_ns) j["throttle_blocked_ns"] = *blocked_ns;
+  if (memory_throttle_count) j["memory_throttle_count"] = *memory_throttle_count;
+  j["warnings"] = warnings;
+  return j;
+}
+
+std::string ArcstoreView::ToText() const {
+  if (empty) return "";
+  std::string line = "  arcstore     : ";
+  std::vector<std::string> parts;
+  if (arc_read_share) parts.push_back(StrFormat("reads from ARC=%.1f%%", *arc_read_share * 100.0));
+  if (arc_c_bytes) {
+    parts.push_back("c=" + Bytes(*arc_c_bytes) + (arc_size_bytes ? ", size=" + Bytes(*arc_size_bytes) : "") +
+                    ", region=" + Bytes(region_bytes));
+  }
+  std::string txg = StrFormat("txgs=%llu", static_cast<unsigned long long>(txgs));
+  if (!syncs_by_reason.empty()) {
+    txg += " (";
+    bool first = true;
+    for (const auto& [reason, n] : syncs_by_reason) {
+      txg += StrFormat("%s%s=%llu", first ? "" : ", ", reason.c_str(), static_cast<unsigned long long>(n));
+      first = false;
+    }
+    txg += ")";
+  }
+  parts.push_back(txg);
+  if (delay_ns) parts.push_back("delayed=" + Ns(*delay_ns));
+  if (blocked_ns) parts.push_back("blocked=" + Ns(*blocked_ns));
+  for (size_t i = 0; i < parts.size(); i++) line += (i ? ", " : "") + parts[i];
+  line += "\n";
+  for (const std::string& w : warnings) line += "  arcstore     : WARNING: " + w + "\n";
+  return line;
+}
+
+}  // namespace arcstore::bench

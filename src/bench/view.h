@@ -1,0 +1,50 @@
+// ArcstoreView: what a job's figures measured, read from the engine's
+// stats delta over the job (the runner's stats hook).
+//
+// It looks for the engine's stats by name and reports what it finds:
+//   arcstats.hits / misses (demand_data_* when present) -> reads served by
+//     the ARC; arcstats.c and size (gauges: the value at the job's end) ->
+//     whether the job's region fit in the cache target;
+//   txg.syncs_<reason> -> txg count and why; txg.delay_ns / blocked_ns and
+//     memory_throttle_count -> time writers spent delayed or blocked;
+//   txg.dirty_bytes / dirty_max_bytes -> dirty level at the end.
+// Stats absent from the delta are left out (an engine part not built yet,
+// or a provider without an engine: then the view is empty).
+//
+// Warnings say when the figures are cache figures rather than device
+// figures: most reads served from the ARC, or a writing job that outlasted
+// nothing (no txg synced during it: every byte may still be in memory).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/results.h"
+
+namespace arcstore::bench {
+
+struct ArcstoreView {
+  std::optional<double> arc_read_share;  // 0..1 of reads served by the ARC
+  std::optional<uint64_t> arc_c_bytes, arc_size_bytes;
+  std::optional<bool> region_fits_in_c;
+  uint64_t region_bytes = 0;
+  uint64_t txgs = 0;
+  std::map<std::string, uint64_t> syncs_by_reason;
+  std::optional<uint64_t> delay_ns, blocked_ns, memory_throttle_count;
+  std::vector<std::string> warnings;
+  bool empty = true;  // no engine stats at all
+
+  nlohmann::ordered_json ToJson() const;
+  // fio-layout-friendly lines ("  arcstore     : ...").
+  std::string ToText() const;
+};
+
+ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes);
+
+}  // namespace arcstore::bench
