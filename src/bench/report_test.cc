@@ -155,6 +155,9 @@ std::vector<std::string> Shapes(const std::string& text, bool keep_lat_dist) {
 TEST_F(FioCompat, TextFollowsFioLayoutLineByLine) {
   std::string fio = RunFio(kJob, "normal");
   std::string ours = FormatText(RunOurs(kJob));
+  // The header fio prints before running is the same, word for word.
+  std::string header = FormatRunHeader(set_);
+  EXPECT_EQ(fio.substr(0, header.size()), header);
   std::vector<std::string> a = Shapes(fio, false), b = Shapes(ours, false);
   ASSERT_FALSE(a.empty()) << fio;
   ASSERT_EQ(a.size(), b.size()) << "fio:\n" << fio << "\nours:\n" << ours;

@@ -165,16 +165,19 @@ std::string FormatRunHeader(const JobSet& set) {
   std::string out;
   int group = 0;
   uint64_t workers = 0;
+  bool threads = false;
   for (size_t i = 0; i < set.jobs.size(); i++) {
     const Job& j = set.jobs[i];
     if (i > 0 && (j.stonewall || j.new_group)) group++;
     workers += j.numjobs;
+    threads = threads || j.thread;
     out += FormatJobHeader(j, group);
     if (j.numjobs > 1) out += "...\n";
   }
   out += std::string(kFioVersionString) + "\n";
-  out += StrFormat("Starting %llu thread%s\n", static_cast<unsigned long long>(workers),
-                   workers == 1 ? "" : "s");
+  // fio's words (workers here are always threads of this process).
+  const char* noun = threads ? (workers == 1 ? "thread" : "threads") : (workers == 1 ? "process" : "processes");
+  out += StrFormat("Starting %llu %s\n", static_cast<unsigned long long>(workers), noun);
   return out;
 }
 
