@@ -1,0 +1,614 @@
+// The engine's ARC: theory of operation.
+//
+// PURPOSE
+//   Keep the blocks the engine reads and writes in memory, as many as the
+//   target c allows, choosing what to keep with the adaptive replacement
+//   policy, and give memory back when the machine needs it, visibly.
+//
+// MODEL
+//   A buffer is a Header (key, size, holds, state) plus its data. Headers
+//   are found through a hash table split into shards; the replacement state
+//   lives in one ArcPolicy (policy.h), the very code `arcstore sim` runs.
+//
+//     Lookup(key) --shard--> Header? --+-- resident (MRU/MFU): hit, hold it
+//                                      +-- being filled: wait (iohit)
+//                                      +-- ghost: adapt p, FillToken (-> MFU)
+//                                      +-- absent: new Header, FillToken (-> MRU)
+//     FillToken.buffer(): reserve memory (maybe wait), Insert (pinned)
+//     FillToken.Finish(): waiters wake; the token becomes a hold
+//     AllocateAnon() -> anon (dirty) --Publish(key)--> MRU
+//
+//        anon            MRU            MFU          MRU-ghost     MFU-ghost
+//     [dirty,held] --> [seen once] --> [twice+]     [keys only]   [keys only]
+//                        |   REPLACE by p  |            ^             ^
+//                        +-----------------+------------+-------------+
+//                              evictor (background thread)
+//
+//   States and sizes are ZFS's: per state, size and evictable size, data vs
+//   metadata. A buffer is evictable only when it has no holds and no I/O in
+//   flight; such buffers are the only ones on the policy's lists. Holds are
+//   RAII handles carrying a HolderKind; held bytes are kept per kind.
+//
+// MEMORY AND EVICTION
+//   size = data of anon + MRU + MFU + every header (ghosts included). An
+//   allocation (a fill's buffer, an anon buffer) first grows c when size is
+//   near c and memory is free (no pressure in the last reading, no pressure
+//   for grow_holdoff_ns), then checks the overflow, ovf = max(largest
+//   record, c >> overflow_shift):
+//     size <= c + ovf/2            NONE    go on
+//     size >  c + ovf/2            SOME    wake the evictor, go on
+//     size >  c + 1.5 ovf          SEVERE  wait: target = max(previous
+//                                          waiter's target, evict_count) +
+//                                          eviction_pct% of the request
+//   The evictor, once woken, runs passes until size <= c. A pass REPLACEs
+//   (policy) in batches of evict_batch under policy_mu_, trims the ghost
+//   lists, frees outside the locks and credits evict_count, the monotonic
+//   count of bytes really freed: a buffer's data, or a ghost header's own
+//   bytes (never the ghost's logical size: OpenZFS PR 12279). Waiters whose
+//   target is reached are released in order. A pass that ends with size
+//   still above c and nothing freed releases every waiter and is counted
+//   (evict_passes_no_progress): a fully pinned cache overshoots c visibly,
+//   held_bytes_<kind> names the pinner, and nothing deadlocks.
+//
+// TARGET c
+//   c_max = c_max_percent of the monitor's limit (or c_max_bytes, or a cap
+//   from SetMaxBytes), c_min = max(c_max / 32, 64 MiB). Tick() (every
+//   monitor_interval_ns on the evictor thread) reads the monitor: a new limit
+//   moves c_max (cause kLimit); pressure shrinks c by one step, from min(c,
+//   size), by (min(c, size) >> shrink_shift), never below c_min (cause
+//   kPressure, with the monitor's reason), and holds growth off; if the last
+//   pass freed nothing, it refuses to shrink further and records
+//   kShrinkStopped once. Every change goes to TargetHistory() and the
+//   c_changes_<cause> counters; subscribers (the handle cache) are called.
+//
+// INVARIANTS (CheckInvariants checks them all)
+//   - per state and kind, size = sum of its headers' bytes; evictable = sum
+//     of its listed (unpinned) headers' bytes <= size; ghosts are all listed;
+//   - resident and unpinned <=> on its list; ghosts have no holds, no data;
+//     anon and MRU/MFU have data; anon is held and unhashed;
+//   - MRU + MRU-ghost <= c unless MRU-ghost is empty; the four lists <= 2c
+//     unless both ghosts are empty; p in [c >> p_min_shift, c - that];
+//   - holds = sum of holds by kind; held_bytes_[k] = sum of bytes x holds of
+//     kind k; size = data + headers x header bytes; c_min <= c <= c_max.
+//
+// LOCKING (in acquisition order; never the other way)
+//   pass_mu_     one eviction pass at a time (and the invariant check)
+//   target_mu_   c, c_min, c_max, the history
+//   shard.mu     a shard's table and its headers' hold/fill fields; several
+//                only in ascending index (the invariant check, destruction)
+//   policy_mu_   the policy (lists, sizes, p), headers' state and data
+//   evict_mu_    waiters, evict_count, the evictor's flags
+//   subs_mu_     subscribers (a leaf; callbacks run with no lock held)
+//   The policy never calls out with a lock held: what it evicts or drops is
+//   collected in a Reclaim and freed after the locks are released.
+//
+// OPTIONS (arc_options.h): c_max/c_min/initial c, holdoff, shrink step,
+//   free threshold, monitor interval, overflow shift, eviction %, batch,
+//   min residence (ZFS ARC_MINTIME), p floor, list sublists, hash shards.
+//   `arcstore sim` runs the policy alone with all refinements off.
+//
+// STATS: module "arcstats" (arc_stats.cc), arcstats names where the concept
+//   is the same.
+#include "arc/arc.h"
+
+#include <algorithm>
+
+#include "arc/arc_internal.h"
+#include "base/units.h"
+
+namespace arcstore::arc {
+namespace {
+
+PolicyOptions EnginePolicyOptions(const ArcOptions& o) {
+  PolicyOptions p;
+  p.c_bytes = 1;  // set by Init from the monitor
+  p.synchronous_replace = false;
+  p.min_residence_ns = o.min_residence_ns;
+  p.p_min_shift = o.p_min_shift;
+  p.sublists = o.list_sublists;
+  return p;
+}
+
+}  // namespace
+
+// ---- Creation -----------------------------------------------------------------
+
+Result<std::unique_ptr<Arc>> Arc::Create(const ArcOptions& options, const ArcEnv& env) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  if (env.clock == nullptr || env.monitor == nullptr) {
+    return Status::InvalidArgument("arc: a clock and a memory monitor are required");
+  }
+  std::unique_ptr<Arc> arc(new Arc(options, env));
+  ARC_RETURN_IF_ERROR(arc->Init());
+  return arc;
+}
+
+Arc::Arc(const ArcOptions& options, const ArcEnv& env)
+    : options_(options),
+      clock_(env.clock),
+      monitor_(env.monitor),
+      own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
+      registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
+      stats_module_(env.stats_module),
+      header_bytes_(sizeof(Header)),
+      stats_(std::make_unique<Stats>()),
+      hooks_(std::make_unique<Hooks>(this)),
+      shards_(std::make_unique<Shard[]>(options.hash_shards)),
+      shard_count_(options.hash_shards),
+      policy_(EnginePolicyOptions(options), hooks_.get()),
+      reclaim_(std::make_unique<Reclaim>()) {
+  largest_bytes_ = options.initial_largest_bytes;
+}
+
+Arc::~Arc() {
+  {
+    MutexLock l(&evict_mu_);
+    shutdown_ = true;
+    evict_cv_.SignalAll();
+  }
+  if (evictor_.joinable()) evictor_.join();
+  {
+    MutexLock l(&evict_mu_);
+    ReleaseAllWaiters(false);
+  }
+  registry_->RemoveModule(stats_module_);
+  for (int k = 0; k < kNumHolderKinds; k++) {
+    ARC_CHECK_EQ(held_bytes_[k].load(), 0)
+        << "ARC destroyed while " << HolderKindName(static_cast<HolderKind>(k)) << " holds buffers";
+  }
+  for (uint32_t i = 0; i < shard_count_; i++) {
+    Shard& sh = shards_[i];
+    MutexLock l(&sh.mu);
+    while (sh.all != nullptr) {
+      Header* h = sh.all;
+      sh.UnlinkAll(h);
+      delete h;
+    }
+  }
+}
+
+// ---- Headers ------------------------------------------------------------------
+
+uint32_t Arc::ShardIndexOf(const ArcKey& key) const {
+  return static_cast<uint32_t>(key.Hash() & (shard_count_ - 1));
+}
+
+Arc::Shard& Arc::ShardOf(uint32_t index) const { return shards_[index]; }
+
+Header* Arc::NewHeader(const ArcKey& key, uint64_t bytes, BufKind kind, uint32_t shard)
+    ARC_NO_THREAD_SAFETY_ANALYSIS /* caller holds shards_[shard].mu */ {
+  Header* h = new Header();
+  h->key = key;
+  h->key_hash = key.Hash();
+  h->bytes = bytes;
+  h->kind = kind;
+  h->shard = shard;
+  h->sublist = static_cast<uint16_t>((h->key_hash >> 40) % options_.list_sublists);
+  shards_[shard].LinkAll(h);
+  live_headers_.fetch_add(1, std::memory_order_relaxed);
+  size_bytes_.fetch_add(static_cast<int64_t>(header_bytes_), std::memory_order_relaxed);
+  uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
+  while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
+  }
+  return h;
+}
+
+// Caller holds the header's shard lock; the header is out of the hash table
+// and the policy.
+void Arc::FreeHeader(Header* h) ARC_NO_THREAD_SAFETY_ANALYSIS {
+  shards_[h->shard].UnlinkAll(h);
+  live_headers_.fetch_sub(1, std::memory_order_relaxed);
+  size_bytes_.fetch_sub(static_cast<int64_t>(header_bytes_), std::memory_order_relaxed);
+  delete h;
+}
+
+void Arc::FreeIfUnreferenced(Header* h) {
+  if (h->dead && h->holds == 0 && h->waiters == 0) FreeHeader(h);
+}
+
+// ---- Holds --------------------------------------------------------------------
+
+void Arc::AddHoldLocked(Header* h, HolderKind kind) {
+  h->holds++;
+  h->holds_by_kind[static_cast<int>(kind)]++;
+  held_bytes_[static_cast<int>(kind)].fetch_add(static_cast<int64_t>(h->bytes),
+                                                std::memory_order_relaxed);
+}
+
+namespace {
+void RemoveHold(Header* h, HolderKind kind, std::atomic<int64_t>* held) {
+  const int k = static_cast<int>(kind);
+  ARC_CHECK_GT(h->holds_by_kind[k], 0u) << "releasing a " << HolderKindName(kind)
+                                        << " hold that was not taken: " << h->key.ToString();
+  h->holds--;
+  h->holds_by_kind[k]--;
+  held[k].fetch_sub(static_cast<int64_t>(h->bytes), std::memory_order_relaxed);
+}
+}  // namespace
+
+void Arc::Release(Header* h, HolderKind kind) {
+  Reclaim r;
+  {
+    Shard& sh = shards_[h->shard];
+    MutexLock l(&sh.mu);
+    RemoveHold(h, kind, held_bytes_);
+    if (h->holds == 0 && !h->io_in_flight) {
+      MutexLock pl(&policy_mu_);
+      if (h->hashed) {
+        policy_.Unpin(h);  // resident and cached: evictable again, at its list's head
+      } else {
+        // Anon, or an orphan (its volume was removed or a newer version
+        // published while it was held): it leaves.
+        if (h->data) {
+          r.data.push_back(std::move(h->data));
+          r.data_bytes += h->bytes;
+        }
+        policy_.Remove(h);
+        h->dead = true;
+      }
+    }
+    if (h->dead) FreeIfUnreferenced(h);
+  }
+  FreeReclaimed(r);
+}
+
+ArcHold Arc::CloneHold(Header* h, HolderKind kind) {
+  Shard& sh = shards_[h->shard];
+  MutexLock l(&sh.mu);
+  ARC_CHECK_GT(h->holds, 0u);
+  AddHoldLocked(h, kind);
+  return ArcHold(this, h, kind);
+}
+
+ArcHold& ArcHold::operator=(ArcHold&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    arc_ = o.arc_;
+    h_ = o.h_;
+    kind_ = o.kind_;
+    o.h_ = nullptr;
+  }
+  return *this;
+}
+
+void ArcHold::Reset() {
+  if (h_ != nullptr) {
+    Header* h = h_;
+    h_ = nullptr;
+    arc_->Release(h, kind_);
+  }
+}
+
+std::span<const uint8_t> ArcHold::data() const {
+  ARC_CHECK(h_ != nullptr);
+  return {h_->data.get(), h_->bytes};
+}
+
+std::span<uint8_t> ArcHold::mutable_data() {
+  ARC_CHECK(h_ != nullptr);
+  return {h_->data.get(), h_->bytes};
+}
+
+uint64_t ArcHold::bytes() const { return h_ == nullptr ? 0 : h_->bytes; }
+
+const ArcKey& ArcHold::key() const {
+  ARC_CHECK(h_ != nullptr);
+  return h_->key;
+}
+
+ArcHold ArcHold::Clone(HolderKind kind) const {
+  ARC_CHECK(h_ != nullptr);
+  return arc_->CloneHold(h_, kind);
+}
+
+// ---- Lookup -------------------------------------------------------------------
+
+void Arc::CountHit(const Header* h, const LookupOptions& o) {
+  Stats& s = *stats_;
+  s.hits->Add();
+  const bool data = h->kind == BufKind::kData;
+  if (o.access == AccessKind::kDemand) {
+    (data ? s.demand_data_hits : s.demand_metadata_hits)->Add();
+  } else {
+    (data ? s.prefetch_data_hits : s.prefetch_metadata_hits)->Add();
+  }
+  (h->state == ArcState::kMru ? s.mru_hits : s.mfu_hits)->Add();
+}
+
+void Arc::CountMiss(BufKind kind, const LookupOptions& o) {
+  Stats& s = *stats_;
+  s.misses->Add();
+  const bool data = kind == BufKind::kData;
+  if (o.access == AccessKind::kDemand) {
+    (data ? s.demand_data_misses : s.demand_metadata_misses)->Add();
+  } else {
+    (data ? s.prefetch_data_misses : s.prefetch_metadata_misses)->Add();
+  }
+}
+
+LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
+  ARC_CHECK_GT(o.bytes, 0u) << "lookup of " << key.ToString() << " without a size";
+  const uint64_t hash = key.Hash();
+  const uint32_t si = static_cast<uint32_t>(hash & (shard_count_ - 1));
+  Shard& sh = shards_[si];
+  LookupResult result;
+  bool iohit = false;
+  MutexLock l(&sh.mu);
+  for (;;) {
+    Header* h = sh.Find(key, hash);
+    if (h != nullptr && h->io_in_flight) {
+      if (!iohit) {
+        iohit = true;
+        stats_->iohits->Add();
+        const bool data = o.kind == BufKind::kData;
+        if (o.access == AccessKind::kDemand) {
+          (data ? stats_->demand_data_iohits : stats_->demand_metadata_iohits)->Add();
+        } else {
+          (data ? stats_->prefetch_data_iohits : stats_->prefetch_metadata_iohits)->Add();
+        }
+      }
+      h->waiters++;
+      while (h->io_in_flight) sh.fill_cv.Wait(&sh.mu);
+      h->waiters--;
+      if (!h->hashed) {  // abandoned, or its volume went: look again
+        FreeIfUnreferenced(h);
+        continue;
+      }
+    }
+    if (h != nullptr) {
+      MutexLock pl(&policy_mu_);
+      if (h->pending_drop) {
+        sh.Unhash(h);  // the policy let it go; its dropper frees it
+        h = nullptr;
+      } else if (IsResident(h->state)) {
+        if (!iohit) {
+          CountHit(h, o);
+          policy_.Hit(h, clock_->NowNs());
+        }
+        policy_.Pin(h);
+        AddHoldLocked(h, o.holder);
+        result.hold = ArcHold(this, h, o.holder);
+        return result;
+      } else {
+        ARC_CHECK(IsGhost(h->state)) << StateName(h->state) << " " << key.ToString();
+        CountMiss(o.kind, o);
+        (h->state == ArcState::kMruGhost ? stats_->mru_ghost_hits : stats_->mfu_ghost_hits)->Add();
+        const ArcState ghost = policy_.GhostHit(h);  // adapts p; off the ghost list
+        h->fill_target = ArcState::kMfu;
+        h->fill_in_b2 = ghost == ArcState::kMfuGhost;
+        h->bytes = o.bytes;
+        h->kind = o.kind;
+      }
+    }
+    if (h == nullptr) {
+      CountMiss(o.kind, o);
+      h = NewHeader(key, o.bytes, o.kind, si);
+      sh.Insert(h);
+      h->fill_target = ArcState::kMru;
+      h->fill_in_b2 = false;
+    }
+    h->io_in_flight = true;
+    AddHoldLocked(h, HolderKind::kReadInFlight);
+    result.fill = FillToken(this, h, o.holder);
+    return result;
+  }
+}
+
+// ---- Fill tokens --------------------------------------------------------------
+
+std::span<uint8_t> Arc::FillBuffer(Header* h) {
+  const uint64_t bytes = h->bytes;  // fixed: this token owns the fill
+  ReserveMemory(bytes);
+  std::unique_ptr<uint8_t[]> data(new uint8_t[bytes]);
+  uint8_t* raw = data.get();
+  Reclaim r;
+  {
+    Shard& sh = shards_[h->shard];
+    MutexLock l(&sh.mu);
+    MutexLock pl(&policy_mu_);
+    h->data = std::move(data);
+    size_bytes_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    if (h->hashed) {
+      policy_.Insert(h, h->fill_target, h->fill_in_b2, clock_->NowNs(), /*pinned=*/true);
+    } else {
+      policy_.InsertAnon(h);  // its volume was removed meanwhile: an orphan
+    }
+    TakeReclaim(&r);
+  }
+  FreeReclaimed(r);
+  return {raw, bytes};
+}
+
+ArcHold Arc::FinishFill(Header* h, HolderKind kind) {
+  Shard& sh = shards_[h->shard];
+  MutexLock l(&sh.mu);
+  ARC_CHECK(h->io_in_flight);
+  h->io_in_flight = false;
+  RemoveHold(h, HolderKind::kReadInFlight, held_bytes_);
+  AddHoldLocked(h, kind);
+  if (!h->hashed) {
+    MutexLock pl(&policy_mu_);
+    if (IsResident(h->state)) policy_.MoveToAnon(h);
+  }
+  sh.fill_cv.SignalAll();
+  return ArcHold(this, h, kind);
+}
+
+void Arc::AbandonFill(Header* h, bool buffered) {
+  Reclaim r;
+  {
+    Shard& sh = shards_[h->shard];
+    MutexLock l(&sh.mu);
+    h->io_in_flight = false;
+    if (h->hashed) sh.Unhash(h);
+    {
+      MutexLock pl(&policy_mu_);
+      if (h->data) {
+        r.data.push_back(std::move(h->data));
+        r.data_bytes += h->bytes;
+      }
+      policy_.Remove(h);
+    }
+    RemoveHold(h, HolderKind::kReadInFlight, held_bytes_);
+    h->dead = true;
+    sh.fill_cv.SignalAll();
+    FreeIfUnreferenced(h);
+  }
+  stats_->fills_abandoned->Add();
+  FreeReclaimed(r);
+}
+
+FillToken::FillToken(FillToken&& o) noexcept
+    : arc_(o.arc_), h_(o.h_), kind_(o.kind_), buffered_(o.buffered_) {
+  o.h_ = nullptr;
+}
+
+FillToken& FillToken::operator=(FillToken&& o) noexcept {
+  if (this != &o) {
+    Abandon();
+    arc_ = o.arc_;
+    h_ = o.h_;
+    kind_ = o.kind_;
+    buffered_ = o.buffered_;
+    o.h_ = nullptr;
+  }
+  return *this;
+}
+
+const ArcKey& FillToken::key() const {
+  ARC_CHECK(h_ != nullptr);
+  return h_->key;
+}
+
+uint64_t FillToken::bytes() const { return h_ == nullptr ? 0 : h_->bytes; }
+
+std::span<uint8_t> FillToken::buffer() {
+  ARC_CHECK(h_ != nullptr);
+  if (!buffered_) {
+    buffered_ = true;
+    return arc_->FillBuffer(h_);
+  }
+  return {h_->data.get(), h_->bytes};
+}
+
+ArcHold FillToken::Finish() { return Finish(kind_); }
+
+ArcHold FillToken::Finish(HolderKind kind) {
+  ARC_CHECK(h_ != nullptr);
+  ARC_CHECK(buffered_) << "Finish() before buffer(): nothing was read";
+  Header* h = h_;
+  h_ = nullptr;
+  return arc_->FinishFill(h, kind);
+}
+
+void FillToken::Abandon() {
+  if (h_ == nullptr) return;
+  Header* h = h_;
+  h_ = nullptr;
+  arc_->AbandonFill(h, buffered_);
+}
+
+// ---- Anon buffers, publishing, volumes --------------------------------------------
+
+ArcHold Arc::AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder) {
+  ARC_CHECK_GT(bytes, 0u);
+  ReserveMemory(bytes);
+  std::unique_ptr<uint8_t[]> data(new uint8_t[bytes]);
+  const uint32_t si =
+      static_cast<uint32_t>(anon_rr_.fetch_add(1, std::memory_order_relaxed) & (shard_count_ - 1));
+  Shard& sh = shards_[si];
+  MutexLock l(&sh.mu);
+  Header* h = NewHeader(ArcKey{}, bytes, kind, si);
+  AddHoldLocked(h, holder);
+  {
+    MutexLock pl(&policy_mu_);
+    h->data = std::move(data);
+    size_bytes_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    policy_.InsertAnon(h);
+  }
+  return ArcHold(this, h, holder);
+}
+
+// Takes `e` (hashed, found under its shard lock) out of the cache: what is
+// referenced stays alive as an orphan, the rest is freed.
+void Arc::RemoveFromCacheLocked(Header* e, Reclaim* r) ARC_NO_THREAD_SAFETY_ANALYSIS {
+  Shard& sh = shards_[e->shard];
+  sh.Unhash(e);
+  {
+    MutexLock pl(&policy_mu_);
+    if (e->pending_drop) return;  // its dropper frees it
+    if (e->io_in_flight) return;  // the fill token finishes it as an orphan
+    if (e->holds > 0) {
+      if (IsResident(e->state)) policy_.MoveToAnon(e);
+      return;  // freed at its last release
+    }
+    if (e->data) {
+      r->data.push_back(std::move(e->data));
+      r->data_bytes += e->bytes;
+    }
+    policy_.Remove(e);
+  }
+  e->dead = true;
+  FreeIfUnreferenced(e);
+}
+
+ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
+  ARC_CHECK(hold.h_ != nullptr && hold.arc_ == this);
+  Header* h = hold.h_;
+  const HolderKind kind = hold.kind_;
+  hold.h_ = nullptr;  // this function carries the hold over
+  {
+    Shard& old = shards_[h->shard];
+    MutexLock l(&old.mu);
+    ARC_CHECK(!h->hashed && h->holds == 1) << "Publish needs an anon buffer with one hold";
+    old.UnlinkAll(h);
+  }
+  const uint64_t hash = key.Hash();
+  const uint32_t si = static_cast<uint32_t>(hash & (shard_count_ - 1));
+  Reclaim r;
+  {
+    Shard& sh = shards_[si];
+    MutexLock l(&sh.mu);
+    h->key = key;
+    h->key_hash = hash;
+    h->shard = si;
+    h->sublist = static_cast<uint16_t>((hash >> 40) % options_.list_sublists);
+    sh.LinkAll(h);
+    if (Header* e = sh.Find(key, hash); e != nullptr) RemoveFromCacheLocked(e, &r);
+    sh.Insert(h);
+    MutexLock pl(&policy_mu_);
+    ARC_CHECK(h->state == ArcState::kAnon) << StateName(h->state);
+    policy_.Remove(h);
+    policy_.Insert(h, ArcState::kMru, false, clock_->NowNs(), /*pinned=*/true);
+    TakeReclaim(&r);
+  }
+  FreeReclaimed(r);
+  return ArcHold(this, h, kind);
+}
+
+uint64_t Arc::RemoveVolume(uint64_t volume_guid) {
+  uint64_t removed = 0;
+  std::vector<Header*> victims;
+  for (uint32_t i = 0; i < shard_count_; i++) {
+    Reclaim r;
+    {
+      Shard& sh = shards_[i];
+      MutexLock l(&sh.mu);
+      victims.clear();
+      for (Header* chain : sh.buckets) {
+        for (Header* h = chain; h != nullptr; h = h->hash_next) {
+          if (h->key.volume_guid == volume_guid) victims.push_back(h);
+        }
+      }
+      for (Header* h : victims) RemoveFromCacheLocked(h, &r);
+      removed += victims.size();
+    }
+    FreeReclaimed(r);
+  }
+  stats_->volumes_removed->Add();
+  return removed;
+}
+
+void Arc::CountMemoryThrottle() { stats_->memory_throttle_count->Add(); }
+
+}  // namespace arcstore::arc

@@ -1,0 +1,363 @@
+// Arc: the engine's adaptive replacement cache of records and indirect
+// blocks, and its control loops (target c, eviction, overflow throttling).
+//
+// What it is: a cache of byte buffers keyed by (volume guid, level, block
+// id), with ZFS's states (anon, MRU, MFU and their ghosts), per-state byte
+// accounting, holds, fill tokens and a background evictor. The replacement
+// decisions are ArcPolicy's (policy.h), the same code `arcstore sim` runs.
+// The theory of operation (model, invariants, lock order, options) is at the
+// top of arc.cc.
+//
+// It knows nothing of disks. A read goes:
+//
+//   LookupResult r = arc.Lookup(key, {.bytes = 131072});
+//   if (!r.hit()) {                       // a miss: this caller reads
+//     std::span<uint8_t> buf = r.fill.buffer();   // may wait for eviction
+//     ... read the block into buf, verify it ...
+//     r.hold = r.fill.Finish();           // or drop r.fill on error
+//   }
+//   use r.hold.data(); the hold is released when r.hold goes away.
+//
+// Concurrent lookups of a key being filled wait for that one read and count
+// as iohits. A write goes through anon: AllocateAnon() gives a dirty buffer
+// (held, never evictable, not found by Lookup); once the txg has written it,
+// Publish() makes it the cached version of its key.
+//
+// Thread-safety: every method may be called from any thread. ArcHold and
+// FillToken are move-only handles owned by the caller; each must be
+// destroyed (or Finish()ed) before the Arc. Callbacks given to
+// SubscribeTarget run on the thread that changed c, with no ARC lock held.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "arc/arc_options.h"
+#include "arc/arc_types.h"
+#include "arc/monitor/memory_monitor.h"
+#include "arc/policy.h"
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/thread_annotations.h"
+#include "stats/registry.h"
+
+namespace arcstore::arc {
+
+class Arc;
+struct Header;
+
+// A hold on one buffer: while it lives the buffer stays in memory and is
+// not evictable. Move-only; releasing is destroying it (or Reset()).
+class ArcHold {
+ public:
+  ArcHold() = default;
+  ~ArcHold() { Reset(); }
+  ArcHold(ArcHold&& o) noexcept : arc_(o.arc_), h_(o.h_), kind_(o.kind_) { o.h_ = nullptr; }
+  ArcHold& operator=(ArcHold&& o) noexcept;
+  ArcHold(const ArcHold&) = delete;
+  ArcHold& operator=(const ArcHold&) = delete;
+
+  explicit operator bool() const { return h_ != nullptr; }
+  std::span<const uint8_t> data() const;
+  // Writable bytes: only for anon buffers (dirty records) of the holder.
+  std::span<uint8_t> mutable_data();
+  uint64_t bytes() const;
+  const ArcKey& key() const;
+  HolderKind kind() const { return kind_; }
+  // Another hold on the same buffer, of `kind`.
+  ArcHold Clone(HolderKind kind) const;
+  void Reset();
+
+ private:
+  friend class Arc;
+  friend class FillToken;
+  ArcHold(Arc* arc, Header* h, HolderKind kind) : arc_(arc), h_(h), kind_(kind) {}
+  Arc* arc_ = nullptr;
+  Header* h_ = nullptr;
+  HolderKind kind_ = HolderKind::kApiUser;
+};
+
+// The right and duty to fill a missed buffer. Other lookups of the key wait
+// until Finish() or until the token is dropped (then one of them gets a new
+// token). While it lives its buffer is held by kind "read in flight".
+class FillToken {
+ public:
+  FillToken() = default;
+  ~FillToken() { Abandon(); }
+  FillToken(FillToken&& o) noexcept;
+  FillToken& operator=(FillToken&& o) noexcept;
+  FillToken(const FillToken&) = delete;
+  FillToken& operator=(const FillToken&) = delete;
+
+  explicit operator bool() const { return h_ != nullptr; }
+  const ArcKey& key() const;
+  uint64_t bytes() const;
+  // The buffer to read into, `bytes()` long. The first call reserves the
+  // memory: it may wait for the evictor (SEVERE overflow).
+  std::span<uint8_t> buffer();
+  // The buffer is filled: wakes the waiters and turns the token into a hold
+  // of `kind` (default: the lookup's holder kind).
+  ArcHold Finish();
+  ArcHold Finish(HolderKind kind);
+  // The fill failed or is not wanted: the buffer is dropped, waiters retry.
+  void Abandon();
+
+ private:
+  friend class Arc;
+  FillToken(Arc* arc, Header* h, HolderKind kind) : arc_(arc), h_(h), kind_(kind) {}
+  Arc* arc_ = nullptr;
+  Header* h_ = nullptr;
+  HolderKind kind_ = HolderKind::kApiUser;
+  bool buffered_ = false;
+};
+
+struct LookupOptions {
+  uint64_t bytes = 0;  // the block's size; needed on a miss (> 0)
+  BufKind kind = BufKind::kData;
+  HolderKind holder = HolderKind::kApiUser;
+  AccessKind access = AccessKind::kDemand;
+};
+
+struct LookupResult {
+  bool hit() const { return static_cast<bool>(hold); }
+  ArcHold hold;    // set on a hit (including an iohit)
+  FillToken fill;  // set on a miss
+};
+
+// What the injected world gives the ARC.
+struct ArcEnv {
+  Clock* clock = nullptr;              // required
+  MemoryMonitor* monitor = nullptr;    // required
+  stats::Registry* registry = nullptr; // optional: stats are declared there
+  std::string stats_module = "arcstats";
+};
+
+// One change of c (or a refusal to change it), as `arcstore summary` shows.
+struct TargetChange {
+  uint64_t time_ns = 0;
+  TargetCause cause = TargetCause::kGrow;
+  uint64_t from_bytes = 0;
+  uint64_t to_bytes = 0;
+  uint32_t events = 1;    // growth steps coalesced into this record
+  std::string reason;     // the monitor's words, or what was set
+};
+
+// A point-in-time view of the accounting, for tools and tests.
+struct ArcSizes {
+  uint64_t c = 0, c_min = 0, c_max = 0;
+  double p = 0;
+  uint64_t size = 0;      // data of anon+MRU+MFU, data being freed, headers
+  uint64_t hdr_size = 0;  // header bytes (ghosts included)
+  uint64_t state_size[kNumStates][kNumBufKinds] = {};
+  uint64_t state_evictable[kNumStates][kNumBufKinds] = {};
+  uint64_t held_bytes[kNumHolderKinds] = {};
+  uint64_t headers = 0;
+  uint64_t waiters = 0;
+  OverflowLevel overflow = OverflowLevel::kNone;
+  uint64_t ovf_bytes = 0;
+};
+
+class Arc {
+ public:
+  static Result<std::unique_ptr<Arc>> Create(const ArcOptions& options, const ArcEnv& env);
+  ~Arc();
+  Arc(const Arc&) = delete;
+  Arc& operator=(const Arc&) = delete;
+
+  // ---- Buffers ----------------------------------------------------------
+  LookupResult Lookup(const ArcKey& key, const LookupOptions& options);
+  // A dirty buffer of `bytes` (state anon): held, never evictable, not in
+  // the hash table. May wait for eviction.
+  ArcHold AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder);
+  // Makes the anon buffer of `hold` (its only hold) the cached version of
+  // `key`, in MRU; an older version is dropped (or, if held, left to its
+  // holders as anon). Returns the same hold.
+  ArcHold Publish(ArcHold hold, const ArcKey& key);
+  // Drops every buffer of a volume (held ones leave the cache and are freed
+  // at their last release). Returns how many headers were dropped.
+  uint64_t RemoveVolume(uint64_t volume_guid);
+
+  // ---- Target c ---------------------------------------------------------
+  uint64_t target_bytes() const { return c_bytes_.load(std::memory_order_relaxed); }
+  // Bumped by every change of c: a poller compares it with what it saw.
+  uint64_t target_generation() const { return target_gen_.load(std::memory_order_acquire); }
+  uint64_t c_min() const { return c_min_.load(std::memory_order_relaxed); }
+  uint64_t c_max() const { return c_max_.load(std::memory_order_relaxed); }
+  // `fn(new_c)` after every change of c, until the subscription is dropped.
+  class Subscription {
+   public:
+    Subscription() = default;
+    ~Subscription();
+    Subscription(Subscription&& o) noexcept : arc_(o.arc_), id_(o.id_) { o.arc_ = nullptr; }
+    Subscription& operator=(Subscription&& o) noexcept;
+
+   private:
+    friend class Arc;
+    Subscription(Arc* arc, uint64_t id) : arc_(arc), id_(id) {}
+    Arc* arc_ = nullptr;
+    uint64_t id_ = 0;
+  };
+  [[nodiscard]] Subscription SubscribeTarget(std::function<void(uint64_t c_bytes)> fn);
+  // A configured cap on c (0 = back to the derived c_max). Recorded as a
+  // change of cause kSet when it moves c.
+  void SetMaxBytes(uint64_t c_max_bytes);
+  // The most recent changes of c, oldest first.
+  std::vector<TargetChange> TargetHistory() const;
+
+  // ---- Control loops (the background thread runs these; tests call them) --
+  // Reads the monitor: follows the limit, shrinks c under pressure (one
+  // bounded step per call), notes whether c may grow.
+  void Tick();
+  // One eviction pass as the evictor runs it: until size <= c or nothing
+  // more can be freed. Returns the bytes really freed.
+  uint64_t RunEvictionPass();
+  // Blocks until the evictor has nothing to do (no pass wanted or running).
+  void WaitEvictorIdle();
+
+  // ---- Reading ----------------------------------------------------------
+  ArcSizes Sizes() const;
+  uint64_t size_bytes() const { return static_cast<uint64_t>(size_bytes_.load(std::memory_order_relaxed)); }
+  OverflowLevel Overflow() const;
+  // For the txg layer: a writer waited on the ARC dirty limit.
+  void CountMemoryThrottle();
+  // Every accounting invariant, checked by walking every header. Take it at
+  // a quiescent point: no other ARC call in progress.
+  Status CheckInvariants() const;
+  const ArcOptions& options() const { return options_; }
+
+ private:
+  friend class ArcHold;
+  friend class FillToken;
+  struct Shard;
+  struct Stats;
+  struct Waiter;
+  class Hooks;
+  struct Reclaim;
+
+  Arc(const ArcOptions& options, const ArcEnv& env);
+  Status Init();
+
+  Shard& ShardOf(uint32_t index) const;
+  uint32_t ShardIndexOf(const ArcKey& key) const;
+  Header* NewHeader(const ArcKey& key, uint64_t bytes, BufKind kind, uint32_t shard);
+  void FreeHeader(Header* h);
+  void FreeIfUnreferenced(Header* h);
+  void CountHit(const Header* h, const LookupOptions& o);
+  void CountMiss(BufKind kind, const LookupOptions& o);
+
+  // Holds (shard lock held).
+  void AddHoldLocked(Header* h, HolderKind kind);
+  void Release(Header* h, HolderKind kind);
+  ArcHold CloneHold(Header* h, HolderKind kind);
+
+  // Fill tokens.
+  std::span<uint8_t> FillBuffer(Header* h);
+  ArcHold FinishFill(Header* h, HolderKind kind);
+  void AbandonFill(Header* h, bool buffered);
+
+  // Memory: reservation, eviction, reclaim.
+  void ReserveMemory(uint64_t bytes);
+  void WaitForEviction(uint64_t bytes);
+  void WakeEvictor();
+  void NoteOverflow(OverflowLevel level);
+  void EvictorMain();
+  uint64_t EvictBatch(bool* more);
+  uint64_t FreeReclaimed(Reclaim& r);
+  void TakeReclaim(Reclaim* out);
+  void Credit(uint64_t freed_bytes);
+  void ReleaseAllWaiters(bool progress);
+  void RemoveFromCacheLocked(Header* h, Reclaim* r);
+
+  // Target c.
+  void MaybeGrow(uint64_t bytes);
+  void SetTargetLocked(uint64_t c_bytes, TargetCause cause, std::string reason, Reclaim* r)
+      ARC_REQUIRES(target_mu_);
+  void RecordChangeLocked(TargetCause cause, uint64_t from, uint64_t to, std::string reason)
+      ARC_REQUIRES(target_mu_);
+  void ApplyLimitLocked(const MemoryReading& reading, TargetCause cause, Reclaim* r)
+      ARC_REQUIRES(target_mu_);
+  std::string PinnedSummary() const;
+  void NotifySubscribers(uint64_t c_bytes);
+  void Unsubscribe(uint64_t id);
+
+  void RegisterStats();
+
+  const ArcOptions options_;
+  Clock* const clock_;
+  MemoryMonitor* const monitor_;
+  std::unique_ptr<stats::Registry> own_registry_;  // when the env gives none
+  stats::Registry* const registry_;
+  const std::string stats_module_;
+  const uint64_t header_bytes_;
+  std::unique_ptr<Stats> stats_;
+  std::unique_ptr<Hooks> hooks_;
+
+  // Lock order (arc.cc explains): pass_mu_ -> target_mu_ -> shard.mu (by
+  // ascending index when several) -> policy_mu_ -> evict_mu_; subs_mu_ is a
+  // leaf.
+  mutable Mutex pass_mu_ ARC_ACQUIRED_BEFORE(target_mu_);
+  mutable Mutex target_mu_;
+  std::unique_ptr<Shard[]> shards_;
+  uint32_t shard_count_ = 0;
+  mutable Mutex policy_mu_;
+  ArcPolicy policy_ ARC_GUARDED_BY(policy_mu_);
+  std::unique_ptr<Reclaim> reclaim_ ARC_GUARDED_BY(policy_mu_);
+  mutable Mutex evict_mu_;
+  CondVar evict_cv_;     // the evictor waits here for work
+  CondVar idle_cv_;      // WaitEvictorIdle waits here
+  Mutex subs_mu_;
+
+  // Sizes, readable without locks.
+  std::atomic<int64_t> size_bytes_{0};
+  std::atomic<int64_t> live_headers_{0};
+  std::atomic<int64_t> held_bytes_[kNumHolderKinds] = {};
+  std::atomic<uint64_t> largest_bytes_{0};
+  std::atomic<uint64_t> anon_rr_{0};
+
+  // Target c.
+  std::atomic<uint64_t> c_bytes_{0};
+  std::atomic<uint64_t> c_min_{0};
+  std::atomic<uint64_t> c_max_{0};
+  std::atomic<uint64_t> target_gen_{0};
+  std::atomic<bool> can_grow_{true};
+  std::atomic<uint64_t> no_grow_until_ns_{0};
+  uint64_t cap_bytes_ ARC_GUARDED_BY(target_mu_) = 0;
+  uint64_t limit_bytes_ ARC_GUARDED_BY(target_mu_) = 0;
+  std::string limit_source_ ARC_GUARDED_BY(target_mu_);
+  bool shrink_stalled_noted_ ARC_GUARDED_BY(target_mu_) = false;
+  std::vector<TargetChange> history_ ARC_GUARDED_BY(target_mu_);
+  size_t history_next_ ARC_GUARDED_BY(target_mu_) = 0;
+
+  // Eviction.
+  bool evict_needed_ ARC_GUARDED_BY(evict_mu_) = false;
+  bool pass_running_ ARC_GUARDED_BY(evict_mu_) = false;
+  bool shutdown_ ARC_GUARDED_BY(evict_mu_) = false;
+  std::atomic<bool> evict_needed_hint_{false};
+  uint64_t evict_count_ ARC_GUARDED_BY(evict_mu_) = 0;  // bytes really freed, ever
+  std::vector<Waiter*> waiters_ ARC_GUARDED_BY(evict_mu_);
+  size_t waiters_head_ ARC_GUARDED_BY(evict_mu_) = 0;
+  std::atomic<bool> last_pass_no_progress_{false};
+  std::atomic<int> ovf_level_{0};
+  uint64_t ovf_since_ns_ ARC_GUARDED_BY(evict_mu_) = 0;
+  uint64_t next_tick_ns_ = 0;  // evictor thread only
+  std::thread evictor_;
+
+  // Subscribers.
+  struct Subscriber {
+    uint64_t id = 0;
+    std::function<void(uint64_t)> fn;
+    int running = 0;  // calls in progress (subs_mu_)
+  };
+  std::vector<std::shared_ptr<Subscriber>> subscribers_ ARC_GUARDED_BY(subs_mu_);
+  CondVar subs_cv_;
+  uint64_t next_sub_id_ ARC_GUARDED_BY(subs_mu_) = 1;
+};
+
+}  // namespace arcstore::arc

@@ -1,0 +1,244 @@
+// The ARC's memory side: reserving memory for new buffers (growth, overflow
+// levels, waiting), the background evictor and its passes, and freeing what
+// the policy let go. See the theory of operation in arc.cc.
+#include <algorithm>
+#include <chrono>
+
+#include "arc/arc.h"
+#include "arc/arc_internal.h"
+
+namespace arcstore::arc {
+
+OverflowLevel Arc::Overflow() const {
+  const int64_t c = static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
+  const int64_t size = size_bytes_.load(std::memory_order_relaxed);
+  const int64_t ovf = std::max(static_cast<int64_t>(largest_bytes_.load(std::memory_order_relaxed)),
+                               c >> options_.overflow_shift);
+  const int64_t over = size - c - ovf / 2;
+  if (over <= 0) return OverflowLevel::kNone;
+  return over <= ovf ? OverflowLevel::kSome : OverflowLevel::kSevere;
+}
+
+void Arc::NoteOverflow(OverflowLevel level) {
+  const int prev = ovf_level_.exchange(static_cast<int>(level), std::memory_order_relaxed);
+  if (prev == static_cast<int>(level)) return;
+  MutexLock l(&evict_mu_);
+  const uint64_t now = clock_->NowNs();
+  const uint64_t spent = now > ovf_since_ns_ ? now - ovf_since_ns_ : 0;
+  if (prev == static_cast<int>(OverflowLevel::kSome)) stats_->overflow_some_ns->Add(spent);
+  if (prev == static_cast<int>(OverflowLevel::kSevere)) stats_->overflow_severe_ns->Add(spent);
+  ovf_since_ns_ = now;
+}
+
+void Arc::ReserveMemory(uint64_t bytes) {
+  uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
+  while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
+  }
+  MaybeGrow(bytes);
+  const OverflowLevel level = Overflow();
+  NoteOverflow(level);
+  switch (level) {
+    case OverflowLevel::kNone: return;
+    case OverflowLevel::kSome:
+      // Advisory: wake the evictor, do not wait (ZFS takes no lock here either).
+      if (!evict_needed_hint_.load(std::memory_order_relaxed)) WakeEvictor();
+      return;
+    case OverflowLevel::kSevere: WaitForEviction(bytes); return;
+  }
+}
+
+void Arc::WakeEvictor() {
+  MutexLock l(&evict_mu_);
+  if (!evict_needed_) {
+    evict_needed_ = true;
+    evict_needed_hint_.store(true, std::memory_order_relaxed);
+    evict_cv_.Signal();
+  }
+}
+
+// Waits until the evictor has really freed eviction_pct% of `bytes` more than
+// was freed before this waiter or any waiter ahead of it, or until a pass
+// ends without the cache over c or without progress.
+void Arc::WaitForEviction(uint64_t bytes) {
+  Waiter w;
+  const uint64_t start_ns = clock_->NowNs();
+  {
+    MutexLock l(&evict_mu_);
+    const uint64_t previous = waiters_.size() > waiters_head_ ? waiters_.back()->target : 0;
+    w.target = std::max(previous, evict_count_) + bytes * options_.eviction_pct / 100;
+    waiters_.push_back(&w);
+    stats_->evict_waits->Add();
+    if (!evict_needed_) {
+      evict_needed_ = true;
+      evict_needed_hint_.store(true, std::memory_order_relaxed);
+      evict_cv_.Signal();
+    }
+    if (options_.background_evictor) {
+      while (!w.released) w.cv.Wait(&evict_mu_);
+    }
+  }
+  // Without an evictor thread the allocating thread evicts for itself.
+  while (!options_.background_evictor) {
+    {
+      MutexLock l(&evict_mu_);
+      if (w.released) break;
+    }
+    RunEvictionPass();
+  }
+  stats_->evict_wait_ns->Record(clock_->NowNs() - start_ns);
+}
+
+void Arc::Credit(uint64_t freed_bytes) {
+  MutexLock l(&evict_mu_);
+  evict_count_ += freed_bytes;
+  while (waiters_head_ < waiters_.size() && waiters_[waiters_head_]->target <= evict_count_) {
+    Waiter* w = waiters_[waiters_head_++];
+    w->released = true;
+    w->cv.Signal();
+    stats_->waiters_released_target->Add();
+  }
+  if (waiters_head_ == waiters_.size()) {
+    waiters_.clear();
+    waiters_head_ = 0;
+  }
+}
+
+void Arc::ReleaseAllWaiters(bool count) ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ held */ {
+  while (waiters_head_ < waiters_.size()) {
+    Waiter* w = waiters_[waiters_head_++];
+    w->released = true;
+    w->cv.Signal();
+    if (count) stats_->waiters_released_pass_end->Add();
+  }
+  waiters_.clear();
+  waiters_head_ = 0;
+}
+
+void Arc::TakeReclaim(Reclaim* out) ARC_NO_THREAD_SAFETY_ANALYSIS /* policy_mu_ held */ {
+  if (reclaim_->empty()) return;
+  for (auto& d : reclaim_->data) out->data.push_back(std::move(d));
+  out->data_bytes += reclaim_->data_bytes;
+  out->drops.insert(out->drops.end(), reclaim_->drops.begin(), reclaim_->drops.end());
+  reclaim_->data.clear();
+  reclaim_->drops.clear();
+  reclaim_->data_bytes = 0;
+}
+
+// Frees what the policy let go, with no lock held on entry. Returns the bytes
+// really freed: data, and each dropped header's own bytes.
+uint64_t Arc::FreeReclaimed(Reclaim& r) {
+  uint64_t freed = r.data_bytes;
+  r.data.clear();
+  size_bytes_.fetch_sub(static_cast<int64_t>(r.data_bytes), std::memory_order_relaxed);
+  r.data_bytes = 0;
+  for (Header* h : r.drops) {
+    Shard& sh = shards_[h->shard];
+    MutexLock l(&sh.mu);
+    if (h->hashed) sh.Unhash(h);
+    FreeHeader(h);
+    freed += header_bytes_;
+  }
+  if (!r.drops.empty()) stats_->deleted->Add(r.drops.size());
+  r.drops.clear();
+  return freed;
+}
+
+// One batch: up to evict_batch REPLACEs while size is above c, then the
+// ghost bounds. Returns the bytes really freed; *more when size is still
+// above c.
+uint64_t Arc::EvictBatch(bool* more) {
+  Reclaim r;
+  {
+    MutexLock pl(&policy_mu_);
+    const int64_t over = size_bytes_.load(std::memory_order_relaxed) -
+                         static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
+    const uint64_t skips_before = policy_.evict_skips();
+    int64_t pending = 0;
+    for (uint32_t i = 0; i < options_.evict_batch && pending < over; i++) {
+      PolicyNode* victim = policy_.Replace(false);
+      if (victim == nullptr) break;
+      pending += static_cast<int64_t>(victim->bytes);
+    }
+    policy_.TrimGhosts();
+    stats_->evict_skip->Add(policy_.evict_skips() - skips_before);
+    TakeReclaim(&r);
+  }
+  const uint64_t data = r.data_bytes;
+  const uint64_t freed = FreeReclaimed(r);
+  stats_->evict_freed_bytes->Add(freed);
+  stats_->evict_freed_hdr_bytes->Add(freed - data);
+  *more = size_bytes_.load(std::memory_order_relaxed) >
+          static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
+  return freed;
+}
+
+uint64_t Arc::RunEvictionPass() {
+  MutexLock pass(&pass_mu_);
+  {
+    MutexLock l(&evict_mu_);
+    pass_running_ = true;
+  }
+  stats_->evict_passes->Add();
+  uint64_t freed_total = 0;
+  for (;;) {
+    bool more = false;
+    const uint64_t freed = EvictBatch(&more);
+    Credit(freed);
+    freed_total += freed;
+    if (freed == 0 || !more) break;
+  }
+  NoteOverflow(Overflow());
+  const bool over = size_bytes_.load(std::memory_order_relaxed) >
+                    static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
+  last_pass_no_progress_.store(over && freed_total == 0, std::memory_order_relaxed);
+  MutexLock l(&evict_mu_);
+  // Once started, eviction goes on until size <= c, as long as it frees
+  // something; when it stops, nobody is left waiting.
+  evict_needed_ = freed_total > 0 && over && !shutdown_;
+  evict_needed_hint_.store(evict_needed_, std::memory_order_relaxed);
+  if (!evict_needed_) {
+    if (over) stats_->evict_not_enough->Add();
+    if (over && freed_total == 0) stats_->evict_passes_no_progress->Add();
+    ReleaseAllWaiters(true);
+  }
+  pass_running_ = false;
+  idle_cv_.SignalAll();
+  return freed_total;
+}
+
+void Arc::EvictorMain() ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ by hand */ {
+  evict_mu_.Lock();
+  while (!shutdown_) {
+    if (!evict_needed_) {
+      idle_cv_.SignalAll();
+      if (options_.monitor_interval_ns == 0) {
+        evict_cv_.Wait(&evict_mu_);
+      } else {
+        const uint64_t now = clock_->NowNs();
+        const uint64_t wait_ns = next_tick_ns_ > now ? next_tick_ns_ - now : 0;
+        if (wait_ns > 0) evict_cv_.WaitFor(&evict_mu_, std::chrono::nanoseconds(wait_ns));
+      }
+    }
+    if (shutdown_) break;
+    const bool tick = options_.monitor_interval_ns != 0 && clock_->NowNs() >= next_tick_ns_;
+    const bool evict = evict_needed_;
+    evict_mu_.Unlock();
+    if (tick) {
+      next_tick_ns_ = clock_->NowNs() + options_.monitor_interval_ns;
+      Tick();
+    }
+    if (evict) RunEvictionPass();
+    evict_mu_.Lock();
+  }
+  ReleaseAllWaiters(false);
+  idle_cv_.SignalAll();
+  evict_mu_.Unlock();
+}
+
+void Arc::WaitEvictorIdle() {
+  if (!options_.background_evictor) return;
+  MutexLock l(&evict_mu_);
+  while ((evict_needed_ || pass_running_) && !shutdown_) idle_cv_.Wait(&evict_mu_);
+}
+
+}  // namespace arcstore::arc

@@ -1,0 +1,51 @@
+// ArcOptions: every tunable of the engine's ARC, with its default, in one
+// place. Validate() names the first bad field.
+//
+// The defaults are section 3 of ARCHITECTURE.md: c_max = 50% of the memory
+// limit the monitor sees, c_min = max(c_max / 32, 64 MiB), growth held off
+// 5 s after any pressure, shrink steps of min(c, size) / 32, ovf = max(the
+// largest record, c / 256), waiters' targets of 2 x their request. The
+// policy refinements follow ZFS (ARC_MINTIME, arc_p_min_shift, multilists).
+//
+// Thread-safety: a value.
+#pragma once
+
+#include <cstdint>
+
+#include "arcstore/status.h"
+
+namespace arcstore::arc {
+
+struct ArcOptions {
+  // ---- Target c -------------------------------------------------------------
+  uint64_t c_max_bytes = 0;        // 0: c_max_percent of the monitor's limit
+  uint32_t c_max_percent = 50;
+  uint64_t c_min_bytes = 0;        // 0: max(c_max / 32, 64 MiB), at most c_max
+  uint64_t initial_c_bytes = 0;    // 0: c_max
+  uint64_t grow_holdoff_ns = 5'000'000'000;  // no growth this long after pressure
+  uint32_t shrink_shift = 5;       // a shrink step frees min(c, size) >> shift
+  // Memory counts as free for growth when the monitor reports no pressure and
+  // at least limit >> free_shift available.
+  uint32_t free_shift = 6;
+  uint64_t monitor_interval_ns = 1'000'000'000;  // Tick() period; 0 = never (tests)
+
+  // ---- Eviction and overflow ---------------------------------------------------
+  uint32_t overflow_shift = 8;     // ovf = max(largest record, c >> shift)
+  uint64_t initial_largest_bytes = 128 * 1024;  // the largest record before any is seen
+  uint32_t eviction_pct = 200;     // a waiter waits for this % of its request to be freed
+  uint32_t evict_batch = 64;       // buffers evicted per policy-lock hold
+  bool background_evictor = true;  // false: tests call RunEvictionPass() themselves
+
+  // ---- Policy refinements (sim mode has them all off) --------------------------
+  uint64_t min_residence_ns = 62'000'000;  // ZFS ARC_MINTIME: MRU hits promote after this
+  uint32_t p_min_shift = 4;        // p in [c >> 4, c - (c >> 4)]; 0 = [0, c]
+  uint32_t list_sublists = 1;      // ZFS multilist sublists per state
+
+  // ---- Structure ------------------------------------------------------------
+  uint32_t hash_shards = 64;       // power of two
+  uint32_t history_length = 256;   // TargetChange records kept
+
+  Status Validate() const;
+};
+
+}  // namespace arcstore::arc

@@ -1,0 +1,248 @@
+// The ARC's stats (module "arcstats", OpenZFS arcstats names where the
+// concept is the same), its size snapshot, and the invariant check.
+#include <sstream>
+
+#include "arc/arc.h"
+#include "arc/arc_internal.h"
+
+namespace arcstore::arc {
+
+using stats::Unit;
+
+void Arc::RegisterStats() {
+  stats::Registry& r = *registry_;
+  const std::string& m = stats_module_;
+  Stats& s = *stats_;
+  auto counter = [&](const char* name, Unit unit, const char* help) {
+    return r.AddCounter(m, name, unit, help);
+  };
+  s.hits = counter("hits", Unit::kOps, "lookups that found the buffer resident");
+  s.iohits = counter("iohits", Unit::kOps, "lookups that waited for another lookup's read");
+  s.misses = counter("misses", Unit::kOps, "lookups that had to read (ghost hits included)");
+  s.demand_data_hits = counter("demand_data_hits", Unit::kOps, "demand data hits");
+  s.demand_data_iohits = counter("demand_data_iohits", Unit::kOps, "demand data iohits");
+  s.demand_data_misses = counter("demand_data_misses", Unit::kOps, "demand data misses");
+  s.demand_metadata_hits = counter("demand_metadata_hits", Unit::kOps, "demand metadata hits");
+  s.demand_metadata_iohits = counter("demand_metadata_iohits", Unit::kOps, "demand metadata iohits");
+  s.demand_metadata_misses = counter("demand_metadata_misses", Unit::kOps, "demand metadata misses");
+  s.prefetch_data_hits = counter("prefetch_data_hits", Unit::kOps, "prefetch data hits");
+  s.prefetch_data_iohits = counter("prefetch_data_iohits", Unit::kOps, "prefetch data iohits");
+  s.prefetch_data_misses = counter("prefetch_data_misses", Unit::kOps, "prefetch data misses");
+  s.prefetch_metadata_hits = counter("prefetch_metadata_hits", Unit::kOps, "prefetch metadata hits");
+  s.prefetch_metadata_iohits = counter("prefetch_metadata_iohits", Unit::kOps, "prefetch metadata iohits");
+  s.prefetch_metadata_misses = counter("prefetch_metadata_misses", Unit::kOps, "prefetch metadata misses");
+  s.mru_hits = counter("mru_hits", Unit::kOps, "hits in MRU (promoted to MFU)");
+  s.mfu_hits = counter("mfu_hits", Unit::kOps, "hits in MFU");
+  s.mru_ghost_hits = counter("mru_ghost_hits", Unit::kOps, "misses found in MRU-ghost (p grows)");
+  s.mfu_ghost_hits = counter("mfu_ghost_hits", Unit::kOps, "misses found in MFU-ghost (p shrinks)");
+  s.deleted = counter("deleted", Unit::kOps, "headers freed after the policy dropped them (ghost trims)");
+  s.evict_skip = counter("evict_skip", Unit::kOps,
+                         "REPLACEs whose chosen list had nothing evictable (held or reading)");
+  s.evict_not_enough = counter("evict_not_enough", Unit::kOps,
+                               "eviction passes that ended with size still above c");
+  s.evict_passes = counter("evict_passes", Unit::kOps, "eviction passes run");
+  s.evict_passes_no_progress = counter("evict_passes_no_progress", Unit::kOps,
+                                       "passes that freed nothing with size above c: waiters released");
+  s.evict_freed_bytes = counter("evict_freed_bytes", Unit::kBytes,
+                                "bytes really freed by the evictor (the counter waiters wait on)");
+  s.evict_freed_hdr_bytes = counter("evict_freed_hdr_bytes", Unit::kBytes,
+                                    "of which ghost and dropped headers' own bytes");
+  s.memory_throttle_count = counter("memory_throttle_count", Unit::kOps,
+                                    "writes that waited on the ARC dirty limit (txg layer)");
+  s.fills_abandoned = counter("fills_abandoned", Unit::kOps, "fill tokens dropped unfinished");
+  s.volumes_removed = counter("volumes_removed", Unit::kOps, "RemoveVolume calls");
+  for (int k = 0; k < kNumTargetCauses; k++) {
+    const std::string cause(TargetCauseName(static_cast<TargetCause>(k)));
+    s.c_changes[k] = r.AddCounter(m, "c_changes_" + cause, Unit::kOps, "changes of c, cause " + cause);
+    s.c_change_bytes[k] =
+        r.AddCounter(m, "c_change_bytes_" + cause, Unit::kBytes, "bytes c moved, cause " + cause);
+  }
+  s.evict_waits = counter("evict_waits", Unit::kOps, "allocations that waited (SEVERE overflow)");
+  s.waiters_released_target = counter("waiters_released_target", Unit::kOps,
+                                      "waiters released because enough was really freed");
+  s.waiters_released_pass_end = counter("waiters_released_pass_end", Unit::kOps,
+                                        "waiters released at the end of eviction (under c, or no progress)");
+  s.overflow_some_ns = counter("overflow_some_ns", Unit::kNanoseconds, "time spent in overflow SOME");
+  s.overflow_severe_ns = counter("overflow_severe_ns", Unit::kNanoseconds, "time spent in overflow SEVERE");
+  s.monitor_errors = counter("monitor_errors", Unit::kOps, "memory monitor reads that failed");
+  s.evict_wait_ns = r.AddHistogram(m, "evict_wait_ns", Unit::kNanoseconds,
+                                   "how long allocations waited for eviction");
+
+  auto gauge = [&](const std::string& name, Unit unit, const std::string& help,
+                   std::function<int64_t()> fn) { r.AddGaugeFn(m, name, unit, help, std::move(fn)); };
+  gauge("c", Unit::kBytes, "target size", [this] { return static_cast<int64_t>(target_bytes()); });
+  gauge("c_min", Unit::kBytes, "floor of c", [this] { return static_cast<int64_t>(c_min()); });
+  gauge("c_max", Unit::kBytes, "ceiling of c", [this] { return static_cast<int64_t>(c_max()); });
+  gauge("p", Unit::kBytes, "MRU target within c", [this] { return static_cast<int64_t>(Sizes().p); });
+  gauge("size", Unit::kBytes, "data and headers", [this] { return size_bytes_.load(); });
+  gauge("hdr_size", Unit::kBytes, "header bytes (ghosts included)",
+        [this] { return live_headers_.load() * static_cast<int64_t>(header_bytes_); });
+  gauge("data_size", Unit::kBytes, "data buffers of kind data", [this] {
+    ArcSizes z = Sizes();
+    uint64_t t = 0;
+    for (ArcState st : {ArcState::kAnon, ArcState::kMru, ArcState::kMfu}) t += z.state_size[static_cast<int>(st)][0];
+    return static_cast<int64_t>(t);
+  });
+  gauge("metadata_size", Unit::kBytes, "data buffers of kind metadata", [this] {
+    ArcSizes z = Sizes();
+    uint64_t t = 0;
+    for (ArcState st : {ArcState::kAnon, ArcState::kMru, ArcState::kMfu}) t += z.state_size[static_cast<int>(st)][1];
+    return static_cast<int64_t>(t);
+  });
+  gauge("arc_meta_used", Unit::kBytes, "metadata buffers plus headers", [this] {
+    ArcSizes z = Sizes();
+    uint64_t t = z.hdr_size;
+    for (ArcState st : {ArcState::kAnon, ArcState::kMru, ArcState::kMfu}) t += z.state_size[static_cast<int>(st)][1];
+    return static_cast<int64_t>(t);
+  });
+  for (int st = 0; st < kNumStates; st++) {
+    const std::string name(StateName(static_cast<ArcState>(st)));
+    gauge(name + "_size", Unit::kBytes, name + " bytes",
+          [this, st] { ArcSizes z = Sizes(); return static_cast<int64_t>(z.state_size[st][0] + z.state_size[st][1]); });
+    for (int k = 0; k < kNumBufKinds; k++) {
+      const std::string kind(BufKindName(static_cast<BufKind>(k)));
+      gauge(name + "_" + kind, Unit::kBytes, name + " " + kind + " bytes",
+            [this, st, k] { return static_cast<int64_t>(Sizes().state_size[st][k]); });
+      gauge(name + "_evictable_" + kind, Unit::kBytes, name + " " + kind + " bytes neither held nor reading",
+            [this, st, k] { return static_cast<int64_t>(Sizes().state_evictable[st][k]); });
+    }
+  }
+  for (int k = 0; k < kNumHolderKinds; k++) {
+    const std::string kind(HolderKindName(static_cast<HolderKind>(k)));
+    gauge("held_bytes_" + kind, Unit::kBytes, "bytes held by " + kind + " (per hold)",
+          [this, k] { return held_bytes_[k].load(); });
+  }
+  gauge("waiters", Unit::kOps, "allocations waiting for eviction now", [this] {
+    MutexLock l(&evict_mu_);
+    return static_cast<int64_t>(waiters_.size() - waiters_head_);
+  });
+  gauge("overflow_level", Unit::kNone, "0 none, 1 some, 2 severe",
+        [this] { return static_cast<int64_t>(Overflow()); });
+  gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {
+    MutexLock l(&evict_mu_);
+    return static_cast<int64_t>(evict_count_);
+  });
+}
+
+ArcSizes Arc::Sizes() const {
+  ArcSizes z;
+  z.c = target_bytes();
+  z.c_min = c_min();
+  z.c_max = c_max();
+  {
+    MutexLock pl(&policy_mu_);
+    z.p = policy_.p();
+    for (int s = 0; s < kNumStates; s++) {
+      for (int k = 0; k < kNumBufKinds; k++) {
+        z.state_size[s][k] = policy_.Size(static_cast<ArcState>(s), static_cast<BufKind>(k));
+        z.state_evictable[s][k] = policy_.Evictable(static_cast<ArcState>(s), static_cast<BufKind>(k));
+      }
+    }
+  }
+  z.size = size_bytes();
+  z.headers = static_cast<uint64_t>(live_headers_.load());
+  z.hdr_size = z.headers * header_bytes_;
+  for (int k = 0; k < kNumHolderKinds; k++) z.held_bytes[k] = static_cast<uint64_t>(held_bytes_[k].load());
+  {
+    MutexLock l(&evict_mu_);
+    z.waiters = waiters_.size() - waiters_head_;
+  }
+  z.overflow = Overflow();
+  z.ovf_bytes = std::max(largest_bytes_.load(), z.c >> options_.overflow_shift);
+  return z;
+}
+
+Status Arc::CheckInvariants() const ARC_NO_THREAD_SAFETY_ANALYSIS /* locks every shard by hand */ {
+  MutexLock pass(&pass_mu_);
+  MutexLock target(&target_mu_);
+  for (uint32_t i = 0; i < shard_count_; i++) shards_[i].mu.Lock();
+  std::ostringstream err;
+  {
+    MutexLock pl(&policy_mu_);
+    if (Status s = policy_.CheckInvariants(); !s.ok()) err << s.message() << "; ";
+    uint64_t size[kNumStates][kNumBufKinds] = {};
+    uint64_t evictable[kNumStates][kNumBufKinds] = {};
+    uint64_t held[kNumHolderKinds] = {};
+    uint64_t data_bytes = 0, live = 0;
+    for (uint32_t i = 0; i < shard_count_; i++) {
+      const Shard& sh = shards_[i];
+      uint64_t hashed = 0, in_shard = 0;
+      for (const Header* h = sh.all; h != nullptr; h = h->all_next) {
+        live++;
+        in_shard++;
+        const std::string who = h->key.ToString() + " (" + std::string(StateName(h->state)) + ")";
+        if (h->shard != i) err << who << " on the wrong shard's list; ";
+        if (h->hashed) {
+          hashed++;
+          if (sh.Find(h->key, h->key_hash) != h) err << who << " hashed but not found; ";
+          if (h->key_hash != h->key.Hash()) err << who << " stale hash; ";
+        }
+        uint32_t holds = 0;
+        for (int k = 0; k < kNumHolderKinds; k++) {
+          holds += h->holds_by_kind[k];
+          held[k] += uint64_t{h->holds_by_kind[k]} * h->bytes;
+        }
+        if (holds != h->holds) err << who << " holds " << h->holds << " != sum by kind " << holds << "; ";
+        const bool pinned = h->holds > 0 || h->io_in_flight;
+        if (h->state != ArcState::kNone) {
+          size[static_cast<int>(h->state)][static_cast<int>(h->kind)] += h->bytes;
+          if (h->on_list) evictable[static_cast<int>(h->state)][static_cast<int>(h->kind)] += h->bytes;
+        }
+        if (IsResident(h->state)) {
+          if (pinned == h->on_list) err << who << (pinned ? " pinned but on its list; " : " unpinned but off its list; ");
+          if (!h->data) err << who << " resident without data; ";
+          if (!h->hashed && !h->io_in_flight) err << who << " resident but not cached; ";
+        }
+        if (IsGhost(h->state)) {
+          if (h->holds > 0 || h->io_in_flight || h->data) err << who << " ghost with holds, I/O or data; ";
+          if (!h->hashed && !h->pending_drop) err << who << " ghost not hashed; ";
+        }
+        if (h->state == ArcState::kAnon) {
+          if (h->hashed) err << who << " anon in the hash table; ";
+          if (h->holds == 0) err << who << " anon without holds; ";
+          if (!h->data) err << who << " anon without data; ";
+        }
+        if (h->state == ArcState::kNone) {
+          if (h->data) err << who << " out of the policy with data; ";
+          if (!h->pending_drop && !h->io_in_flight && !h->dead) err << who << " lost: in no state; ";
+        }
+        if (h->pending_drop || h->dead) err << who << " awaiting its free at a quiescent point; ";
+        if (h->data) data_bytes += h->bytes;
+      }
+      if (hashed != sh.hashed) err << "shard " << i << " counts " << sh.hashed << " hashed, found " << hashed << "; ";
+      if (in_shard != sh.live) err << "shard " << i << " counts " << sh.live << " live, found " << in_shard << "; ";
+    }
+    for (int s = 0; s < kNumStates; s++) {
+      for (int k = 0; k < kNumBufKinds; k++) {
+        const ArcState st = static_cast<ArcState>(s);
+        const BufKind bk = static_cast<BufKind>(k);
+        if (size[s][k] != policy_.Size(st, bk)) {
+          err << StateName(st) << " " << BufKindName(bk) << " size " << policy_.Size(st, bk)
+              << " != headers' " << size[s][k] << "; ";
+        }
+        if (evictable[s][k] != policy_.Evictable(st, bk)) {
+          err << StateName(st) << " " << BufKindName(bk) << " evictable " << policy_.Evictable(st, bk)
+              << " != headers' " << evictable[s][k] << "; ";
+        }
+      }
+    }
+    for (int k = 0; k < kNumHolderKinds; k++) {
+      if (static_cast<int64_t>(held[k]) != held_bytes_[k].load()) {
+        err << "held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << held_bytes_[k].load()
+            << " != holds' " << held[k] << "; ";
+      }
+    }
+    if (static_cast<int64_t>(live) != live_headers_.load()) err << "live headers " << live_headers_.load() << " != " << live << "; ";
+    const int64_t want = static_cast<int64_t>(data_bytes + live * header_bytes_);
+    if (size_bytes_.load() != want) err << "size " << size_bytes_.load() << " != data + headers " << want << "; ";
+    if (policy_.c() != c_bytes_.load()) err << "policy c " << policy_.c() << " != c " << c_bytes_.load() << "; ";
+    if (c_bytes_.load() < c_min_.load() || c_bytes_.load() > c_max_.load()) {
+      err << "c " << c_bytes_.load() << " outside [" << c_min_.load() << ", " << c_max_.load() << "]; ";
+    }
+  }
+  for (uint32_t i = shard_count_; i-- > 0;) shards_[i].mu.Unlock();
+  const std::string e = err.str();
+  return e.empty() ? Status::Ok() : Status::Internal("arc invariants: " + e);
+}
+
+}  // namespace arcstore::arc
