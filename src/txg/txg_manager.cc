@@ -111,6 +111,7 @@ struct TxgManager::Txg {
   uint64_t holds = 0;
   uint64_t dirty_bytes = 0;  // not yet undirtied by the sync
   SyncReason requested = SyncReason::kNone;
+  bool forced = false;  // sync even with nothing dirty
 };
 
 TxgHold& TxgHold::operator=(TxgHold&& o) noexcept {
@@ -347,7 +348,10 @@ Status TxgManager::WaitSynced(uint64_t txg, SyncReason reason) {
   ARC_CHECK_LE(txg, open_->rec.txg) << "wait for a txg that is not open yet";
   // An open txg with nothing in it has nothing to commit: what came before
   // it is what the caller needs.
-  if (txg == open_->rec.txg && open_->rec.ndirty_bytes == 0 && open_->holds == 0) txg--;
+  if (txg == open_->rec.txg && open_->rec.ndirty_bytes == 0 && open_->holds == 0 &&
+      !open_->forced) {
+    txg--;
+  }
   while (failed_.ok() && last_committed_ < txg) {
     if (open_->rec.txg == txg && open_->requested == SyncReason::kNone) {
       open_->requested = reason;
@@ -359,6 +363,19 @@ Status TxgManager::WaitSynced(uint64_t txg, SyncReason reason) {
     cv_.Wait(&mu_);
   }
   return failed_;
+}
+
+Status TxgManager::ForceSync(SyncReason reason) {
+  uint64_t txg;
+  {
+    MutexLock l(&mu_);
+    if (!failed_.ok()) return failed_;
+    open_->forced = true;
+    if (open_->requested == SyncReason::kNone) open_->requested = reason;
+    txg = open_->rec.txg;
+    cv_.SignalAll();
+  }
+  return WaitSynced(txg, reason);
 }
 
 uint64_t TxgManager::open_txg() {
@@ -377,7 +394,7 @@ uint64_t TxgManager::unsynced_dirty_bytes() {
 }
 
 bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {
-  const bool has_work = open_->rec.ndirty_bytes > 0 || open_->holds > 0;
+  const bool has_work = open_->rec.ndirty_bytes > 0 || open_->holds > 0 || open_->forced;
   if (stopping_) {
     *reason = SyncReason::kShutdown;
     return has_work;

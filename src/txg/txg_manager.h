@@ -140,6 +140,9 @@ class TxgManager {
   void RequestSync(uint64_t txg, SyncReason reason);
   // Waits until `txg` has committed, asking for it with `reason`.
   Status WaitSynced(uint64_t txg, SyncReason reason);
+  // Syncs the open txg even when nothing is dirty (to age deferred frees on
+  // a full pool) and waits for it.
+  Status ForceSync(SyncReason reason);
 
   uint64_t open_txg();
   uint64_t last_committed_txg();

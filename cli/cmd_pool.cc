@@ -1,0 +1,161 @@
+// arcstore pool create|info, vol create|list|destroy, fsck.
+#include <cstdio>
+
+#include "arcstore/pool.h"
+#include "base/units.h"
+#include "cli/commands.h"
+#include "io/file_device.h"
+#include "pool/pool_impl.h"
+
+namespace arcstore::cli {
+namespace {
+
+uint64_t SizeArg(const std::string& option, const std::string& text) {
+  Result<uint64_t> r = ParseSizeBytes(text);
+  if (!r.ok()) throw CommandFailed(option + ": " + r.status().message());
+  return *r;
+}
+
+void Check(const Status& s, const std::string& what) {
+  if (!s.ok()) throw CommandFailed(what + ": " + s.ToString());
+}
+
+std::unique_ptr<Pool> OpenPool(const std::string& path, bool read_only) {
+  PoolOptions o;
+  o.read_only = read_only;
+  Result<std::unique_ptr<Pool>> p = Pool::Open(path, o);
+  if (!p.ok()) throw CommandFailed("cannot open pool " + path + ": " + p.status().ToString());
+  return std::move(*p);
+}
+
+void PrintVolumes(const std::vector<VolumeInfo>& vols) {
+  std::printf("%-24s %12s %10s %-6s\n", "NAME", "SIZE", "RECORDSIZE", "COMPRESSION");
+  for (const auto& v : vols) {
+    std::printf("%-24s %12s %10s %-6s\n", v.name.c_str(), FormatBytes(v.size_bytes).c_str(),
+                FormatBytesShort(v.record_size_bytes).c_str(), v.compression.c_str());
+  }
+}
+
+int Fsck(const std::string& path) {
+  io::FileDeviceOptions fo;
+  fo.read_only = true;
+  Result<std::unique_ptr<io::FileDevice>> dev = io::FileDevice::Open(path, fo);
+  if (!dev.ok()) throw CommandFailed("cannot open " + path + ": " + dev.status().ToString());
+  PoolOptions po;
+  po.read_only = true;
+  auto p = pool::PoolImpl::OpenOnDevice(std::move(*dev), po);
+  if (!p.ok()) {
+    std::printf("fsck %s: cannot open: %s\n", path.c_str(), p.status().ToString().c_str());
+    return 2;
+  }
+  const pool::OpenReport& report = (*p)->open_report();
+  for (const auto& n : report.notes) std::printf("note: %s\n", n.c_str());
+  pool::PoolImpl::Census c = (*p)->Check();
+  PoolInfo info = (*p)->Info();
+  std::printf("pool %s at txg %llu: %llu blocks (%llu data, %llu indirect, %llu space log), "
+              "%s referenced, %s allocated\n",
+              info.name.c_str(), static_cast<unsigned long long>(info.txg),
+              static_cast<unsigned long long>(c.blocks),
+              static_cast<unsigned long long>(c.data_blocks),
+              static_cast<unsigned long long>(c.indirect_blocks),
+              static_cast<unsigned long long>(c.log_blocks),
+              FormatBytes(c.referenced_bytes).c_str(), FormatBytes(info.allocated_bytes).c_str());
+  for (const auto& problem : c.problems) std::printf("PROBLEM: %s\n", problem.c_str());
+  std::printf("%s\n", c.problems.empty() ? "clean" : "problems found");
+  return c.problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void AddPoolCommands(CLI::App& app) {
+  auto* pool = app.add_subcommand("pool", "Create and describe pools")->require_subcommand(1);
+  {
+    auto* c = pool->add_subcommand("create", "Create a pool on a file or block device");
+    static std::string path, size, name = "arcstore";
+    static bool sparse = false;
+    c->add_option("POOL", path, "file or block device")->required();
+    c->add_option("--size", size, "size of a file-backed pool (e.g. 8G)");
+    c->add_option("--name", name, "the pool's name");
+    c->add_flag("--sparse", sparse, "leave the file sparse instead of writing it once");
+    c->callback([] {
+      PoolCreateOptions o;
+      o.size_bytes = size.empty() ? 0 : SizeArg("--size", size);
+      o.sparse = sparse;
+      o.name = name;
+      Check(Pool::Create(path, o), "pool create " + path);
+      std::printf("created pool %s (%s%s)\n", path.c_str(),
+                  size.empty() ? "device" : FormatBytes(o.size_bytes).c_str(),
+                  sparse ? ", sparse" : ", written once");
+    });
+  }
+  {
+    auto* c = pool->add_subcommand("info", "Describe a pool");
+    static std::string path;
+    c->add_option("POOL", path)->required();
+    c->callback([] {
+      auto p = OpenPool(path, true);
+      PoolInfo i = p->Info();
+      std::printf("pool:       %s\npath:       %s\nguid:       %016llx\nformat:     %u\n"
+                  "txg:        %llu\nsize:       %s\nallocated:  %s\nfree:       %s\n"
+                  "volumes:    %zu\n",
+                  i.name.c_str(), i.path.c_str(), static_cast<unsigned long long>(i.guid),
+                  i.format_version, static_cast<unsigned long long>(i.txg),
+                  FormatBytes(i.size_bytes).c_str(), FormatBytes(i.allocated_bytes).c_str(),
+                  FormatBytes(i.free_bytes).c_str(), i.volumes.size());
+      if (!i.volumes.empty()) PrintVolumes(i.volumes);
+    });
+  }
+  auto* vol = app.add_subcommand("vol", "Create, list and destroy volumes")->require_subcommand(1);
+  {
+    auto* c = vol->add_subcommand("create", "Create a volume");
+    static std::string path, name, size, recordsize = "128K", compression = "lz4";
+    c->add_option("POOL", path)->required();
+    c->add_option("NAME", name)->required();
+    c->add_option("--size", size, "volume size (e.g. 1G)")->required();
+    c->add_option("--recordsize", recordsize, "4K to 1M, a power of two");
+    c->add_option("--compression", compression, "off, lz4 or zstd");
+    c->callback([] {
+      VolumeOptions o;
+      o.name = name;
+      o.size_bytes = SizeArg("--size", size);
+      const uint64_t rs = SizeArg("--recordsize", recordsize);
+      if (rs > UINT32_MAX) throw CommandFailed("--recordsize: " + recordsize + " is too large");
+      o.record_size_bytes = static_cast<uint32_t>(rs);
+      o.compression = compression;
+      Check(o.Validate(), "vol create");
+      auto p = OpenPool(path, false);
+      Check(p->CreateVolume(o), "vol create " + name);
+      Check(p->Close(), "closing pool " + path);
+      std::printf("created volume %s (%s)\n", name.c_str(), FormatBytes(o.size_bytes).c_str());
+    });
+  }
+  {
+    auto* c = vol->add_subcommand("list", "List volumes");
+    static std::string path;
+    c->add_option("POOL", path)->required();
+    c->callback([] { PrintVolumes(OpenPool(path, true)->Info().volumes); });
+  }
+  {
+    auto* c = vol->add_subcommand("destroy", "Destroy a volume and free its space");
+    static std::string path, name;
+    c->add_option("POOL", path)->required();
+    c->add_option("NAME", name)->required();
+    c->callback([] {
+      auto p = OpenPool(path, false);
+      Check(p->DestroyVolume(name), "vol destroy " + name);
+      Check(p->Close(), "closing pool " + path);
+      std::printf("destroyed volume %s\n", name.c_str());
+    });
+  }
+  {
+    auto* c = app.add_subcommand("fsck", "Verify every block and the space accounting of a pool");
+    static std::string path;
+    c->add_option("POOL", path)->required();
+    c->callback([] {
+      int rc = Fsck(path);
+      if (rc != 0) throw CommandExit{rc};
+    });
+  }
+}
+
+}  // namespace arcstore::cli

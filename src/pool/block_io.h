@@ -1,0 +1,120 @@
+// Block I/O of a pool: reading verified blocks, and writing one txg's blocks
+// with allocation, aggregation and deferred frees.
+//
+//   BlockReader  ReadBlock(bp): read the physical bytes, verify the
+//                checksum, decompress. A mismatch is Corruption naming the
+//                block, never data.
+//   TxgWriter    WriteBlock(base, logical): compress, allocate new space
+//                (copy-on-write: never the block's old place), checksum,
+//                queue the write; adjacent writes are merged into one
+//                vectored I/O up to aggregation_limit_bytes. FreeBlock(bp)
+//                returns space to the allocator (deferred by it). Finish()
+//                submits what is queued and waits for every write.
+//
+// Thread-safety: BlockReader is thread-safe. A TxgWriter belongs to the sync
+// thread of one txg; its completion callbacks may run on device threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/thread_annotations.h"
+#include "format/block_pointer.h"
+#include "io/aligned_buffer.h"
+#include "io/device.h"
+#include "space/allocator.h"
+#include "stats/registry.h"
+#include "volume/block_tree.h"
+
+namespace arcstore::pool {
+
+// Counters of a pool's block traffic (module "io").
+struct BlockIoStats {
+  explicit BlockIoStats(stats::Registry* registry);
+  stats::Counter* reads;
+  stats::Counter* read_bytes;
+  stats::Counter* writes;          // device writes (after aggregation)
+  stats::Counter* write_bytes;
+  stats::Counter* blocks_written;  // blocks before aggregation
+  stats::Counter* checksum_errors;
+  stats::Histogram* write_size_bytes;       // per device write (aggregated)
+  stats::Histogram* block_size_bytes;       // per block (individual)
+  stats::Histogram* read_latency_ns;
+  stats::Histogram* write_latency_ns;
+};
+
+class BlockReader final : public volume::BlockSource {
+ public:
+  BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* stats);
+  Result<std::vector<uint8_t>> ReadBlock(const format::BlockPointer& bp) override;
+  // Reads the logical bytes of `bp` into `out` (exactly bp.logical_bytes).
+  Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out);
+
+ private:
+  Result<io::AlignedBuffer> ReadPhysical(const format::BlockPointer& bp);
+  io::Device* const device_;
+  const uint32_t unit_bytes_;
+  BlockIoStats* const stats_;
+};
+
+struct TxgWriterOptions {
+  uint64_t aggregation_limit_bytes = 1024 * 1024;
+  uint32_t max_inflight_ios = 32;
+};
+
+class TxgWriter final : public volume::BlockSink {
+ public:
+  // `on_written(bytes)` is called as writes complete with the sum of the
+  // `undirty_bytes` of their blocks (the throttle's record-by-record
+  // release); it may run on a device thread.
+  TxgWriter(io::Device* device, space::SpaceAllocator* allocator, uint64_t txg,
+            const TxgWriterOptions& options, BlockIoStats* stats,
+            std::function<void(uint64_t bytes)> on_written);
+  ~TxgWriter() override;
+
+  Result<format::BlockPointer> WriteBlock(const format::BlockPointer& base,
+                                          std::span<const uint8_t> logical) override;
+  // WriteBlock with the allocation class and the dirty bytes it cleans.
+  Result<format::BlockPointer> Write(const format::BlockPointer& base,
+                                     std::span<const uint8_t> logical, space::AllocClass cls,
+                                     uint64_t undirty_bytes);
+  // Writes the first extent.length_bytes of `physical` at `extent`, for
+  // blocks whose place was allocated beforehand (the space log).
+  Status WriteAt(const space::Extent& extent, io::AlignedBuffer physical);
+  Status FreeBlock(const format::BlockPointer& bp) override;
+  space::Extent ExtentOf(const format::BlockPointer& bp) const;
+  // Submits the queued run and waits for every write of the txg.
+  Status Finish();
+
+  uint64_t written_bytes() const { return written_bytes_; }
+  uint64_t device_writes() const { return device_writes_; }
+  uint64_t txg() const { return txg_; }
+
+ private:
+  struct Run;
+  void Queue(const space::Extent& extent, io::AlignedBuffer buf, uint64_t undirty_bytes);
+  void SubmitRun();
+  void WaitInflight(uint32_t at_most) ARC_EXCLUDES(mu_);
+
+  io::Device* const device_;
+  space::SpaceAllocator* const allocator_;
+  const uint64_t txg_;
+  const TxgWriterOptions options_;
+  const uint32_t unit_bytes_;
+  BlockIoStats* const stats_;
+  const std::function<void(uint64_t)> on_written_;
+  std::unique_ptr<Run> run_;  // the run being built (sync thread only)
+  uint64_t written_bytes_ = 0;
+  uint64_t device_writes_ = 0;
+
+  Mutex mu_;
+  CondVar cv_;
+  uint32_t inflight_ ARC_GUARDED_BY(mu_) = 0;
+  Status first_error_ ARC_GUARDED_BY(mu_);
+};
+
+}  // namespace arcstore::pool

@@ -1,0 +1,100 @@
+// The public API's option checks and the Pool factory functions.
+#include <sys/stat.h>
+
+#include "arcstore/pool.h"
+#include "base/units.h"
+#include "format/compression.h"
+#include "format/volume_table.h"
+#include "io/file_device.h"
+#include "pool/pool_impl.h"
+
+namespace arcstore {
+
+Status PoolCreateOptions::Validate() const {
+  if (size_bytes != 0 && (size_bytes < 16 * kMiB || size_bytes % 4096 != 0)) {
+    return Status::InvalidArgument("pool size " + std::to_string(size_bytes) +
+                                   " must be at least 16 MiB and a multiple of 4 KiB");
+  }
+  if (name.empty() || name.size() > 64) {
+    return Status::InvalidArgument("pool name '" + name + "' must be 1 to 64 characters");
+  }
+  return Status::Ok();
+}
+
+Status PoolOptions::Validate() const {
+  if (memory_limit_bytes != 0 && memory_limit_bytes < 64 * kMiB) {
+    return Status::InvalidArgument("memory_limit_bytes " + std::to_string(memory_limit_bytes) +
+                                   " is below 64 MiB");
+  }
+  if (arc_max_bytes != 0 && arc_max_bytes < 16 * kMiB) {
+    return Status::InvalidArgument("arc_max_bytes " + std::to_string(arc_max_bytes) +
+                                   " is below 16 MiB");
+  }
+  if (arc_min_bytes != 0 && arc_max_bytes != 0 && arc_min_bytes > arc_max_bytes) {
+    return Status::InvalidArgument("arc_min_bytes exceeds arc_max_bytes");
+  }
+  if (dirty_max_bytes != 0 && dirty_max_bytes < kMiB) {
+    return Status::InvalidArgument("dirty_max_bytes " + std::to_string(dirty_max_bytes) +
+                                   " is below 1 MiB");
+  }
+  if (txg_timeout_ns < kNsPerMs || txg_timeout_ns > 600 * kNsPerSec) {
+    return Status::InvalidArgument("txg_timeout_ns must be in [1 ms, 600 s]");
+  }
+  return Status::Ok();
+}
+
+Status VolumeOptions::Validate() const {
+  const std::string who = "volume '" + name + "': ";
+  if (name.empty() || name.size() > format::kMaxVolumeNameBytes) {
+    return Status::InvalidArgument(who + "name must be 1 to " +
+                                   std::to_string(format::kMaxVolumeNameBytes) + " characters");
+  }
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
+          c == '-')) {
+      return Status::InvalidArgument(who + "name may hold only letters, digits and _.:-");
+    }
+  }
+  if (size_bytes == 0 || size_bytes % 512 != 0 || size_bytes > format::kMaxVolumeSizeBytes) {
+    return Status::InvalidArgument(who + "size " + std::to_string(size_bytes) +
+                                   " must be a non-zero multiple of 512 up to 1 EiB");
+  }
+  if (!IsPowerOfTwo(record_size_bytes) || record_size_bytes < format::kMinRecordSize ||
+      record_size_bytes > format::kMaxRecordSize) {
+    return Status::InvalidArgument(who + "record size " + std::to_string(record_size_bytes) +
+                                   " must be a power of two from 4 KiB to 1 MiB");
+  }
+  Result<format::Compression> c = format::ParseCompression(compression);
+  if (!c.ok()) return c.status().WithContext(who + "compression");
+  return Status::Ok();
+}
+
+Status Pool::Create(const std::string& path, const PoolCreateOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  struct stat st;
+  const bool is_block = stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+  if (!is_block) {
+    if (options.size_bytes == 0) {
+      return Status::InvalidArgument("pool " + path + ": a file-backed pool needs a size");
+    }
+    io::FileCreateOptions fc;
+    fc.size_bytes = options.size_bytes;
+    fc.sparse = options.sparse;
+    ARC_RETURN_IF_ERROR(io::CreateFileForDevice(path, fc).WithContext("pool " + path));
+  }
+  io::FileDeviceOptions fo;
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::FileDevice> dev, io::FileDevice::Open(path, fo));
+  return pool::PoolImpl::Format(dev.get(), options.name).WithContext("pool " + path);
+}
+
+Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  io::FileDeviceOptions fo;
+  fo.read_only = options.read_only;
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::FileDevice> dev, io::FileDevice::Open(path, fo));
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<pool::PoolImpl> p,
+                       pool::PoolImpl::OpenOnDevice(std::move(dev), options));
+  return std::unique_ptr<Pool>(std::move(p));
+}
+
+}  // namespace arcstore

@@ -1,0 +1,664 @@
+// Pools: theory of operation.
+//
+// On disk (docs/format.md has every byte):
+//
+//   | label | uberblock ring |  data: records, indirect blocks, volume  | ring | label |
+//   | front | 128 slots      |  tables, space log blocks (all COW)      | back | back  |
+//
+// The uberblock of txg T (slot T mod 128, in both rings) names the volume
+// table (each volume's tree root) and the newest space log block. Nothing a
+// committed uberblock references is ever overwritten: every block of a txg
+// goes to space that was free when the txg began (copy-on-write), and a
+// freed block waits two more txgs before reuse (space/allocator.h), so the
+// trees of txgs T, T-1 and T-2 stay intact and are all valid states.
+//
+// Sync of txg T (TxgManager calls SyncTxg on its sync thread):
+//
+//   1. every destroyed volume's blocks are freed;
+//   2. every volume writes its dirty records and indirect blocks
+//      (volume_impl.cc), giving new roots;
+//   3. the volume table is rewritten when a root or the set of volumes
+//      changed; the old one is freed;
+//   4. the allocator's records of T are appended to the space log (one or
+//      more blocks that record their own allocation), or, every
+//      kCondenseAfterBlocks blocks, the whole state is written as a new
+//      chain and the old chain freed;
+//   5. wait for all writes; FLUSH; write the uberblock in both rings;
+//      FLUSH. Only now is T durable: its waiters are released, the
+//      allocator ages its deferred frees, the volumes drop T's dirty copies.
+//
+// A failure anywhere fails the txg manager: the pool stops taking writes
+// (every write and flush returns the error) and never writes another
+// uberblock, so a failed device flush never makes unflushed data live.
+// Reads go on working from what is committed.
+//
+// Open: read a label (front, else back), read both rings, and try the
+// valid uberblocks (checksum, pool guid) newest first: the first whose
+// volume table and space log chain read and verify wins; when it is not
+// the newest, the report says which was skipped and why. At most three are
+// tried: older ones may reference freed space.
+//
+// Locking: mu_ guards the volume map, the destroyed list and the summary
+// values; the sync thread takes it briefly to snapshot them. The allocator,
+// the volume table pointer and the space log state belong to the sync
+// thread (and to Load before it starts).
+#include "pool/pool_impl.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "base/units.h"
+#include "format/encoding.h"
+#include "format/indirect_block.h"
+#include "format/space_log.h"
+#include "io/file_device.h"
+
+namespace arcstore::pool {
+
+using format::BlockPointer;
+using format::BlockType;
+
+namespace {
+
+constexpr size_t kCondenseAfterBlocks = 64;
+constexpr size_t kMaxChainBlocks = 1 << 20;
+constexpr uint32_t kIndirectShift = 10;
+
+uint64_t NewGuid() {
+  std::random_device rd;
+  uint64_t g = 0;
+  while (g == 0) g = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return g;
+}
+
+
+uint64_t WallNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t PhysicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                               : 4 * kGiB;
+}
+
+size_t Align(const io::Device& d) { return std::max<size_t>(d.buffer_alignment(), 64); }
+
+Status WriteUberblockOn(io::Device* device, const format::DeviceLayout& layout,
+                        const format::Uberblock& ub) {
+  std::vector<uint8_t> encoded = format::EncodeUberblock(ub);
+  io::AlignedBuffer slot(layout.allocation_unit, Align(*device));
+  std::memcpy(slot.data(), encoded.data(), encoded.size());
+  for (auto pos : {format::LabelPosition::kFront, format::LabelPosition::kBack}) {
+    ARC_RETURN_IF_ERROR(io::WriteSync(*device, layout.SlotOffset(pos, ub.slot()), slot.span()));
+  }
+  return Status::Ok();
+}
+
+class RecordSinkAdapter final : public volume::RecordSink {
+ public:
+  explicit RecordSinkAdapter(TxgWriter* w) : w_(w) {}
+  Result<BlockPointer> WriteBlock(const BlockPointer& base,
+                                  std::span<const uint8_t> logical) override {
+    return w_->WriteBlock(base, logical);
+  }
+  Result<BlockPointer> WriteRecord(const BlockPointer& base, std::span<const uint8_t> logical,
+                                   uint64_t undirty_bytes) override {
+    return w_->Write(base, logical, space::AllocClass::kData, undirty_bytes);
+  }
+  Status FreeBlock(const BlockPointer& bp) override { return w_->FreeBlock(bp); }
+
+ private:
+  TxgWriter* const w_;
+};
+
+}  // namespace
+
+PoolImpl::PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& options,
+                   const UnsafeTestSwitches& unsafe)
+    : device_(std::move(device)),
+      options_(options),
+      unsafe_(unsafe),
+      clock_(DefaultClock()),
+      io_stats_(&registry_),
+      volume_stats_(&registry_) {}
+
+PoolImpl::~PoolImpl() { (void)Close(); }
+
+Status PoolImpl::Format(io::Device* device, const std::string& name) {
+  ARC_ASSIGN_OR_RETURN(uint32_t unit, format::AllocationUnitFor(device->logical_block_size()));
+  ARC_ASSIGN_OR_RETURN(format::DeviceLayout layout, format::ComputeLayout(device->size_bytes(), unit));
+  format::LabelHeader h;
+  h.pool_guid = NewGuid();
+  h.device_guid = NewGuid();
+  h.device_size_bytes = layout.end_bytes;
+  h.allocation_unit = unit;
+  h.config.Set("pool_name", name);
+  for (auto pos : {format::LabelPosition::kFront, format::LabelPosition::kBack}) {
+    h.position = pos;
+    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, format::EncodeLabelHeader(h));
+    io::AlignedBuffer buf(bytes.size(), Align(*device));
+    std::memcpy(buf.data(), bytes.data(), bytes.size());
+    const uint64_t at = pos == format::LabelPosition::kFront ? layout.front_header
+                                                              : layout.back_header;
+    ARC_RETURN_IF_ERROR(io::WriteSync(*device, at, buf.span()));
+    // Clear the ring: uberblocks of an earlier pool on this device must go.
+    io::AlignedBuffer ring(layout.ring_bytes, Align(*device));
+    const uint64_t ring_at = pos == format::LabelPosition::kFront ? layout.front_ring
+                                                                   : layout.back_ring;
+    ARC_RETURN_IF_ERROR(io::WriteSync(*device, ring_at, ring.span()));
+  }
+  ARC_RETURN_IF_ERROR(io::FlushSync(*device));
+  format::Uberblock ub;
+  ub.txg = 1;
+  ub.timestamp_ns = WallNs();
+  ub.pool_guid = h.pool_guid;
+  ub.guid_sum = h.device_guid;
+  ARC_RETURN_IF_ERROR(WriteUberblockOn(device, layout, ub));
+  return io::FlushSync(*device);
+}
+
+Result<std::unique_ptr<PoolImpl>> PoolImpl::OpenOnDevice(std::unique_ptr<io::Device> device,
+                                                         const PoolOptions& options,
+                                                         const UnsafeTestSwitches& unsafe) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<PoolImpl> p(new PoolImpl(std::move(device), options, unsafe));
+  ARC_RETURN_IF_ERROR(p->Load());
+  ARC_RETURN_IF_ERROR(p->Start());
+  return p;
+}
+
+Status PoolImpl::Load() {
+  const std::string dev = "device " + device_->name();
+  io::AlignedBuffer hdr(format::kLabelHeaderRegionBytes, Align(*device_));
+  Status read = io::ReadSync(*device_, 0, hdr.span());
+  Result<format::LabelHeader> label =
+      read.ok() ? format::DecodeLabelHeader(hdr.span()) : Result<format::LabelHeader>(read);
+  if (!label.ok()) {
+    Status front = label.status();
+    const uint64_t back_at = format::BackHeaderOffset(device_->size_bytes());
+    Status s = io::ReadSync(*device_, back_at, hdr.span());
+    label = s.ok() ? format::DecodeLabelHeader(hdr.span()) : Result<format::LabelHeader>(s);
+    if (!label.ok()) {
+      return Status::Corruption(dev + " holds no arcstore pool: front label: " +
+                                front.ToString() + "; back label: " + label.status().ToString());
+    }
+    open_report_.notes.push_back("front label unreadable (" + front.ToString() +
+                                 "); used the back label");
+  }
+  label_ = *label;
+  ARC_ASSIGN_OR_RETURN(layout_, format::ComputeLayout(device_->size_bytes(), label_.allocation_unit));
+  if (layout_.end_bytes != label_.device_size_bytes) {
+    return Status::Corruption(dev + " is " + std::to_string(device_->size_bytes()) +
+                              " bytes but its label says " +
+                              std::to_string(label_.device_size_bytes));
+  }
+  reader_ = std::make_unique<BlockReader>(device_.get(), layout_.allocation_unit, &io_stats_);
+  // Every valid uberblock of this pool, from both rings, newest first.
+  std::map<uint64_t, format::Uberblock, std::greater<>> found;
+  io::AlignedBuffer ring(layout_.ring_bytes, Align(*device_));
+  for (uint64_t at : {layout_.front_ring, layout_.back_ring}) {
+    const char* ring_name = at == layout_.front_ring ? "front" : "back";
+    Status read = io::ReadSync(*device_, at, ring.span());
+    if (!read.ok()) {
+      open_report_.notes.push_back(std::string(ring_name) + " uberblock ring unreadable: " +
+                                   read.ToString());
+      continue;
+    }
+    for (uint32_t slot = 0; slot < format::kUberblockSlots; slot++) {
+      const uint8_t* p = ring.data() + uint64_t{slot} * layout_.allocation_unit;
+      if (format::AllZero(p, format::kUberblockBytes)) continue;  // never written
+      Result<format::Uberblock> ub =
+          format::DecodeUberblock(std::span<const uint8_t>(p, format::kUberblockBytes));
+      if (!ub.ok()) {
+        open_report_.notes.push_back(std::string(ring_name) + " uberblock slot " +
+                                     std::to_string(slot) + " is damaged: " +
+                                     ub.status().ToString());
+      } else if (ub->pool_guid == label_.pool_guid && ub->guid_sum == label_.device_guid) {
+        found.emplace(ub->txg, *ub);
+      }
+    }
+  }
+  if (found.empty()) return Status::Corruption(dev + ": no valid uberblock in either ring");
+  open_report_.newest_seen_txg = found.begin()->first;
+  Status first_error;
+  int tried = 0;
+  for (const auto& [txg, ub] : found) {
+    if (tried++ == 3) break;
+    Status s = LoadState(ub);
+    if (s.ok()) {
+      open_report_.txg = txg;
+      if (txg != open_report_.newest_seen_txg) {
+        open_report_.notes.push_back("opened at txg " + std::to_string(txg) +
+                                     ", not the newest (" +
+                                     std::to_string(open_report_.newest_seen_txg) + ")");
+      }
+      return Status::Ok();
+    }
+    open_report_.notes.push_back("uberblock of txg " + std::to_string(txg) +
+                                 " rejected: " + s.ToString());
+    if (first_error.ok()) first_error = s;
+  }
+  return first_error.WithContext(dev + ": no usable uberblock");
+}
+
+Status PoolImpl::LoadState(const format::Uberblock& ub) {
+  format::VolumeTable table;
+  if (!ub.root.IsHole()) {
+    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, reader_->ReadBlock(ub.root));
+    Result<format::VolumeTable> t = format::DecodeVolumeTable(bytes);
+    if (!t.ok()) return t.status().WithContext("volume table " + ub.root.ToString());
+    table = std::move(*t);
+  }
+  std::vector<format::SpaceLogBlock> blocks;
+  std::vector<BlockPointer> chain;
+  for (BlockPointer bp = ub.space_log; !bp.IsHole();) {
+    if (chain.size() >= kMaxChainBlocks) return Status::Corruption("space log chain too long");
+    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, reader_->ReadBlock(bp));
+    Result<format::SpaceLogBlock> b = format::DecodeSpaceLogBlock(bytes);
+    if (!b.ok()) return b.status().WithContext("space log block " + bp.ToString());
+    chain.push_back(bp);
+    bp = b->prev;
+    blocks.push_back(std::move(*b));
+  }
+  std::reverse(blocks.begin(), blocks.end());
+  std::reverse(chain.begin(), chain.end());
+  const uint64_t unit = layout_.allocation_unit;
+  std::vector<space::SpaceRecord> records;
+  for (const auto& b : blocks) {
+    for (const auto& r : b.records) {
+      records.push_back(space::SpaceRecord{
+          r.op == format::SpaceOp::kAlloc ? space::SpaceRecord::Kind::kAlloc
+                                          : space::SpaceRecord::Kind::kFree,
+          r.txg, space::Extent{r.offset_units * unit, uint64_t{r.length_units} * unit}});
+    }
+  }
+  space::SpaceOptions so;
+  so.start_bytes = layout_.data_begin;
+  so.end_bytes = layout_.data_end;
+  so.unit_bytes = unit;
+  so.reserve_bytes = space::SpaceOptions::DefaultReserve(so.end_bytes - so.start_bytes);
+  if (unsafe_.reuse_frees_one_txg_early) {
+    so.defer_txgs = 1;
+    so.unsafe_allow_short_defer = true;
+  }
+  Result<space::SpaceAllocator> a = space::SpaceAllocator::Load(so, records, ub.txg);
+  if (!a.ok()) return a.status();
+  allocator_ = std::make_unique<space::SpaceAllocator>(std::move(*a));
+  table_bp_ = ub.root;
+  log_head_ = ub.space_log;
+  log_chain_ = chain;
+  log_sequence_ = blocks.empty() ? 0 : blocks.back().sequence;
+  loaded_entries_ = table.volumes;
+  MutexLock l(&mu_);
+  committed_txg_ = ub.txg;
+  usage_ = allocator_->Usage();
+  return Status::Ok();
+}
+
+Status PoolImpl::Start() {
+  txg::TxgOptions t;
+  const uint64_t memory =
+      options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : PhysicalMemoryBytes();
+  t.dirty_max_bytes = options_.dirty_max_bytes != 0 ? options_.dirty_max_bytes
+                                                    : std::min<uint64_t>(memory / 4, 4 * kGiB);
+  t.timeout_ns = options_.txg_timeout_ns;
+  ARC_RETURN_IF_ERROR(t.Validate());
+  uint64_t first;
+  {
+    MutexLock l(&mu_);
+    first = committed_txg_ + 1;
+  }
+  txg_ = std::make_unique<txg::TxgManager>(
+      t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
+  for (const auto& e : loaded_entries_) {
+    ARC_ASSIGN_OR_RETURN(std::shared_ptr<volume::VolumeImpl> v, NewVolume(e));
+    MutexLock l(&mu_);
+    volumes_.emplace(e.name, std::move(v));
+  }
+  loaded_entries_.clear();
+  registry_.AddGaugeFn("pool", "allocated_bytes", stats::Unit::kBytes, "allocated space",
+                       [this] { return static_cast<int64_t>(Info().allocated_bytes); });
+  if (!options_.read_only) txg_->Start();
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::VolumeEntry& e) {
+  ARC_RETURN_IF_ERROR(format::ValidateVolumeEntry(e));
+  volume::VolumeEnv env;
+  env.txg = txg_.get();
+  env.blocks = reader_.get();
+  env.registry = &registry_;
+  env.read_only = options_.read_only;
+  env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };
+  return std::make_shared<volume::VolumeImpl>(e, env, &volume_stats_);
+}
+
+Result<std::vector<space::Extent>> PoolImpl::AllocateLogBlocks(uint64_t txg, size_t records) {
+  // Each block also records its own allocation.
+  const size_t cap = format::kMaxSpaceRecords;
+  size_t blocks = 1;
+  while (blocks * cap < records + blocks) blocks++;
+  const size_t total = records + blocks;
+  std::vector<space::Extent> extents;
+  for (size_t i = 0; i < blocks; i++) {
+    const size_t count = std::min(cap, total - i * cap);
+    const uint64_t bytes = format::kSpaceLogHeaderBytes + count * format::kSpaceRecordBytes;
+    ARC_ASSIGN_OR_RETURN(space::Extent e,
+                         allocator_->Allocate(bytes, space::AllocClass::kMetadata, txg));
+    extents.push_back(e);
+  }
+  return extents;
+}
+
+Status PoolImpl::WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
+                            std::vector<space::Extent> extents, uint64_t first_sequence,
+                            BlockPointer prev, TxgWriter* writer) {
+  const size_t cap = format::kMaxSpaceRecords;
+  if (records.size() > extents.size() * cap) {
+    return Status::Internal("space log: " + std::to_string(records.size()) +
+                            " records for " + std::to_string(extents.size()) + " blocks");
+  }
+  const uint64_t unit = layout_.allocation_unit;
+  size_t next = 0;
+  for (size_t i = 0; i < extents.size(); i++) {
+    format::SpaceLogBlock b;
+    b.birth_txg = txg;
+    b.sequence = first_sequence + i;
+    b.prev = prev;
+    const size_t count = std::min(cap, records.size() - next);
+    for (size_t k = 0; k < count; k++, next++) {
+      const space::SpaceRecord& r = records[next];
+      b.records.push_back(format::SpaceRecord{
+          r.txg, r.extent.offset_bytes / unit, static_cast<uint32_t>(r.extent.length_bytes / unit),
+          0,
+          r.kind == space::SpaceRecord::Kind::kAlloc ? format::SpaceOp::kAlloc
+                                                     : format::SpaceOp::kFree});
+    }
+    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, format::EncodeSpaceLogBlock(b));
+    if (bytes.size() > extents[i].length_bytes) {
+      return Status::Internal("space log block of " + std::to_string(bytes.size()) +
+                              " bytes does not fit its extent");
+    }
+    io::AlignedBuffer buf(extents[i].length_bytes, Align(*device_));
+    std::memcpy(buf.data(), bytes.data(), bytes.size());
+    BlockPointer base;
+    base.type = BlockType::kSpaceLog;
+    base.birth_txg = txg;
+    BlockPointer bp = format::PointerTo(base, 0, extents[i].offset_bytes / unit, bytes,
+                                        static_cast<uint32_t>(bytes.size()));
+    ARC_RETURN_IF_ERROR(writer->WriteAt(extents[i], std::move(buf)));
+    log_chain_.push_back(bp);
+    prev = bp;
+  }
+  log_head_ = prev;
+  log_sequence_ = first_sequence + extents.size() - 1;
+  return Status::Ok();
+}
+
+Status PoolImpl::WriteSpaceLog(uint64_t txg, TxgWriter* writer) {
+  if (log_chain_.size() < kCondenseAfterBlocks) {
+    std::vector<space::SpaceRecord> records = allocator_->TakeRecords();
+    ARC_ASSIGN_OR_RETURN(std::vector<space::Extent> extents,
+                         AllocateLogBlocks(txg, records.size()));
+    for (const auto& r : allocator_->TakeRecords()) records.push_back(r);
+    const bool first = log_head_.IsHole();
+    return WriteChain(txg, std::move(records), std::move(extents),
+                      first ? 0 : log_sequence_ + 1, log_head_, writer);
+  }
+  // Condense: the whole state as a new chain; the old chain is freed.
+  for (const BlockPointer& bp : log_chain_) ARC_RETURN_IF_ERROR(writer->FreeBlock(bp));
+  log_chain_.clear();
+  (void)allocator_->TakeRecords();  // captured by the condensed form
+  const size_t before = allocator_->CondensedRecords(txg).size();
+  ARC_ASSIGN_OR_RETURN(std::vector<space::Extent> extents, AllocateLogBlocks(txg, before));
+  std::vector<space::SpaceRecord> records = allocator_->CondensedRecords(txg);
+  (void)allocator_->TakeRecords();
+  return WriteChain(txg, std::move(records), std::move(extents), 0, BlockPointer{}, writer);
+}
+
+Status PoolImpl::SyncTxg(uint64_t txg) {
+  std::vector<std::shared_ptr<volume::VolumeImpl>> vols, gone;
+  bool table_changed;
+  {
+    MutexLock l(&mu_);
+    for (const auto& [name, v] : volumes_) vols.push_back(v);
+    while (!destroyed_.empty() && destroyed_.begin()->first <= txg) {
+      for (auto& v : destroyed_.begin()->second) gone.push_back(std::move(v));
+      destroyed_.erase(destroyed_.begin());
+    }
+    table_changed = table_dirty_;
+    table_dirty_ = false;
+  }
+  TxgWriter writer(device_.get(), allocator_.get(), txg, TxgWriterOptions{}, &io_stats_,
+                   [this, txg](uint64_t bytes) { txg_->Undirty(txg, bytes); });
+  RecordSinkAdapter sink(&writer);
+  for (const auto& v : gone) ARC_RETURN_IF_ERROR(v->FreeAll(&sink));
+  format::VolumeTable table;
+  table.birth_txg = txg;
+  for (const auto& v : vols) {
+    const BlockPointer old_root = v->entry().root;
+    format::VolumeEntry e;
+    ARC_RETURN_IF_ERROR(v->SyncTxg(txg, &sink, &e));
+    table_changed |= !(e.root == old_root);
+    table.volumes.push_back(std::move(e));
+  }
+  if (table_changed) {
+    BlockPointer fresh;
+    if (!table.volumes.empty()) {
+      ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, format::EncodeVolumeTable(table));
+      BlockPointer base;
+      base.type = BlockType::kVolumeTable;
+      base.compression = format::Compression::kLz4;
+      ARC_ASSIGN_OR_RETURN(fresh, writer.WriteBlock(base, bytes));
+    }
+    ARC_RETURN_IF_ERROR(writer.FreeBlock(table_bp_));
+    table_bp_ = fresh;
+  }
+  ARC_RETURN_IF_ERROR(WriteSpaceLog(txg, &writer));
+  format::Uberblock ub;
+  ub.txg = txg;
+  ub.timestamp_ns = WallNs();
+  ub.pool_guid = label_.pool_guid;
+  ub.guid_sum = label_.device_guid;
+  ub.allocated_bytes = allocator_->Usage().allocated_bytes;
+  ub.root = table_bp_;
+  ub.space_log = log_head_;
+  if (unsafe_.uberblock_before_blocks) {
+    ARC_RETURN_IF_ERROR(WriteUberblockOn(device_.get(), layout_, ub));
+    ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
+  }
+  ARC_RETURN_IF_ERROR(writer.Finish());
+  txg_->NoteSyncIo(txg, txg::SyncIo{0, 0, writer.written_bytes(), writer.device_writes()});
+  if (!unsafe_.skip_flush_before_uberblock) ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
+  if (!unsafe_.uberblock_before_blocks) {
+    ARC_RETURN_IF_ERROR(WriteUberblockOn(device_.get(), layout_, ub));
+  }
+  ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
+  // Txg is durable.
+  allocator_->SyncDone(txg);
+  for (const auto& v : vols) v->TxgCommitted(txg);
+  MutexLock l(&mu_);
+  committed_txg_ = txg;
+  usage_ = allocator_->Usage();
+  return Status::Ok();
+}
+
+Status PoolImpl::AdmitWrite(uint64_t bytes) {
+  const uint64_t reserve = allocator_->options().reserve_bytes;
+  // Freed space waits two txgs; on a full pool, sync (empty) txgs to age it
+  // rather than refuse a write that would fit once it has.
+  for (uint32_t round = 0; round <= 3; round++) {
+    const uint64_t unsynced = txg_->unsynced_dirty_bytes();
+    uint64_t deferred;
+    {
+      MutexLock l(&mu_);
+      if (usage_.free_bytes >= reserve + unsynced + bytes) return Status::Ok();
+      deferred = usage_.deferred_bytes;
+      if (deferred == 0 || usage_.free_bytes + deferred < reserve + unsynced + bytes) break;
+    }
+    ARC_RETURN_IF_ERROR(txg_->ForceSync(txg::SyncReason::kExplicitWait));
+  }
+  const uint64_t unsynced = txg_->unsynced_dirty_bytes();
+  MutexLock l(&mu_);
+  return Status::NoSpace("pool " + label_.config.Get("pool_name").value_or("") + " is full: " +
+                         FormatBytes(usage_.free_bytes) + " free, " + FormatBytes(reserve) +
+                         " reserved for metadata, " + FormatBytes(unsynced) +
+                         " of writes not yet synced, " + FormatBytes(usage_.deferred_bytes) +
+                         " freed and waiting two txgs to be reused");
+}
+
+PoolInfo PoolImpl::Info() {
+  PoolInfo info;
+  info.name = label_.config.Get("pool_name").value_or("");
+  info.path = device_->name();
+  info.guid = label_.pool_guid;
+  info.size_bytes = device_->size_bytes();
+  info.format_version = format::kFormatVersion;
+  MutexLock l(&mu_);
+  info.allocated_bytes = usage_.allocated_bytes;
+  info.free_bytes = usage_.free_bytes;
+  info.txg = committed_txg_;
+  for (const auto& [name, v] : volumes_) info.volumes.push_back(v->info());
+  return info;
+}
+
+Status PoolImpl::CreateVolume(const VolumeOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  ARC_ASSIGN_OR_RETURN(format::Compression comp, format::ParseCompression(options.compression));
+  format::VolumeEntry e;
+  e.name = options.name;
+  e.guid = NewGuid();
+  e.size_bytes = options.size_bytes;
+  e.record_size_bytes = options.record_size_bytes;
+  e.compression = comp;
+  e.indirect_shift = kIndirectShift;
+  e.tree_depth = static_cast<uint8_t>(format::TreeDepthFor(e.records(), kIndirectShift));
+  e.root.level = e.tree_depth;
+  uint64_t txg;
+  {
+    // The table entry is the dirty data of this txg.
+    ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, txg_->AssignNoThrottle(format::kVolumeEntryBytes));
+    txg = hold.txg();
+    e.create_txg = txg;
+    MutexLock l(&mu_);
+    if (closed_) return Status::Aborted("pool is closed");
+    if (volumes_.count(e.name) != 0) {
+      return Status::AlreadyExists("volume " + e.name + " already exists");
+    }
+    if (volumes_.size() >= format::kMaxVolumes) {
+      return Status::ResourceExhausted("a pool holds at most " +
+                                       std::to_string(format::kMaxVolumes) + " volumes");
+    }
+    ARC_ASSIGN_OR_RETURN(std::shared_ptr<volume::VolumeImpl> v, NewVolume(e));
+    volumes_.emplace(e.name, std::move(v));
+    table_dirty_ = true;
+  }
+  return txg_->WaitSynced(txg, txg::SyncReason::kExplicitWait);
+}
+
+Status PoolImpl::DestroyVolume(const std::string& name) {
+  uint64_t txg;
+  {
+    ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, txg_->AssignNoThrottle(format::kVolumeEntryBytes));
+    txg = hold.txg();
+    MutexLock l(&mu_);
+    auto it = volumes_.find(name);
+    if (it == volumes_.end()) return Status::NotFound("volume " + name + " does not exist");
+    it->second->Close();
+    destroyed_[txg].push_back(std::move(it->second));
+    volumes_.erase(it);
+    table_dirty_ = true;
+  }
+  return txg_->WaitSynced(txg, txg::SyncReason::kExplicitWait);
+}
+
+Result<std::shared_ptr<Volume>> PoolImpl::OpenVolume(const std::string& name) {
+  MutexLock l(&mu_);
+  if (closed_) return Status::Aborted("pool is closed");
+  auto it = volumes_.find(name);
+  if (it == volumes_.end()) return Status::NotFound("volume " + name + " does not exist");
+  return std::shared_ptr<Volume>(it->second);
+}
+
+Status PoolImpl::DropCaches() { return Status::Ok(); }
+
+Status PoolImpl::Close() {
+  {
+    MutexLock l(&mu_);
+    if (closed_) return Status::Ok();
+    closed_ = true;
+  }
+  Status s = txg_ ? txg_->Stop() : Status::Ok();
+  MutexLock l(&mu_);
+  for (auto& [name, v] : volumes_) v->Close();
+  if (s.ok() && !options_.read_only) s = io::FlushSync(*device_);
+  return s;
+}
+
+PoolImpl::Census PoolImpl::Check() {
+  Census c;
+  const uint32_t unit = layout_.allocation_unit;
+  std::vector<space::Extent> referenced;
+  auto note = [&](const std::string& where, const BlockPointer& bp) {
+    if (!bp.OwnsSpace()) return;
+    c.blocks++;
+    c.referenced_bytes += bp.AllocatedBytes(unit);
+    space::Extent e{bp.offset_units * unit, bp.AllocatedBytes(unit)};
+    referenced.push_back(e);
+    if (!allocator_->IsAllocated(e)) {
+      c.problems.push_back(where + ": " + bp.ToString() + " is not allocated in the space map");
+    }
+    Result<std::vector<uint8_t>> r = reader_->ReadBlock(bp);
+    if (!r.ok()) c.problems.push_back(where + ": " + r.status().ToString());
+  };
+  note("volume table", table_bp_);
+  for (size_t i = 0; i < log_chain_.size(); i++) {
+    note("space log block " + std::to_string(i), log_chain_[i]);
+    c.log_blocks++;
+  }
+  std::vector<std::shared_ptr<volume::VolumeImpl>> vols;
+  {
+    MutexLock l(&mu_);
+    for (const auto& [name, v] : volumes_) vols.push_back(v);
+  }
+  for (const auto& v : vols) {
+    const std::string name = "volume " + v->entry().name;
+    Status s = v->tree().Walk([&](uint64_t id, const BlockPointer& bp) {
+      if (bp.type == BlockType::kData) {
+        c.data_blocks++;
+        note(name + " record " + std::to_string(id), bp);
+      } else if (bp.type == BlockType::kIndirect) {
+        c.indirect_blocks++;
+        note(name + " indirect L" + std::to_string(bp.level) + " block " + std::to_string(id), bp);
+      }
+      return Status::Ok();
+    });
+    if (!s.ok()) c.problems.push_back(name + ": tree walk failed: " + s.ToString());
+  }
+  const space::SpaceUsage u = allocator_->Usage();
+  if (u.allocated_bytes != c.referenced_bytes) {
+    c.problems.push_back("space map: " + std::to_string(u.allocated_bytes) +
+                         " bytes allocated but " + std::to_string(c.referenced_bytes) +
+                         " referenced (" +
+                         (u.allocated_bytes > c.referenced_bytes ? "leaked" : "double use") + ")");
+  }
+  std::sort(referenced.begin(), referenced.end(),
+            [](const space::Extent& a, const space::Extent& b) {
+              return a.offset_bytes < b.offset_bytes;
+            });
+  for (size_t i = 1; i < referenced.size(); i++) {
+    if (referenced[i].offset_bytes < referenced[i - 1].end_bytes()) {
+      c.problems.push_back("blocks overlap at byte " + std::to_string(referenced[i].offset_bytes));
+    }
+  }
+  return c;
+}
+
+}  // namespace arcstore::pool

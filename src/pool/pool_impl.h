@@ -1,0 +1,124 @@
+// PoolImpl: the engine behind arcstore::Pool.
+//
+// Owns the device, the allocator, the txg manager and the volumes, and
+// implements the txg sync (write every dirty block copy-on-write, the
+// volume table, the space log; flush; write the uberblock; flush) and the
+// open-time choice of the uberblock to trust. See pool_impl.cc for the
+// theory of operation.
+//
+// Thread-safety: the Pool methods are thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arcstore/pool.h"
+#include "base/clock.h"
+#include "format/label.h"
+#include "format/uberblock.h"
+#include "format/volume_table.h"
+#include "io/device.h"
+#include "pool/block_io.h"
+#include "space/allocator.h"
+#include "stats/registry.h"
+#include "txg/txg_manager.h"
+#include "volume/volume_impl.h"
+
+namespace arcstore::pool {
+
+// Test-only switches that break the commit protocol on purpose, so that
+// the crash harness can show it notices.
+struct UnsafeTestSwitches {
+  bool skip_flush_before_uberblock = false;
+  bool uberblock_before_blocks = false;
+  bool reuse_frees_one_txg_early = false;
+};
+
+// What Open found, for `pool info`, fsck and logs.
+struct OpenReport {
+  uint64_t txg = 0;                  // the txg the pool opened at
+  uint64_t newest_seen_txg = 0;      // the newest uberblock with a valid checksum
+  std::vector<std::string> notes;    // e.g. "uberblock 17 rejected: ... ; using 16"
+};
+
+class PoolImpl final : public Pool {
+ public:
+  // Opens a pool on an already open device (tests use memory devices).
+  static Result<std::unique_ptr<PoolImpl>> OpenOnDevice(std::unique_ptr<io::Device> device,
+                                                        const PoolOptions& options,
+                                                        const UnsafeTestSwitches& unsafe = {});
+  // Writes labels and the first txg on a device (Pool::Create's core).
+  static Status Format(io::Device* device, const std::string& name);
+
+  ~PoolImpl() override;
+
+  PoolInfo Info() override;
+  Status CreateVolume(const VolumeOptions& options) override;
+  Status DestroyVolume(const std::string& name) override;
+  Result<std::shared_ptr<Volume>> OpenVolume(const std::string& name) override;
+  Status DropCaches() override;
+  Status Close() override;
+  stats::Registry& stats() override { return registry_; }
+
+  const OpenReport& open_report() const { return open_report_; }
+  txg::TxgManager& txgs() { return *txg_; }
+  // Blocks of every kind reachable from the live uberblock, for fsck.
+  struct Census {
+    uint64_t blocks = 0, data_blocks = 0, indirect_blocks = 0, log_blocks = 0;
+    uint64_t referenced_bytes = 0;
+    std::vector<std::string> problems;  // each names the block and what is wrong
+  };
+  // Walks and verifies every block (read + checksum), and checks that the
+  // referenced space equals the allocator's allocated space.
+  Census Check();
+
+ private:
+  PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& options,
+           const UnsafeTestSwitches& unsafe);
+  Status Load();
+  Status LoadState(const format::Uberblock& ub);
+  Status Start();
+  Status SyncTxg(uint64_t txg);
+  Status WriteSpaceLog(uint64_t txg, TxgWriter* writer);
+  Status WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
+                    std::vector<space::Extent> extents, uint64_t first_sequence,
+                    format::BlockPointer prev, TxgWriter* writer);
+  Result<std::vector<space::Extent>> AllocateLogBlocks(uint64_t txg, size_t records);
+  Status AdmitWrite(uint64_t bytes);
+  Result<std::shared_ptr<volume::VolumeImpl>> NewVolume(const format::VolumeEntry& entry);
+
+  std::unique_ptr<io::Device> device_;
+  const PoolOptions options_;
+  const UnsafeTestSwitches unsafe_;
+  Clock* const clock_;
+  stats::Registry registry_;
+  format::LabelHeader label_;
+  format::DeviceLayout layout_;
+  BlockIoStats io_stats_;
+  std::unique_ptr<BlockReader> reader_;
+  volume::VolumeStats volume_stats_;
+  std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
+  std::unique_ptr<txg::TxgManager> txg_;
+  OpenReport open_report_;
+
+  // Sync-thread state (also set by Load before the thread starts).
+  format::BlockPointer table_bp_;
+  format::BlockPointer log_head_;
+  std::vector<format::BlockPointer> log_chain_;  // oldest first
+  uint64_t log_sequence_ = 0;                    // of the head
+  std::vector<format::VolumeEntry> loaded_entries_;  // from Load, for Start
+
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<volume::VolumeImpl>> volumes_ ARC_GUARDED_BY(mu_);
+  // Volumes destroyed in a txg, freed by its sync.
+  std::map<uint64_t, std::vector<std::shared_ptr<volume::VolumeImpl>>> destroyed_
+      ARC_GUARDED_BY(mu_);
+  bool table_dirty_ ARC_GUARDED_BY(mu_) = false;
+  space::SpaceUsage usage_ ARC_GUARDED_BY(mu_);
+  uint64_t committed_txg_ ARC_GUARDED_BY(mu_) = 0;
+  bool closed_ ARC_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace arcstore::pool

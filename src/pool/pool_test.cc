@@ -1,0 +1,293 @@
+#include "pool/pool_impl.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "base/random.h"
+#include "format/label.h"
+#include "io/memory_device.h"
+
+namespace arcstore::pool {
+namespace {
+
+// Lets a test keep its memory device while a pool owns a handle to it.
+class DeviceRef final : public io::Device {
+ public:
+  explicit DeviceRef(io::Device* d) : d_(d) {}
+  const std::string& name() const override { return d_->name(); }
+  uint32_t logical_block_size() const override { return d_->logical_block_size(); }
+  uint64_t size_bytes() const override { return d_->size_bytes(); }
+  uint32_t buffer_alignment() const override { return d_->buffer_alignment(); }
+  bool supports_discard() const override { return d_->supports_discard(); }
+  void Submit(io::IoRequest r) override { d_->Submit(std::move(r)); }
+
+ private:
+  io::Device* d_;
+};
+
+class PoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    io::MemoryDeviceOptions o;
+    o.size_bytes = 64 * kMiB;
+    dev_ = *io::MemoryDevice::Create(o);
+    ASSERT_TRUE(PoolImpl::Format(dev_.get(), "test").ok());
+    Reopen();
+  }
+  void Reopen(const UnsafeTestSwitches& unsafe = {}) {
+    if (pool_) ASSERT_TRUE(pool_->Close().ok());
+    pool_.reset();
+    PoolOptions po;
+    po.txg_timeout_ns = 60 * kNsPerSec;  // syncs happen when tests ask
+    auto p = PoolImpl::OpenOnDevice(std::make_unique<DeviceRef>(dev_.get()), po, unsafe);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pool_ = std::move(*p);
+  }
+  std::shared_ptr<Volume> MakeVolume(const std::string& name, uint64_t size,
+                                     uint32_t record = 128 * 1024,
+                                     const std::string& compression = "lz4") {
+    VolumeOptions vo;
+    vo.name = name;
+    vo.size_bytes = size;
+    vo.record_size_bytes = record;
+    vo.compression = compression;
+    Status s = pool_->CreateVolume(vo);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return *pool_->OpenVolume(name);
+  }
+  static std::vector<uint8_t> Pattern(size_t n, uint64_t seed) {
+    std::vector<uint8_t> v(n);
+    SeededRandom(seed).Fill(v.data(), n);
+    return v;
+  }
+  void ExpectClean() {
+    PoolImpl::Census c = pool_->Check();
+    for (const auto& p : c.problems) ADD_FAILURE() << p;
+  }
+
+  std::unique_ptr<io::MemoryDevice> dev_;
+  std::unique_ptr<PoolImpl> pool_;
+};
+
+TEST_F(PoolTest, WritesSurviveFlushAndReopen) {
+  auto v = MakeVolume("vol0", 8 * kMiB);
+  std::vector<uint8_t> a = Pattern(300000, 1);  // spans records, partial at both ends
+  ASSERT_TRUE(v->Write(5000, a).ok());
+  std::vector<uint8_t> out(a.size());
+  ASSERT_TRUE(v->Read(5000, out).ok());
+  EXPECT_EQ(out, a) << "dirty data reads back";
+  ASSERT_TRUE(v->Flush().ok());
+  ASSERT_TRUE(v->Read(5000, out).ok());
+  EXPECT_EQ(out, a) << "committed data reads back";
+  v.reset();
+  Reopen();
+  v = *pool_->OpenVolume("vol0");
+  std::fill(out.begin(), out.end(), 0);
+  ASSERT_TRUE(v->Read(5000, out).ok());
+  EXPECT_EQ(out, a) << "reopened data reads back";
+  std::vector<uint8_t> head(5000, 1);
+  ASSERT_TRUE(v->Read(0, head).ok());
+  EXPECT_EQ(head, std::vector<uint8_t>(5000, 0)) << "unwritten bytes are zeros";
+  ExpectClean();
+}
+
+TEST_F(PoolTest, PartialWritesAcrossTxgsReadModifyWrite) {
+  auto v = MakeVolume("v", 1 * kMiB, 64 * 1024);
+  std::vector<uint8_t> model(1 * kMiB, 0);
+  SeededRandom rnd = SeededRandom::FromEnvironment("PartialWritesAcrossTxgs");
+  for (int round = 0; round < 20; round++) {
+    for (int i = 0; i < 30; i++) {
+      uint64_t off = rnd.Uniform(model.size() - 1);
+      uint64_t len = rnd.Range(1, std::min<uint64_t>(200000, model.size() - off));
+      std::vector<uint8_t> d = Pattern(len, rnd.Next());
+      ASSERT_TRUE(v->Write(off, d).ok());
+      std::memcpy(model.data() + off, d.data(), len);
+    }
+    if (round % 3 == 0) ASSERT_TRUE(v->Flush().ok());
+    std::vector<uint8_t> out(model.size());
+    ASSERT_TRUE(v->Read(0, out).ok());
+    ASSERT_EQ(out, model) << "round " << round;
+  }
+  ASSERT_TRUE(v->Flush().ok());
+  EXPECT_GT(pool_->stats().TakeSnapshot().Get("volumes", "rmw_reads"), 0);
+  v.reset();
+  Reopen();
+  v = *pool_->OpenVolume("v");
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model);
+  ExpectClean();
+}
+
+TEST_F(PoolTest, TrimAndZeroesMakeHolesAndFreeSpace) {
+  auto v = MakeVolume("v", 4 * kMiB, 128 * 1024, "off");
+  std::vector<uint8_t> d = Pattern(4 * kMiB, 7);
+  ASSERT_TRUE(v->Write(0, d).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  const uint64_t full = pool_->Info().allocated_bytes;
+  ASSERT_TRUE(v->Trim(1 * kMiB, 1 * kMiB).ok());
+  ASSERT_TRUE(v->WriteZeroes(2 * kMiB, 512 * 1024).ok());
+  ASSERT_TRUE(v->WriteZeroes(3 * kMiB, 256 * 1024, kZeroNoHole).ok());
+  ASSERT_TRUE(v->Trim(100, 1000).ok());  // partial: zeroes bytes, keeps the record
+  std::memset(d.data() + 100, 0, 1000);
+  std::memset(d.data() + 1 * kMiB, 0, 1 * kMiB);
+  std::memset(d.data() + 2 * kMiB, 0, 512 * 1024);
+  std::memset(d.data() + 3 * kMiB, 0, 256 * 1024);
+  for (int flushes = 0; flushes < 2; flushes++) {
+    std::vector<uint8_t> out(d.size());
+    ASSERT_TRUE(v->Read(0, out).ok());
+    ASSERT_EQ(out, d);
+    ASSERT_TRUE(v->Flush().ok());
+  }
+  std::vector<Extent> e;
+  ASSERT_TRUE(v->BlockStatus(0, 4 * kMiB, &e).ok());
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[0].offset, 0u);
+  EXPECT_FALSE(e[0].hole);
+  EXPECT_TRUE(e[1].hole);
+  EXPECT_EQ(e[1].offset, 1 * kMiB);
+  EXPECT_EQ(e[1].length, 1 * kMiB);
+  EXPECT_TRUE(e[2].zero);
+  EXPECT_FALSE(e[2].hole);
+  EXPECT_EQ(e[2].length, 512 * 1024u);
+  EXPECT_FALSE(e[3].zero);  // NO_HOLE zeroes are real data
+  // Freed space comes back after the two-txg deferral.
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(v->Write(4 * kMiB - 4096, std::vector<uint8_t>(4096, uint8_t(i + 1))).ok());
+    ASSERT_TRUE(v->Flush().ok());
+  }
+  EXPECT_LT(pool_->Info().allocated_bytes, full - 1 * kMiB);
+  ExpectClean();
+}
+
+TEST_F(PoolTest, DestroyFreesEverythingAndNamesAreChecked) {
+  const uint64_t empty = pool_->Info().allocated_bytes;
+  auto v = MakeVolume("gone", 4 * kMiB);
+  ASSERT_TRUE(v->Write(0, Pattern(4 * kMiB, 3)).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  EXPECT_GT(pool_->Info().allocated_bytes, empty + 3 * kMiB);
+  ASSERT_TRUE(pool_->DestroyVolume("gone").ok());
+  EXPECT_EQ(v->Write(0, std::vector<uint8_t>(10)).code(), StatusCode::kAborted);
+  EXPECT_EQ(pool_->DestroyVolume("gone").code(), StatusCode::kNotFound);
+  auto w = MakeVolume("other", 1 * kMiB);
+  for (int i = 0; i < 3; i++) ASSERT_TRUE(w->Write(0, Pattern(4096, i)).ok() && w->Flush().ok());
+  EXPECT_LT(pool_->Info().allocated_bytes, empty + 1 * kMiB);
+  VolumeOptions dup;
+  dup.name = "other";
+  dup.size_bytes = kMiB;
+  EXPECT_EQ(pool_->CreateVolume(dup).code(), StatusCode::kAlreadyExists);
+  dup.name = "bad name!";
+  EXPECT_NE(pool_->CreateVolume(dup).message().find("name may hold only"), std::string::npos);
+  dup.name = "rs";
+  dup.record_size_bytes = 3000;
+  EXPECT_NE(pool_->CreateVolume(dup).message().find("record size 3000"), std::string::npos);
+  ExpectClean();
+}
+
+TEST_F(PoolTest, ChecksumMismatchIsAnErrorNamingTheBlock) {
+  auto v = MakeVolume("v", 1 * kMiB, 128 * 1024, "off");
+  ASSERT_TRUE(v->Write(0, Pattern(1 * kMiB, 9)).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  v.reset();
+  // Find record 3's block and flip one bit of it on the device.
+  auto bp = pool_->OpenVolume("v");
+  auto tree_bp = static_cast<volume::VolumeImpl*>(bp->get())->tree().Get(3);
+  ASSERT_TRUE(tree_bp.ok());
+  const uint64_t at = tree_bp->offset_units * 4096 + 100;
+  std::vector<uint8_t> byte(4096);
+  ASSERT_TRUE(io::ReadSync(*dev_, at - 100, byte).ok());
+  byte[100] ^= 0x10;
+  ASSERT_TRUE(io::WriteSync(*dev_, at - 100, byte).ok());
+  Reopen();
+  v = *pool_->OpenVolume("v");
+  std::vector<uint8_t> out(4096);
+  Status s = v->Read(3 * 128 * 1024 + 10, out);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("volume v offset 393226 (record 3)"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(v->Read(0, out).ok()) << "other records still read";
+  PoolImpl::Census c = pool_->Check();
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_NE(c.problems[0].find("volume v record 3"), std::string::npos) << c.problems[0];
+}
+
+TEST_F(PoolTest, DamagedNewestUberblockFallsBack) {
+  auto v = MakeVolume("v", 1 * kMiB);
+  std::vector<uint8_t> old_data = Pattern(4096, 1), new_data = Pattern(4096, 2);
+  ASSERT_TRUE(v->Write(0, old_data).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  ASSERT_TRUE(v->Write(0, new_data).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  const uint64_t newest = pool_->Info().txg;
+  v.reset();
+  ASSERT_TRUE(pool_->Close().ok());
+  pool_.reset();
+  // Tear the newest uberblock in both rings.
+  auto layout = *format::ComputeLayout(dev_->size_bytes(), 4096);
+  for (auto pos : {format::LabelPosition::kFront, format::LabelPosition::kBack}) {
+    std::vector<uint8_t> junk(4096, 0xee);
+    ASSERT_TRUE(io::WriteSync(*dev_, layout.SlotOffset(pos, newest % 128), junk).ok());
+  }
+  Reopen();
+  EXPECT_EQ(pool_->open_report().txg, newest - 1);
+  ASSERT_FALSE(pool_->open_report().notes.empty());
+  v = *pool_->OpenVolume("v");
+  std::vector<uint8_t> out(4096);
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, old_data) << "the pool is exactly the previous txg";
+  ExpectClean();
+}
+
+TEST_F(PoolTest, FullPoolSaysNoSpaceAndRecoversAfterTrim) {
+  auto v = MakeVolume("big", 128 * kMiB, 128 * 1024, "off");  // larger than the pool
+  std::vector<uint8_t> chunk = Pattern(4 * kMiB, 5);
+  Status s;
+  for (uint64_t off = 0; off < 128 * kMiB && s.ok(); off += chunk.size()) {
+    s = v->Write(off, chunk);
+    if (s.ok()) s = v->Flush();
+  }
+  ASSERT_EQ(s.code(), StatusCode::kNoSpace) << s.ToString();
+  EXPECT_NE(s.message().find("reserved for metadata"), std::string::npos) << s.ToString();
+  // The write was refused before joining a txg: the pool itself is fine.
+  ASSERT_TRUE(v->Flush().ok());
+  ExpectClean();
+  ASSERT_TRUE(v->Trim(0, 32 * kMiB).ok());
+  Status flushed = v->Flush();
+  ASSERT_TRUE(flushed.ok()) << "frees commit on a full pool: " << flushed.ToString();
+  // The freed space is reusable once two more txgs have committed.
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(v->Write(64 * kMiB, std::vector<uint8_t>(4096, 1)).ok());
+    ASSERT_TRUE(v->Flush().ok());
+  }
+  EXPECT_TRUE(v->Write(0, chunk).ok());
+  EXPECT_TRUE(v->Flush().ok());
+  Reopen();
+  ExpectClean();
+}
+
+TEST_F(PoolTest, ManyTxgsCondenseTheSpaceLog) {
+  auto v = MakeVolume("v", 4 * kMiB, 4096);
+  SeededRandom rnd(11);
+  std::vector<uint8_t> model(4 * kMiB, 0);
+  for (int txg = 0; txg < 150; txg++) {
+    for (int i = 0; i < 5; i++) {
+      uint64_t off = rnd.Uniform(1024) * 4096;
+      std::vector<uint8_t> d = Pattern(4096, rnd.Next());
+      ASSERT_TRUE(v->Write(off, d).ok());
+      std::memcpy(model.data() + off, d.data(), 4096);
+    }
+    ASSERT_TRUE(v->Flush().ok());
+  }
+  v.reset();
+  Reopen();
+  v = *pool_->OpenVolume("v");
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model);
+  PoolImpl::Census c = pool_->Check();
+  EXPECT_LT(c.log_blocks, 70u) << "the chain was condensed";
+  for (const auto& p : c.problems) ADD_FAILURE() << p;
+}
+
+}  // namespace
+}  // namespace arcstore::pool

@@ -1,0 +1,372 @@
+// Volumes: theory of operation.
+//
+// A volume of S bytes is cut into records of R bytes (4 KiB .. 1 MiB). Each
+// record has at most one committed version, reachable through the volume's
+// BlockTree, and at most one dirty version per txg not yet committed:
+//
+//                      newest                                   oldest
+//   reads look here:   dirty[open] -> dirty[quiescing] -> dirty[syncing]
+//                        -> committed (tree: disk, verified on read)
+//
+// Writes. A write joins the open txg through the txg manager (which applies
+// the write throttle) and, holding the txg, puts its bytes into the open
+// txg's copy of each record it touches. When the open txg has no copy yet,
+// one is made from the newest version: a whole-record write needs none; a
+// partial write copies an older txg's dirty version (never changing it
+// under its sync: copy-on-write in memory) or reads the committed record
+// from disk, which is counted as a read-modify-write (volumes.rmw_reads),
+// the number that tells a user the record size or the cache is wrong for
+// the write pattern. Trims and zeroing of whole records store a hole or a
+// zero marker instead of data; partial ones zero bytes in a copy.
+//
+// Sync. For txg T the pool's sync thread calls SyncTxg: every record dirty
+// in T, in record order, is compressed, checksummed and written to new
+// space (RecordSink), its pointer replaces the old one in the tree (the old
+// block is freed, deferred by the allocator), then the tree writes its dirty
+// indirect blocks bottom-up and gives the new root. The dirty copies of T
+// stay readable until the pool has committed T (TxgCommitted), so a reader
+// never finds a record missing in between.
+//
+// Durability. Flush and FUA wait for the txg holding the writes to commit
+// (the intent log will shorten this to one log write).
+//
+// Locking: mu_ guards the dirty maps; it is never held across I/O or a txg
+// assignment. The tree has its own lock. Order: txg hold, then mu_, then the
+// tree's lock (the sync thread takes the tree's lock without mu_).
+//
+// Limits: records per volume <= 2^48; dirty data is bounded by the txg
+// manager's dirty_max; indirect blocks stay loaded once read (64 KiB each,
+// covering 1024 records).
+#include "volume/volume_impl.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/check.h"
+
+namespace arcstore::volume {
+
+using format::BlockPointer;
+using format::BlockType;
+
+VolumeStats::VolumeStats(stats::Registry* r)
+    : rmw_reads(r->AddCounter("volumes", "rmw_reads", stats::Unit::kOps,
+                              "partial-record writes that read the record from disk")),
+      rmw_dirty(r->AddCounter("volumes", "rmw_dirty", stats::Unit::kOps,
+                              "partial-record writes served by a dirty copy")),
+      record_reads(r->AddCounter("volumes", "record_reads", stats::Unit::kOps,
+                                 "committed records read from disk")),
+      dirty_read_hits(r->AddCounter("volumes", "dirty_read_hits", stats::Unit::kOps,
+                                    "reads served by a record's dirty copy")) {}
+
+VolumeImpl::VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats)
+    : entry_(entry),
+      record_bytes_(entry.record_size_bytes),
+      records_(entry.records()),
+      env_(env),
+      stats_(stats),
+      tree_(TreeShape{entry.guid, entry.records(), entry.tree_depth, entry.indirect_shift},
+            entry.root, env.blocks) {}
+
+VolumeImpl::~VolumeImpl() = default;
+
+VolumeInfo VolumeImpl::info() const {
+  VolumeInfo i;
+  i.name = entry_.name;
+  i.guid = entry_.guid;
+  i.size_bytes = entry_.size_bytes;
+  i.record_size_bytes = entry_.record_size_bytes;
+  i.compression = std::string(format::CompressionName(entry_.compression));
+  return i;
+}
+
+Status VolumeImpl::CheckOpen() const {
+  if (closed_.load(std::memory_order_acquire)) {
+    return Status::Aborted("volume " + entry_.name + " is closed");
+  }
+  return Status::Ok();
+}
+
+void VolumeImpl::Close() { closed_.store(true, std::memory_order_release); }
+
+const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record) {
+  for (auto it = dirty_.rbegin(); it != dirty_.rend(); ++it) {
+    auto f = it->second.find(record);
+    if (f != it->second.end()) return &f->second;
+  }
+  return nullptr;
+}
+
+Status VolumeImpl::ReadCommitted(uint64_t record, std::span<uint8_t> out) {
+  ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
+  if (bp.IsHole()) {
+    std::memset(out.data(), 0, out.size());
+    return Status::Ok();
+  }
+  stats_->record_reads->Add();
+  ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> data, env_.blocks->ReadBlock(bp));
+  if (data.size() != out.size()) {
+    return Status::Corruption("record " + std::to_string(record) + " is " +
+                              std::to_string(data.size()) + " bytes, expected " +
+                              std::to_string(out.size()) + " (" + bp.ToString() + ")");
+  }
+  std::memcpy(out.data(), data.data(), out.size());
+  return Status::Ok();
+}
+
+Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
+  ARC_RETURN_IF_ERROR(CheckOpen());
+  ARC_RETURN_IF_ERROR(CheckRange("read", offset, out.size(), entry_.size_bytes));
+  std::vector<uint8_t> scratch;
+  for (uint64_t pos = 0; pos < out.size();) {
+    const uint64_t at = offset + pos;
+    const uint64_t record = at / record_bytes_, in_record = at % record_bytes_;
+    const uint64_t n = std::min<uint64_t>(record_bytes_ - in_record, out.size() - pos);
+    uint8_t* dst = out.data() + pos;
+    bool served = false;
+    {
+      MutexLock l(&mu_);
+      if (const Dirty* d = NewestDirty(record)) {
+        if (d->kind == Dirty::Kind::kData) {
+          std::memcpy(dst, d->data.data() + in_record, n);
+        } else {
+          std::memset(dst, 0, n);
+        }
+        stats_->dirty_read_hits->Add();
+        served = true;
+      }
+    }
+    if (!served) {
+      scratch.resize(record_bytes_);
+      Status s = ReadCommitted(record, scratch);
+      if (!s.ok()) {
+        return s.WithContext("volume " + entry_.name + " offset " + std::to_string(at) +
+                             " (record " + std::to_string(record) + ")");
+      }
+      std::memcpy(dst, scratch.data() + in_record, n);
+    }
+    pos += n;
+  }
+  return Status::Ok();
+}
+
+void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece) const {
+  if (piece.whole && piece.full_kind != Dirty::Kind::kData) {
+    d.kind = piece.full_kind;
+    std::vector<uint8_t>().swap(d.data);
+    return;
+  }
+  if (d.kind != Dirty::Kind::kData) {
+    d.kind = Dirty::Kind::kData;
+    d.data.assign(record_bytes_, 0);
+  }
+  if (piece.data != nullptr) {
+    std::memcpy(d.data.data() + piece.in_record, piece.data, piece.n);
+  } else {
+    std::memset(d.data.data() + piece.in_record, 0, piece.n);
+  }
+}
+
+bool VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Piece& piece) {
+  DirtyMap& mine = dirty_[txg];
+  auto it = mine.find(record);
+  if (it != mine.end()) {
+    ApplyPiece(it->second, piece);
+    return true;
+  }
+  Dirty fresh;
+  if (piece.whole) {
+    fresh.kind = Dirty::Kind::kHole;  // ApplyPiece makes it what the piece says
+  } else if (const Dirty* older = NewestDirty(record)) {
+    fresh = *older;  // a copy: the older txg's version stays as its sync sees it
+    stats_->rmw_dirty->Add();
+  } else {
+    return false;  // needs the committed record
+  }
+  ApplyPiece(fresh, piece);
+  mine.emplace(record, std::move(fresh));
+  return true;
+}
+
+Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
+  uint64_t estimate = record_bytes_;
+  {
+    MutexLock l(&mu_);
+    if (!dirty_.empty() && dirty_.rbegin()->second.count(record) != 0) {
+      estimate = 0;  // most likely the open txg's copy: no new dirty bytes
+    }
+  }
+  // Whole-record holes and zeros take no data space; everything else may.
+  const bool needs_space = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
+  if (needs_space && estimate > 0 && env_.admit_write) {
+    ARC_RETURN_IF_ERROR(env_.admit_write(estimate));
+  }
+  ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, env_.txg->Assign(estimate));
+  const uint64_t t = hold.txg();
+  {
+    MutexLock l(&mu_);
+    if (TryApply(t, record, piece)) return Status::Ok();
+  }
+  // Read-modify-write from disk, without the lock; then look again, since
+  // another writer may have made the open txg's copy meanwhile.
+  Dirty base;
+  base.data.resize(record_bytes_);
+  ARC_RETURN_IF_ERROR(ReadCommitted(record, base.data));
+  stats_->rmw_reads->Add();
+  MutexLock l(&mu_);
+  if (TryApply(t, record, piece)) return Status::Ok();
+  ApplyPiece(base, piece);
+  dirty_[t].emplace(record, std::move(base));
+  return Status::Ok();
+}
+
+Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* data,
+                              Dirty::Kind full_kind, const char* op) {
+  ARC_RETURN_IF_ERROR(CheckOpen());
+  ARC_RETURN_IF_ERROR(CheckRange(op, offset, length, entry_.size_bytes));
+  if (env_.read_only) {
+    return Status::InvalidArgument("volume " + entry_.name + ": " + op +
+                                   " on a pool opened read-only");
+  }
+  for (uint64_t pos = 0; pos < length;) {
+    const uint64_t at = offset + pos;
+    Piece piece;
+    const uint64_t record = at / record_bytes_;
+    piece.in_record = at % record_bytes_;
+    piece.n = std::min<uint64_t>(record_bytes_ - piece.in_record, length - pos);
+    // The last record of a volume whose size is not a multiple of the
+    // record size is whole when the write reaches the volume's end.
+    const uint64_t record_end = std::min<uint64_t>((record + 1) * record_bytes_, entry_.size_bytes);
+    piece.whole = piece.in_record == 0 && at + piece.n == record_end;
+    piece.data = data == nullptr ? nullptr : data + pos;
+    piece.full_kind = full_kind;
+    Status s = WritePiece(record, piece);
+    if (!s.ok()) {
+      return s.WithContext("volume " + entry_.name + " " + op + " at offset " + std::to_string(at));
+    }
+    pos += piece.n;
+  }
+  return Status::Ok();
+}
+
+Status VolumeImpl::FlushAll() {
+  ARC_RETURN_IF_ERROR(CheckOpen());
+  if (env_.read_only) return Status::Ok();  // nothing can be dirty
+  return env_.txg->WaitSynced(env_.txg->open_txg(), txg::SyncReason::kExplicitWait);
+}
+
+void VolumeImpl::SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) {
+  done(Read(offset, out));
+}
+
+void VolumeImpl::SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
+                             Completion done) {
+  Status s = WriteRange(offset, data.size(), data.data(), Dirty::Kind::kData, "write");
+  if (s.ok() && (write_flags & kFua) != 0) s = FlushAll();
+  done(std::move(s));
+}
+
+void VolumeImpl::SubmitFlush(Completion done) { done(FlushAll()); }
+
+void VolumeImpl::SubmitTrim(uint64_t offset, uint64_t length, Completion done) {
+  done(WriteRange(offset, length, nullptr, Dirty::Kind::kHole, "trim"));
+}
+
+void VolumeImpl::SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
+                                   Completion done) {
+  // Zeroing whole records stores a zero marker: never slower than writing
+  // zeros, so FAST_ZERO requests always succeed.
+  const Dirty::Kind kind = (zero_flags & kZeroNoHole) ? Dirty::Kind::kData : Dirty::Kind::kZero;
+  done(WriteRange(offset, length, nullptr, kind, "write zeroes"));
+}
+
+void VolumeImpl::SubmitCache(uint64_t offset, uint64_t length, Completion done) {
+  Status s = CheckOpen();
+  if (s.ok()) s = CheckRange("cache", offset, length, entry_.size_bytes);
+  done(std::move(s));
+}
+
+void VolumeImpl::SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) {
+  std::vector<Extent> extents;
+  Status s = CheckOpen();
+  if (s.ok()) s = CheckRange("block status", offset, length, entry_.size_bytes);
+  for (uint64_t pos = 0; s.ok() && pos < length;) {
+    const uint64_t at = offset + pos;
+    const uint64_t record = at / record_bytes_;
+    const uint64_t n = std::min<uint64_t>(record_bytes_ - at % record_bytes_, length - pos);
+    bool hole = false, zero = false;
+    bool known = false;
+    {
+      MutexLock l(&mu_);
+      if (const Dirty* d = NewestDirty(record)) {
+        known = true;
+        hole = d->kind == Dirty::Kind::kHole;
+        zero = d->kind != Dirty::Kind::kData;
+      }
+    }
+    if (!known) {
+      Result<BlockPointer> bp = tree_.Get(record);
+      if (!bp.ok()) {
+        s = bp.status();
+        break;
+      }
+      hole = bp->type == BlockType::kHole;
+      zero = bp->IsHole();
+    }
+    if (!extents.empty() && extents.back().hole == hole && extents.back().zero == zero) {
+      extents.back().length += n;
+    } else {
+      extents.push_back(Extent{at, n, hole, zero});
+    }
+    pos += n;
+  }
+  done(std::move(s), std::move(extents));
+}
+
+Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* entry) {
+  std::vector<std::pair<uint64_t, const Dirty*>> records;
+  {
+    MutexLock l(&mu_);
+    auto it = dirty_.find(txg);
+    if (it != dirty_.end()) {
+      records.reserve(it->second.size());
+      for (const auto& [record, d] : it->second) records.emplace_back(record, &d);
+    }
+  }
+  // The txg is quiesced: its copies no longer change, and stay in the map
+  // until TxgCommitted, so the pointers are stable without the lock.
+  std::sort(records.begin(), records.end());
+  for (const auto& [record, d] : records) {
+    BlockPointer bp;
+    bp.level = 0;
+    bp.birth_txg = txg;
+    if (d->kind == Dirty::Kind::kHole) {
+      bp.type = BlockType::kHole;
+    } else if (d->kind == Dirty::Kind::kZero) {
+      bp.type = BlockType::kZero;
+      bp.logical_bytes = record_bytes_;
+    } else {
+      bp.type = BlockType::kData;
+      bp.compression = entry_.compression;
+      bp.fill = 1;
+      ARC_ASSIGN_OR_RETURN(bp, sink->WriteRecord(bp, d->data, record_bytes_));
+    }
+    ARC_ASSIGN_OR_RETURN(BlockPointer old, tree_.Set(record, bp));
+    ARC_RETURN_IF_ERROR(sink->FreeBlock(old));
+  }
+  ARC_ASSIGN_OR_RETURN(BlockPointer root, tree_.Sync(txg, sink));
+  entry_.root = root;
+  *entry = entry_;
+  return Status::Ok();
+}
+
+void VolumeImpl::TxgCommitted(uint64_t txg) {
+  MutexLock l(&mu_);
+  while (!dirty_.empty() && dirty_.begin()->first <= txg) dirty_.erase(dirty_.begin());
+}
+
+Status VolumeImpl::FreeAll(BlockSink* sink) {
+  return tree_.Walk([sink](uint64_t, const BlockPointer& bp) { return sink->FreeBlock(bp); });
+}
+
+}  // namespace arcstore::volume

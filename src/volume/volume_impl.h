@@ -1,0 +1,137 @@
+// VolumeImpl: the engine's implementation of arcstore::Volume.
+//
+// A volume is a BlockTree of committed records plus, per txg not yet
+// committed, the records dirtied in it. Reads see the newest version:
+// the newest dirty copy, else the committed record (ARC, else disk).
+// Writes go into the open txg's copy of each record, made by
+// read-modify-write when a write covers part of a record. The pool's sync
+// thread writes a txg's records (SyncTxg) and drops them once the txg has
+// committed (TxgCommitted). See volume_impl.cc for the theory of operation.
+//
+// Thread-safety: the Volume methods may be called concurrently from any
+// thread; SyncTxg and TxgCommitted only from the pool's sync thread.
+// Submit* complete inline: the caller's thread does the work, and may be
+// delayed by the write throttle or a disk read.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "arcstore/volume.h"
+#include "base/thread_annotations.h"
+#include "format/volume_table.h"
+#include "stats/registry.h"
+#include "txg/txg_manager.h"
+#include "volume/block_tree.h"
+
+namespace arcstore::volume {
+
+// Writes a txg's data records (allocation, compression, aggregation).
+class RecordSink : public BlockSink {
+ public:
+  // Like WriteBlock, for a data record whose write cleans `undirty_bytes`
+  // of the throttle's dirty count.
+  virtual Result<format::BlockPointer> WriteRecord(const format::BlockPointer& base,
+                                                   std::span<const uint8_t> logical,
+                                                   uint64_t undirty_bytes) = 0;
+};
+
+// What a volume needs from its pool.
+struct VolumeEnv {
+  txg::TxgManager* txg = nullptr;
+  BlockSource* blocks = nullptr;  // verified block reads
+  stats::Registry* registry = nullptr;
+  bool read_only = false;
+  // Checks that the pool has room for `bytes` more of dirty data before a
+  // write joins a txg (NoSpace otherwise), so that a sync never runs out of
+  // data space. May be empty (no check).
+  std::function<Status(uint64_t bytes)> admit_write;
+};
+
+// Per-pool volume counters (module "volumes").
+struct VolumeStats {
+  explicit VolumeStats(stats::Registry* registry);
+  stats::Counter* rmw_reads;        // partial writes that read the record from disk
+  stats::Counter* rmw_dirty;        // partial writes served by a dirty copy
+  stats::Counter* record_reads;     // committed records read from disk
+  stats::Counter* dirty_read_hits;  // reads served by a dirty copy
+};
+
+class VolumeImpl final : public Volume {
+ public:
+  VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats);
+  ~VolumeImpl() override;
+
+  VolumeInfo info() const override;
+  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override;
+  void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
+                   Completion done) override;
+  void SubmitFlush(Completion done) override;
+  void SubmitTrim(uint64_t offset, uint64_t length, Completion done) override;
+  void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
+                         Completion done) override;
+  void SubmitCache(uint64_t offset, uint64_t length, Completion done) override;
+  void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override;
+
+  // ---- Pool side --------------------------------------------------------
+  // Writes the records dirtied in `txg` and this volume's dirty indirect
+  // blocks; updates `entry` (its root) for the volume table.
+  Status SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* entry);
+  // `txg` is durable: its dirty copies are no longer needed.
+  void TxgCommitted(uint64_t txg);
+  // Frees every block of the volume in `txg` (the volume was destroyed).
+  Status FreeAll(BlockSink* sink);
+  // Operations from now on fail with Aborted.
+  void Close();
+  BlockTree& tree() { return tree_; }
+  const format::VolumeEntry& entry() const { return entry_; }
+
+ private:
+  // A record's version in one txg.
+  struct Dirty {
+    enum class Kind : uint8_t { kData, kHole, kZero } kind = Kind::kData;
+    std::vector<uint8_t> data;  // kData: record_size bytes
+  };
+  using DirtyMap = std::unordered_map<uint64_t, Dirty>;
+
+  // One record's part of a write, trim or zeroing.
+  struct Piece {
+    uint64_t in_record = 0, n = 0;
+    const uint8_t* data = nullptr;  // nullptr: zeros
+    Dirty::Kind full_kind = Dirty::Kind::kData;  // what a whole record becomes
+    bool whole = false;
+  };
+
+  Status Read(uint64_t offset, std::span<uint8_t> out);
+  Status WriteRange(uint64_t offset, uint64_t length, const uint8_t* data, Dirty::Kind full_kind,
+                    const char* op);
+  Status WritePiece(uint64_t record, const Piece& piece);
+  void ApplyPiece(Dirty& d, const Piece& piece) const;
+  // Applies `piece` to txg's copy of `record`, making the copy from a newer
+  // dirty version when needed; false when only the disk has the base.
+  bool TryApply(uint64_t txg, uint64_t record, const Piece& piece) ARC_REQUIRES(mu_);
+  // The newest dirty version of `record` (nullptr: none).
+  const Dirty* NewestDirty(uint64_t record) ARC_REQUIRES(mu_);
+  // Reads the committed version of `record` into `out` (record_size bytes).
+  Status ReadCommitted(uint64_t record, std::span<uint8_t> out);
+  Status FlushAll();
+  Status CheckOpen() const;
+
+  format::VolumeEntry entry_;  // root updated by the sync thread only
+  const uint32_t record_bytes_;
+  const uint64_t records_;
+  const VolumeEnv env_;
+  VolumeStats* const stats_;
+  BlockTree tree_;
+  std::atomic<bool> closed_{false};
+
+  Mutex mu_;
+  std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
+};
+
+}  // namespace arcstore::volume
