@@ -97,6 +97,34 @@ TEST(KstatReader, SecondDumpEndsTheRead) {
   EXPECT_TRUE(HasNote(*v, "a second dump begins here"));
 }
 
+TEST(KstatReader, WholeSeedReportReadsTheFirstDumpOnly) {
+  // The whole field report, prose, job files and all: prose is not read as
+  // stats ("runtime=60", "numjobs 1"), and the first dump (London) wins.
+  const char* shared = std::getenv("ARCSTORE_SHARED_DIR");
+  ASSERT_NE(shared, nullptr) << "ARCSTORE_SHARED_DIR is not set (ctest sets it)";
+  std::ifstream in(std::string(shared) + "/seeds/000_98eedd3342c5fda6.txt");
+  ASSERT_TRUE(in.good()) << "seed 000 missing under " << shared;
+  std::stringstream text;
+  text << in.rdbuf();
+  auto v = ReadArcStats(text.str());
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->format, StatsFormat::kIllumosKstat);
+  EXPECT_EQ(v->Get("c"), 1073741824);
+  EXPECT_EQ(v->Get("size"), 54427138464);
+  EXPECT_FALSE(v->Has("runtime"));
+  EXPECT_FALSE(v->Has("numjobs"));
+  EXPECT_TRUE(HasNote(*v, "a second dump begins here"));
+}
+
+TEST(KstatReader, LooseLinesBeforeAHeaderedDumpAreDropped) {
+  auto v = ReadArcStats("size 5\nmodule: zfs instance: 0\nname: arcstats class: misc\n"
+                        "  size 7\n  c 3\n");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->Get("size"), 7);
+  EXPECT_TRUE(HasNote(*v, "1 values before line 2 dropped"));
+  EXPECT_FALSE(ReadArcStats("runtime=60\nnumjobs 1\nbs 4 4096\n").ok());
+}
+
 TEST(KstatReader, ConflictsKeepTheFirstValueAndSaySo) {
   auto v = ReadArcStats("size 10\nsize 20\nc 5\n");
   ASSERT_TRUE(v.ok());

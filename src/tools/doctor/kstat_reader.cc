@@ -38,6 +38,28 @@ bool IsStatName(std::string_view s) {
   });
 }
 
+// Headerless "name value" lines are taken only for names of the arcstats
+// family (or arcstore's additions), so that prose and job files pasted around
+// a dump ("runtime 60") are not read as statistics.
+bool LooksLikeArcstatName(std::string_view s) {
+  static constexpr std::string_view kPrefixes[] = {
+      "anon_",   "mru_",   "mfu_",    "uncached_", "l2_",         "arc_",      "demand_",
+      "prefetch_", "evict_", "hash_", "memory_",  "abd_",        "held_bytes_", "txg_syncs_",
+      "rmw_",    "disk_",  "dnode_",  "dbuf_",     "compressed_", "uncompressed_"};
+  static constexpr std::string_view kNames[] = {
+      "hits",       "iohits",      "misses",      "deleted",       "mutex_miss",
+      "access_skip", "p",          "pd",          "pm",            "c",
+      "c_min",      "c_max",       "size",        "meta",          "overhead_size",
+      "hdr_size",   "data_size",   "metadata_size", "bonus_size",  "other_size",
+      "crtime",     "snaptime",    "async_upgrade_sync", "predictive_prefetch",
+      "prescient_prefetch", "cached_only_in_progress", "dnode_size", "dbuf_size"};
+  for (auto p : kPrefixes)
+    if (s.substr(0, p.size()) == p) return true;
+  for (auto n : kNames)
+    if (s == n) return true;
+  return false;
+}
+
 bool IsUnsigned(std::string_view s) {
   return !s.empty() && s.size() <= 20 &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -113,10 +135,19 @@ LineReader::Verdict LineReader::Line(std::string_view line, size_t line_no) {
   auto t = Tokens(line);
   if (t.empty()) return Verdict::kSkipped;
   if (t[0] == "module:" || (t.size() == 3 && t[0] == "name" && t[1] == "type" && t[2] == "data")) {
-    if (stats_seen_) {
+    if (stats_seen_ && (illumos_header_ || linux_header_)) {
       view_.notes.push_back("line " + std::to_string(line_no) +
                             ": a second dump begins here; only the first is read");
       return Verdict::kStop;
+    }
+    if (stats_seen_) {  // loose lines before the real dump: the dump wins
+      view_.notes.push_back(std::to_string(view_.values.size()) + " values before line " +
+                            std::to_string(line_no) +
+                            " dropped: a dump with a header begins there");
+      view_.values.clear();
+      view_.approximate.clear();
+      counts_.fill(0);
+      stats_seen_ = false;
     }
     (t[0] == "module:" ? illumos_header_ : linux_header_) = true;
     return Verdict::kSkipped;
@@ -137,7 +168,8 @@ LineReader::Verdict LineReader::Line(std::string_view line, size_t line_no) {
     std::string_view key = t[0], value = t.size() == 2 ? t[1] : std::string_view();
     if (t.size() == 1) {  // "kstat.zfs.misc.arcstats.size=12"
       size_t eq = key.find('=');
-      if (eq == std::string_view::npos) return Verdict::kNotUnderstood;
+      if (eq == std::string_view::npos || key.substr(0, kSysctlPrefix.size()) != kSysctlPrefix)
+        return Verdict::kNotUnderstood;
       value = key.substr(eq + 1);
       key = key.substr(0, eq);
     }
@@ -153,10 +185,12 @@ LineReader::Verdict LineReader::Line(std::string_view line, size_t line_no) {
         return Verdict::kNotUnderstood;
       return Value(StatsFormat::kIllumosKstatP, key.substr(colon + 1), value, line_no);
     }
+    if (!illumos_header_ && !LooksLikeArcstatName(key)) return Verdict::kNotUnderstood;
     return Value(illumos_header_ ? StatsFormat::kIllumosKstat : StatsFormat::kNameValue, key,
                  value, line_no);
   }
-  if (t.size() == 3 && t[1].size() == 1 && t[1][0] >= '0' && t[1][0] <= '9')
+  if (t.size() == 3 && t[1].size() == 1 && t[1][0] >= '0' && t[1][0] <= '9' &&
+      (linux_header_ || LooksLikeArcstatName(t[0])))
     return Value(StatsFormat::kLinuxKstat, t[0], t[2], line_no);
   return Verdict::kNotUnderstood;
 }
