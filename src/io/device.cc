@@ -11,7 +11,8 @@
 //   [RecordingDevice]   every write/flush with data and sequence numbers
 //   [FaultDevice]       rules: EIO, ENOSPC, bit flips, torn and dropped writes
 //      v
-//   FileDevice (psync: preadv/pwritev/fdatasync, O_DIRECT) | MemoryDevice
+//   FileDevice (psync: preadv/pwritev/fdatasync, O_DIRECT, inline completion)
+//   | UringDevice (io_uring, completion thread) | MemoryDevice (inline)
 //
 // Wrappers stack in any order; each forwards geometry and wraps completions.
 //
@@ -96,6 +97,7 @@ static Status CheckTransfer(const Device& device, const IoRequest& r) {
 }
 
 Status CheckRequest(const Device& device, const IoRequest& r) {
+  ARC_CHECK(r.done) << DescribeIo(device, r.op, r.offset, r.length()) << ": no completion";
   if (r.op == IoOp::kFlush) return Status::Ok();
   if (r.op != IoOp::kDiscard) ARC_RETURN_IF_ERROR(CheckTransfer(device, r));
   uint64_t length = r.length();
