@@ -238,3 +238,29 @@ TEST(Runner, StatsHookGivesEachBatchADelta) {
 
 }  // namespace
 }  // namespace arcstore::bench
+
+namespace arcstore::bench {
+namespace {
+
+TEST(Runner, PrintsFiosStatusLineWhileRunning) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[t]\nfilename=v\nsize=1m\nbs=4k\nrw=randwrite\ntime_based\nruntime=200ms\n");
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&buf, &len);
+  ASSERT_NE(out, nullptr);
+  RunnerOptions o;
+  o.provider = &p;
+  o.status_out = out;
+  o.status_interval_ns = 20'000'000;
+  auto r = RunJobs(set, o);
+  std::fclose(out);
+  std::string text(buf, len);
+  std::free(buf);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(text.find("Jobs: 1 (f=1): [w(1)]["), std::string::npos) << text;
+  EXPECT_NE(text.find(" IOPS][eta "), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace arcstore::bench
