@@ -52,7 +52,7 @@ class BlockReader final : public volume::BlockSource {
   BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* stats);
   Result<std::vector<uint8_t>> ReadBlock(const format::BlockPointer& bp) override;
   // Reads the logical bytes of `bp` into `out` (exactly bp.logical_bytes).
-  Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out);
+  Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out) override;
 
  private:
   Result<io::AlignedBuffer> ReadPhysical(const format::BlockPointer& bp);

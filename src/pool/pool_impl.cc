@@ -55,6 +55,7 @@
 #include "format/encoding.h"
 #include "format/indirect_block.h"
 #include "format/space_log.h"
+#include "arc/monitor/system_memory_monitor.h"
 #include "io/file_device.h"
 
 namespace arcstore::pool {
@@ -284,10 +285,7 @@ Status PoolImpl::LoadState(const format::Uberblock& ub) {
   so.end_bytes = layout_.data_end;
   so.unit_bytes = unit;
   so.reserve_bytes = space::SpaceOptions::DefaultReserve(so.end_bytes - so.start_bytes);
-  if (unsafe_.reuse_frees_one_txg_early) {
-    so.defer_txgs = 1;
-    so.unsafe_allow_short_defer = true;
-  }
+  so.unsafe_immediate_reuse = unsafe_.reuse_frees_early;
   Result<space::SpaceAllocator> a = space::SpaceAllocator::Load(so, records, ub.txg);
   if (!a.ok()) return a.status();
   allocator_ = std::make_unique<space::SpaceAllocator>(std::move(*a));
@@ -303,9 +301,27 @@ Status PoolImpl::LoadState(const format::Uberblock& ub) {
 }
 
 Status PoolImpl::Start() {
+  // The cache: its target comes from the memory the monitor sees.
+  SystemMemoryMonitorOptions mo;
+  mo.cap_bytes = options_.memory_limit_bytes;
+  ARC_ASSIGN_OR_RETURN(monitor_, MakeSystemMemoryMonitor(mo));
+  arc::ArcOptions ao;
+  ao.c_max_bytes = options_.arc_max_bytes;
+  ao.c_min_bytes = options_.arc_min_bytes;
+  if (ao.c_max_bytes != 0 && ao.c_min_bytes == 0) {
+    ao.c_min_bytes = std::min<uint64_t>(ao.c_max_bytes, std::max<uint64_t>(ao.c_max_bytes / 32,
+                                                                             64 * kMiB));
+  }
+  arc::ArcEnv ae;
+  ae.clock = clock_;
+  ae.monitor = monitor_.get();
+  ae.registry = &registry_;
+  ARC_ASSIGN_OR_RETURN(arc_, arc::Arc::Create(ao, ae));
   txg::TxgOptions t;
   const uint64_t memory =
       options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : PhysicalMemoryBytes();
+  // Dirty data is ARC data: it may not pass half of c.
+  t.arc_dirty_limit_bytes = [arc = arc_.get()] { return arc->target_bytes() / 2; };
   t.dirty_max_bytes = options_.dirty_max_bytes != 0 ? options_.dirty_max_bytes
                                                     : std::min<uint64_t>(memory / 4, 4 * kGiB);
   t.timeout_ns = options_.txg_timeout_ns;
@@ -334,6 +350,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   volume::VolumeEnv env;
   env.txg = txg_.get();
   env.blocks = reader_.get();
+  env.arc = arc_.get();
   env.registry = &registry_;
   env.read_only = options_.read_only;
   env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };
@@ -572,6 +589,7 @@ Status PoolImpl::DestroyVolume(const std::string& name) {
     auto it = volumes_.find(name);
     if (it == volumes_.end()) return Status::NotFound("volume " + name + " does not exist");
     it->second->Close();
+    arc_->RemoveVolume(it->second->entry().guid);
     destroyed_[txg].push_back(std::move(it->second));
     volumes_.erase(it);
     table_dirty_ = true;
@@ -587,7 +605,15 @@ Result<std::shared_ptr<Volume>> PoolImpl::OpenVolume(const std::string& name) {
   return std::shared_ptr<Volume>(it->second);
 }
 
-Status PoolImpl::DropCaches() { return Status::Ok(); }
+Status PoolImpl::DropCaches() {
+  std::vector<uint64_t> guids;
+  {
+    MutexLock l(&mu_);
+    for (const auto& [name, v] : volumes_) guids.push_back(v->entry().guid);
+  }
+  for (uint64_t g : guids) arc_->RemoveVolume(g);
+  return Status::Ok();
+}
 
 Status PoolImpl::Close() {
   {

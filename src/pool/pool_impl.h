@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "arc/arc.h"
+#include "arc/monitor/memory_monitor.h"
 #include "arcstore/pool.h"
 #include "base/clock.h"
 #include "format/label.h"
@@ -33,7 +35,7 @@ namespace arcstore::pool {
 struct UnsafeTestSwitches {
   bool skip_flush_before_uberblock = false;
   bool uberblock_before_blocks = false;
-  bool reuse_frees_one_txg_early = false;
+  bool reuse_frees_early = false;  // reuse before the freeing txg commits
 };
 
 // What Open found, for `pool info`, fsck and logs.
@@ -64,6 +66,7 @@ class PoolImpl final : public Pool {
 
   const OpenReport& open_report() const { return open_report_; }
   txg::TxgManager& txgs() { return *txg_; }
+  arc::Arc& arc() { return *arc_; }
   // Blocks of every kind reachable from the live uberblock, for fsck.
   struct Census {
     uint64_t blocks = 0, data_blocks = 0, indirect_blocks = 0, log_blocks = 0;
@@ -99,6 +102,8 @@ class PoolImpl final : public Pool {
   BlockIoStats io_stats_;
   std::unique_ptr<BlockReader> reader_;
   volume::VolumeStats volume_stats_;
+  std::unique_ptr<MemoryMonitor> monitor_;
+  std::unique_ptr<arc::Arc> arc_;
   std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
   std::unique_ptr<txg::TxgManager> txg_;
   OpenReport open_report_;

@@ -291,3 +291,35 @@ TEST_F(PoolTest, ManyTxgsCondenseTheSpaceLog) {
 
 }  // namespace
 }  // namespace arcstore::pool
+
+namespace arcstore::pool {
+namespace {
+
+TEST_F(PoolTest, CommittedRecordsAreServedByTheArc) {
+  auto v = MakeVolume("v", 2 * kMiB, 128 * 1024);
+  std::vector<uint8_t> d = Pattern(2 * kMiB, 4);
+  ASSERT_TRUE(v->Write(0, d).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  auto reads = [&] { return pool_->stats().TakeSnapshot().Get("volumes", "record_reads"); };
+  auto hits = [&] { return pool_->stats().TakeSnapshot().Get("arcstats", "hits"); };
+  std::vector<uint8_t> out(d.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, d);
+  EXPECT_EQ(reads(), 0) << "written records were published to the ARC at commit";
+  ASSERT_TRUE(pool_->DropCaches().ok());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, d);
+  EXPECT_EQ(reads(), 16) << "a cold cache reads every record once";
+  const int64_t before = hits();
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(reads(), 16);
+  EXPECT_EQ(hits() - before, 16);
+  // Prefetch (NBD CACHE) fills the ARC without returning data.
+  ASSERT_TRUE(pool_->DropCaches().ok());
+  ASSERT_TRUE(v->Cache(0, 1 * kMiB).ok());
+  EXPECT_EQ(reads(), 24);
+  EXPECT_GT(pool_->stats().TakeSnapshot().Get("arcstats", "prefetch_data_misses"), 0);
+}
+
+}  // namespace
+}  // namespace arcstore::pool

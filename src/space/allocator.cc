@@ -216,8 +216,8 @@ Status SpaceAllocator::Free(const Extent& extent, uint64_t txg) {
   allocated_.erase(it);
   allocated_bytes_ -= extent.length_bytes;
   pending_records_.push_back(SpaceRecord{SpaceRecord::Kind::kFree, txg, extent});
-  if (alloc_txg == txg) {
-    InsertFree(extent);  // never part of a durable tree
+  if (alloc_txg == txg || options_.unsafe_immediate_reuse) {
+    InsertFree(extent);  // never part of a durable tree (or a test says so)
   } else {
     deferred_[txg].push_back(extent);
     deferred_bytes_ += extent.length_bytes;

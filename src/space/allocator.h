@@ -44,6 +44,10 @@ struct SpaceOptions {
   // 1 (with unsafe_allow_short_defer) to prove the crash harness notices.
   uint32_t defer_txgs = 2;
   bool unsafe_allow_short_defer = false;
+  // Test-only: frees are reusable at once, even in the txg that freed them,
+  // while the last committed tree still references them. The crash harness
+  // must notice.
+  bool unsafe_immediate_reuse = false;
 
   Status Validate() const;
   static uint64_t DefaultReserve(uint64_t space_bytes);

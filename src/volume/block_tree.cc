@@ -20,6 +20,16 @@ BlockPointer HoleAt(uint32_t level) {
 
 }  // namespace
 
+Status BlockSource::ReadBlockInto(const BlockPointer& bp, std::span<uint8_t> out) {
+  ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> data, ReadBlock(bp));
+  if (data.size() != out.size()) {
+    return Status::Corruption("block " + bp.ToString() + " holds " + std::to_string(data.size()) +
+                              " bytes, expected " + std::to_string(out.size()));
+  }
+  std::copy(data.begin(), data.end(), out.begin());
+  return Status::Ok();
+}
+
 BlockTree::BlockTree(const TreeShape& shape, const BlockPointer& root, BlockSource* source)
     : shape_(shape), source_(source), root_(root) {}
 

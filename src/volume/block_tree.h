@@ -34,6 +34,8 @@ class BlockSource {
  public:
   virtual ~BlockSource() = default;
   virtual Result<std::vector<uint8_t>> ReadBlock(const format::BlockPointer& bp) = 0;
+  // Reads the logical bytes of `bp` into `out` (exactly bp.logical_bytes).
+  virtual Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out);
 };
 
 // Writes a new block (allocating space) and frees old ones, for a txg.

@@ -87,7 +87,13 @@ Status VolumeImpl::CheckOpen() const {
   return Status::Ok();
 }
 
-void VolumeImpl::Close() { closed_.store(true, std::memory_order_release); }
+void VolumeImpl::Close() {
+  closed_.store(true, std::memory_order_release);
+  // Dirty copies left (a failed or never-synced txg) give their ARC
+  // buffers back now: the pool's ARC may not outlive this call for long.
+  MutexLock l(&mu_);
+  dirty_.clear();
+}
 
 const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record) {
   for (auto it = dirty_.rbegin(); it != dirty_.rend(); ++it) {
@@ -97,27 +103,34 @@ const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record) {
   return nullptr;
 }
 
-Status VolumeImpl::ReadCommitted(uint64_t record, std::span<uint8_t> out) {
+arc::ArcHold VolumeImpl::NewBuffer() {
+  arc::ArcHold h = env_.arc->AllocateAnon(record_bytes_, arc::BufKind::kData,
+                                          arc::HolderKind::kDirtyRecord);
+  std::memset(h.mutable_data().data(), 0, record_bytes_);
+  return h;
+}
+
+Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind access) {
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
-  if (bp.IsHole()) {
-    std::memset(out.data(), 0, out.size());
-    return Status::Ok();
-  }
-  stats_->record_reads->Add();
-  ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> data, env_.blocks->ReadBlock(bp));
-  if (data.size() != out.size()) {
+  if (bp.IsHole()) return arc::ArcHold();
+  if (bp.logical_bytes != record_bytes_) {
     return Status::Corruption("record " + std::to_string(record) + " is " +
-                              std::to_string(data.size()) + " bytes, expected " +
-                              std::to_string(out.size()) + " (" + bp.ToString() + ")");
+                              std::to_string(bp.logical_bytes) + " bytes, expected " +
+                              std::to_string(record_bytes_) + " (" + bp.ToString() + ")");
   }
-  std::memcpy(out.data(), data.data(), out.size());
-  return Status::Ok();
+  arc::LookupResult r = env_.arc->Lookup(
+      KeyOf(record), arc::LookupOptions{record_bytes_, arc::BufKind::kData,
+                                        arc::HolderKind::kApiUser, access});
+  if (r.hit()) return std::move(r.hold);
+  // A miss: this caller reads (concurrent lookups wait for it: iohits).
+  stats_->record_reads->Add();
+  ARC_RETURN_IF_ERROR(env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
+  return r.fill.Finish();
 }
 
 Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
   ARC_RETURN_IF_ERROR(CheckOpen());
   ARC_RETURN_IF_ERROR(CheckRange("read", offset, out.size(), entry_.size_bytes));
-  std::vector<uint8_t> scratch;
   for (uint64_t pos = 0; pos < out.size();) {
     const uint64_t at = offset + pos;
     const uint64_t record = at / record_bytes_, in_record = at % record_bytes_;
@@ -128,7 +141,7 @@ Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
       MutexLock l(&mu_);
       if (const Dirty* d = NewestDirty(record)) {
         if (d->kind == Dirty::Kind::kData) {
-          std::memcpy(dst, d->data.data() + in_record, n);
+          std::memcpy(dst, d->buf.data().data() + in_record, n);
         } else {
           std::memset(dst, 0, n);
         }
@@ -137,55 +150,71 @@ Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
       }
     }
     if (!served) {
-      scratch.resize(record_bytes_);
-      Status s = ReadCommitted(record, scratch);
-      if (!s.ok()) {
-        return s.WithContext("volume " + entry_.name + " offset " + std::to_string(at) +
-                             " (record " + std::to_string(record) + ")");
+      Result<arc::ArcHold> h = HoldCommitted(record, arc::AccessKind::kDemand);
+      if (!h.ok()) {
+        return h.status().WithContext("volume " + entry_.name + " offset " + std::to_string(at) +
+                                      " (record " + std::to_string(record) + ")");
       }
-      std::memcpy(dst, scratch.data() + in_record, n);
+      if (*h) {
+        std::memcpy(dst, h->data().data() + in_record, n);
+      } else {
+        std::memset(dst, 0, n);
+      }
     }
     pos += n;
   }
   return Status::Ok();
 }
 
-void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece) const {
+void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const {
   if (piece.whole && piece.full_kind != Dirty::Kind::kData) {
     d.kind = piece.full_kind;
-    std::vector<uint8_t>().swap(d.data);
+    d.buf.Reset();
     return;
   }
   if (d.kind != Dirty::Kind::kData) {
     d.kind = Dirty::Kind::kData;
-    d.data.assign(record_bytes_, 0);
+    d.buf = std::move(*spare);
+    std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
   }
+  uint8_t* dst = d.buf.mutable_data().data() + piece.in_record;
   if (piece.data != nullptr) {
-    std::memcpy(d.data.data() + piece.in_record, piece.data, piece.n);
+    std::memcpy(dst, piece.data, piece.n);
   } else {
-    std::memset(d.data.data() + piece.in_record, 0, piece.n);
+    std::memset(dst, 0, piece.n);
   }
 }
 
-bool VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Piece& piece) {
+VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Piece& piece,
+                                         arc::ArcHold* spare) {
+  const bool becomes_data = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
   DirtyMap& mine = dirty_[txg];
   auto it = mine.find(record);
   if (it != mine.end()) {
-    ApplyPiece(it->second, piece);
-    return true;
+    if (becomes_data && it->second.kind != Dirty::Kind::kData && !*spare) {
+      return Applied::kNeedBuffer;
+    }
+    ApplyPiece(it->second, piece, spare);
+    return Applied::kDone;
   }
+  const Dirty* older = piece.whole ? nullptr : NewestDirty(record);
+  if (!piece.whole && older == nullptr) return Applied::kNeedBase;
+  if (becomes_data && !*spare) return Applied::kNeedBuffer;
   Dirty fresh;
-  if (piece.whole) {
-    fresh.kind = Dirty::Kind::kHole;  // ApplyPiece makes it what the piece says
-  } else if (const Dirty* older = NewestDirty(record)) {
-    fresh = *older;  // a copy: the older txg's version stays as its sync sees it
+  if (older != nullptr) {
+    // A copy: the older txg's version stays as its sync sees it.
+    fresh.kind = older->kind;
+    if (older->kind == Dirty::Kind::kData) {
+      fresh.buf = std::move(*spare);
+      std::memcpy(fresh.buf.mutable_data().data(), older->buf.data().data(), record_bytes_);
+    }
     stats_->rmw_dirty->Add();
   } else {
-    return false;  // needs the committed record
+    fresh.kind = Dirty::Kind::kHole;  // ApplyPiece makes it what the piece says
   }
-  ApplyPiece(fresh, piece);
+  ApplyPiece(fresh, piece, spare);
   mine.emplace(record, std::move(fresh));
-  return true;
+  return Applied::kDone;
 }
 
 Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
@@ -197,27 +226,51 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
     }
   }
   // Whole-record holes and zeros take no data space; everything else may.
-  const bool needs_space = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
-  if (needs_space && estimate > 0 && env_.admit_write) {
+  const bool becomes_data = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
+  if (becomes_data && estimate > 0 && env_.admit_write) {
     ARC_RETURN_IF_ERROR(env_.admit_write(estimate));
   }
+  // A buffer for a new copy, allocated without the lock (it may wait for
+  // the ARC to evict).
+  arc::ArcHold spare;
+  if (becomes_data && estimate > 0) spare = NewBuffer();
   ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, env_.txg->Assign(estimate));
   const uint64_t t = hold.txg();
-  {
+  for (int attempt = 0; attempt < 4; attempt++) {
+    Applied a;
+    {
+      MutexLock l(&mu_);
+      a = TryApply(t, record, piece, &spare);
+    }
+    if (a == Applied::kDone) return Status::Ok();
+    if (a == Applied::kNeedBuffer) {
+      spare = NewBuffer();
+      continue;
+    }
+    // Read-modify-write from the committed record, without the lock; then
+    // look again, since another writer may have made a copy meanwhile.
+    ARC_ASSIGN_OR_RETURN(arc::ArcHold base, HoldCommitted(record, arc::AccessKind::kDemand));
+    stats_->rmw_reads->Add();
+    if (!spare) spare = NewBuffer();
     MutexLock l(&mu_);
-    if (TryApply(t, record, piece)) return Status::Ok();
+    a = TryApply(t, record, piece, &spare);
+    if (a == Applied::kDone) return Status::Ok();
+    if (a == Applied::kNeedBase) {
+      Dirty d;
+      d.kind = Dirty::Kind::kData;
+      d.buf = std::move(spare);
+      if (base) {
+        std::memcpy(d.buf.mutable_data().data(), base.data().data(), record_bytes_);
+      } else {
+        std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
+      }
+      ApplyPiece(d, piece, nullptr);
+      dirty_[t].emplace(record, std::move(d));
+      return Status::Ok();
+    }
   }
-  // Read-modify-write from disk, without the lock; then look again, since
-  // another writer may have made the open txg's copy meanwhile.
-  Dirty base;
-  base.data.resize(record_bytes_);
-  ARC_RETURN_IF_ERROR(ReadCommitted(record, base.data));
-  stats_->rmw_reads->Add();
-  MutexLock l(&mu_);
-  if (TryApply(t, record, piece)) return Status::Ok();
-  ApplyPiece(base, piece);
-  dirty_[t].emplace(record, std::move(base));
-  return Status::Ok();
+  return Status::Internal("volume " + entry_.name + ": record " + std::to_string(record) +
+                          " kept changing under a write");
 }
 
 Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* data,
@@ -283,6 +336,12 @@ void VolumeImpl::SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t ze
 void VolumeImpl::SubmitCache(uint64_t offset, uint64_t length, Completion done) {
   Status s = CheckOpen();
   if (s.ok()) s = CheckRange("cache", offset, length, entry_.size_bytes);
+  // Every committed record of the range into the ARC, as prefetch reads.
+  for (uint64_t r = offset / record_bytes_; s.ok() && length > 0 &&
+                                            r <= (offset + length - 1) / record_bytes_;
+       r++) {
+    s = HoldCommitted(r, arc::AccessKind::kPrefetch).status();
+  }
   done(std::move(s));
 }
 
@@ -349,7 +408,7 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
       bp.type = BlockType::kData;
       bp.compression = entry_.compression;
       bp.fill = 1;
-      ARC_ASSIGN_OR_RETURN(bp, sink->WriteRecord(bp, d->data, record_bytes_));
+      ARC_ASSIGN_OR_RETURN(bp, sink->WriteRecord(bp, d->buf.data(), record_bytes_));
     }
     ARC_ASSIGN_OR_RETURN(BlockPointer old, tree_.Set(record, bp));
     ARC_RETURN_IF_ERROR(sink->FreeBlock(old));
@@ -362,7 +421,14 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
 
 void VolumeImpl::TxgCommitted(uint64_t txg) {
   MutexLock l(&mu_);
-  while (!dirty_.empty() && dirty_.begin()->first <= txg) dirty_.erase(dirty_.begin());
+  while (!dirty_.empty() && dirty_.begin()->first <= txg) {
+    // Each written record becomes the cached version of its key before its
+    // dirty copy goes, so a reader finds one or the other.
+    for (auto& [record, d] : dirty_.begin()->second) {
+      if (d.kind == Dirty::Kind::kData) env_.arc->Publish(std::move(d.buf), KeyOf(record));
+    }
+    dirty_.erase(dirty_.begin());
+  }
 }
 
 Status VolumeImpl::FreeAll(BlockSink* sink) {

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "arc/arc.h"
 #include "arcstore/volume.h"
 #include "base/thread_annotations.h"
 #include "format/volume_table.h"
@@ -45,6 +46,7 @@ class RecordSink : public BlockSink {
 struct VolumeEnv {
   txg::TxgManager* txg = nullptr;
   BlockSource* blocks = nullptr;  // verified block reads
+  arc::Arc* arc = nullptr;        // caches committed records; holds dirty ones
   stats::Registry* registry = nullptr;
   bool read_only = false;
   // Checks that the pool has room for `bytes` more of dirty data before a
@@ -95,7 +97,7 @@ class VolumeImpl final : public Volume {
   // A record's version in one txg.
   struct Dirty {
     enum class Kind : uint8_t { kData, kHole, kZero } kind = Kind::kData;
-    std::vector<uint8_t> data;  // kData: record_size bytes
+    arc::ArcHold buf;  // kData: an anon ARC buffer of record_size bytes
   };
   using DirtyMap = std::unordered_map<uint64_t, Dirty>;
 
@@ -111,14 +113,22 @@ class VolumeImpl final : public Volume {
   Status WriteRange(uint64_t offset, uint64_t length, const uint8_t* data, Dirty::Kind full_kind,
                     const char* op);
   Status WritePiece(uint64_t record, const Piece& piece);
-  void ApplyPiece(Dirty& d, const Piece& piece) const;
-  // Applies `piece` to txg's copy of `record`, making the copy from a newer
-  // dirty version when needed; false when only the disk has the base.
-  bool TryApply(uint64_t txg, uint64_t record, const Piece& piece) ARC_REQUIRES(mu_);
+  // Applies `piece` to a record copy; `spare` is an anon buffer to use
+  // when the copy has none (taken only if needed).
+  void ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const;
+  enum class Applied { kDone, kNeedBuffer, kNeedBase };
+  // Applies `piece` to txg's copy of `record`, making the copy from an
+  // older dirty version when there is one. kNeedBase: only the committed
+  // record can be the base; kNeedBuffer: `spare` was needed and empty.
+  Applied TryApply(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare)
+      ARC_REQUIRES(mu_);
+  arc::ArcHold NewBuffer();
+  arc::ArcKey KeyOf(uint64_t record) const { return arc::ArcKey{entry_.guid, record, 0}; }
+  // The committed version of `record`: a hold on its cached data, or an
+  // empty hold for a hole (zeros). `access` says demand or prefetch.
+  Result<arc::ArcHold> HoldCommitted(uint64_t record, arc::AccessKind access);
   // The newest dirty version of `record` (nullptr: none).
   const Dirty* NewestDirty(uint64_t record) ARC_REQUIRES(mu_);
-  // Reads the committed version of `record` into `out` (record_size bytes).
-  Status ReadCommitted(uint64_t record, std::span<uint8_t> out);
   Status FlushAll();
   Status CheckOpen() const;
 
