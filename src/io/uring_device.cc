@@ -7,7 +7,7 @@
 //      │ short transfer: advance iovecs, resubmit the remainder
 //      │ error/end-of-file: Status naming the request
 //      v
-//   done(status)  (outside mu_), then FillSlotsLocked moves overflow into the ring
+//   FillSlotsLocked moves overflow into the ring; done(status) runs outside mu_
 //
 // Invariants: in_kernel_ <= queue_depth_ == SQ entries, so an SQE is always
 // available under mu_; each InFlight is owned by the ring between prep and
@@ -137,7 +137,6 @@ UringDevice::InFlight* UringDevice::Reap(InFlight* op, int result) {
   const IoRequest& r = op->request;
   uint64_t total = r.length();
   if (result == -EINTR || result == -EAGAIN) {
-    MutexLock lock(&mu_);
     overflow_.push_front(op);  // retry as is
     return nullptr;
   }
@@ -161,7 +160,6 @@ UringDevice::InFlight* UringDevice::Reap(InFlight* op, int result) {
     op->vecs[op->first].iov_base = static_cast<uint8_t*>(op->vecs[op->first].iov_base) + left;
     op->vecs[op->first].iov_len -= left;
   }
-  MutexLock lock(&mu_);
   overflow_.push_front(op);  // continue the short transfer first
   return nullptr;
 }
@@ -177,14 +175,16 @@ void UringDevice::CompletionLoop() {
     int result = cqe->res;
     io_uring_cqe_seen(&ring_, cqe);
     InFlight* finished = nullptr;
-    if (op == nullptr) {
-      stop_seen = true;  // the destructor's NOP; drain what is still in flight
-    } else {
-      finished = Reap(op, result);
-    }
     {
+      // Taking mu_ before touching the op also orders this thread after the
+      // submitter's writes for tools that do not see through the kernel.
       MutexLock lock(&mu_);
-      if (op != nullptr) --in_kernel_;
+      if (op == nullptr) {
+        stop_seen = true;  // the destructor's NOP; drain what is still in flight
+      } else {
+        finished = Reap(op, result);
+        --in_kernel_;
+      }
       FillSlotsLocked();
     }
     if (finished != nullptr) {

@@ -62,8 +62,9 @@ class UringDevice final : public Device {
   void PrepareLocked(InFlight* op) ARC_REQUIRES(mu_);
   void FillSlotsLocked() ARC_REQUIRES(mu_);
   void CompletionLoop();
-  // Handles one completion; returns the op when it is finished.
-  InFlight* Reap(InFlight* op, int result) ARC_EXCLUDES(mu_);
+  // Handles one completion; returns the op when it is finished (else it
+  // went back to the overflow list to continue).
+  InFlight* Reap(InFlight* op, int result) ARC_REQUIRES(mu_);
 
   const std::string path_;
   const OpenedFile file_;
