@@ -53,6 +53,10 @@ struct PoolOptions {
   // Flushes and FUA writes commit through the intent log when true, or by
   // syncing a whole txg when false (for comparison).
   bool intent_log = true;
+  // Threads that run operations submitted through Volume::Submit*, and how
+  // many may wait for one. 0 threads: Submit* run on the caller's thread.
+  uint32_t work_threads = 8;
+  uint32_t work_queue_limit = 4096;
 
   Status Validate() const;
 };

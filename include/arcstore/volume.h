@@ -81,14 +81,17 @@ class Volume {
   // least the first byte; they may stop short of the end of the range.
   virtual void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) = 0;
 
-  // Synchronous wrappers: block the caller until the operation completes.
-  Status Read(uint64_t offset, std::span<uint8_t> out);
-  Status Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags = kWriteNone);
-  Status Flush();
-  Status Trim(uint64_t offset, uint64_t length);
-  Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);
-  Status Cache(uint64_t offset, uint64_t length);
-  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
+  // Synchronous calls: block the caller until the operation completes. By
+  // default they wrap Submit*; an implementation may run them directly on
+  // the caller's thread.
+  virtual Status Read(uint64_t offset, std::span<uint8_t> out);
+  virtual Status Write(uint64_t offset, std::span<const uint8_t> data,
+                       uint32_t write_flags = kWriteNone);
+  virtual Status Flush();
+  virtual Status Trim(uint64_t offset, uint64_t length);
+  virtual Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);
+  virtual Status Cache(uint64_t offset, uint64_t length);
+  virtual Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
 };
 
 // Checks that [offset, offset + length) lies inside a volume of `size_bytes`

@@ -37,6 +37,13 @@ Status PoolOptions::Validate() const {
     return Status::InvalidArgument("dirty_max_bytes " + std::to_string(dirty_max_bytes) +
                                    " is below 1 MiB");
   }
+  if (work_threads > 256) {
+    return Status::InvalidArgument("work_threads " + std::to_string(work_threads) +
+                                   " exceeds the limit of 256");
+  }
+  if (work_queue_limit < 1 || work_queue_limit > 1'000'000) {
+    return Status::InvalidArgument("work_queue_limit must be in [1, 1000000]");
+  }
   if (txg_timeout_ns < kNsPerMs || txg_timeout_ns > 600 * kNsPerSec) {
     return Status::InvalidArgument("txg_timeout_ns must be in [1 ms, 600 s]");
   }

@@ -333,6 +333,9 @@ Status PoolImpl::Start() {
   }
   txg_ = std::make_unique<txg::TxgManager>(
       t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
+  if (options_.work_threads > 0) {
+    work_ = std::make_unique<WorkQueue>("pool", options_.work_threads, options_.work_queue_limit);
+  }
   for (const auto& e : loaded_entries_) {
     ARC_ASSIGN_OR_RETURN(std::shared_ptr<volume::VolumeImpl> v, NewVolume(e));
     MutexLock l(&mu_);
@@ -351,6 +354,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.txg = txg_.get();
   env.blocks = reader_.get();
   env.arc = arc_.get();
+  env.work = work_.get();
   env.registry = &registry_;
   env.read_only = options_.read_only;
   env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };
@@ -621,6 +625,7 @@ Status PoolImpl::Close() {
     if (closed_) return Status::Ok();
     closed_ = true;
   }
+  if (work_) work_->Drain();  // operations already submitted finish first
   Status s = txg_ ? txg_->Stop() : Status::Ok();
   MutexLock l(&mu_);
   for (auto& [name, v] : volumes_) v->Close();

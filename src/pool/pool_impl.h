@@ -106,6 +106,7 @@ class PoolImpl final : public Pool {
   std::unique_ptr<arc::Arc> arc_;
   std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
   std::unique_ptr<txg::TxgManager> txg_;
+  std::unique_ptr<WorkQueue> work_;  // runs Submit* operations
   OpenReport open_report_;
 
   // Sync-thread state (also set by Load before the thread starts).

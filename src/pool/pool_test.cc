@@ -323,3 +323,52 @@ TEST_F(PoolTest, CommittedRecordsAreServedByTheArc) {
 
 }  // namespace
 }  // namespace arcstore::pool
+
+namespace arcstore::pool {
+namespace {
+
+TEST_F(PoolTest, ManyOperationsInFlightThroughSubmit) {
+  auto v = MakeVolume("v", 8 * kMiB, 16 * 1024);
+  const int n = 512;
+  std::vector<std::vector<uint8_t>> data;
+  for (int i = 0; i < n; i++) data.push_back(Pattern(16 * 1024, i));
+  Mutex mu;
+  CondVar cv;
+  int completed = 0;
+  std::vector<Status> results(n);
+  for (int i = 0; i < n; i++) {
+    v->SubmitWrite(uint64_t(i) * 16 * 1024, data[i], i % 64 == 0 ? kFua : kWriteNone,
+                   [&, i](Status s) {
+                     MutexLock l(&mu);
+                     results[i] = std::move(s);
+                     completed++;
+                     cv.SignalAll();
+                   });
+  }
+  {
+    MutexLock l(&mu);
+    while (completed < n) cv.Wait(&mu);
+  }
+  for (const Status& s : results) ASSERT_TRUE(s.ok()) << s.ToString();
+  std::vector<std::vector<uint8_t>> back(n, std::vector<uint8_t>(16 * 1024));
+  completed = 0;
+  for (int i = 0; i < n; i++) {
+    v->SubmitRead(uint64_t(i) * 16 * 1024, back[i], [&, i](Status s) {
+      MutexLock l(&mu);
+      results[i] = std::move(s);
+      completed++;
+      cv.SignalAll();
+    });
+  }
+  {
+    MutexLock l(&mu);
+    while (completed < n) cv.Wait(&mu);
+  }
+  for (int i = 0; i < n; i++) {
+    ASSERT_TRUE(results[i].ok());
+    ASSERT_EQ(back[i], data[i]) << "block " << i;
+  }
+}
+
+}  // namespace
+}  // namespace arcstore::pool

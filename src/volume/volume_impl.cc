@@ -302,51 +302,89 @@ Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* d
   return Status::Ok();
 }
 
-Status VolumeImpl::FlushAll() {
+Status VolumeImpl::Flush() {
   ARC_RETURN_IF_ERROR(CheckOpen());
   if (env_.read_only) return Status::Ok();  // nothing can be dirty
   return env_.txg->WaitSynced(env_.txg->open_txg(), txg::SyncReason::kExplicitWait);
 }
 
+Status VolumeImpl::Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags) {
+  Status s = WriteRange(offset, data.size(), data.data(), Dirty::Kind::kData, "write");
+  if (s.ok() && (write_flags & kFua) != 0) s = Flush();
+  return s;
+}
+
+Status VolumeImpl::Trim(uint64_t offset, uint64_t length) {
+  return WriteRange(offset, length, nullptr, Dirty::Kind::kHole, "trim");
+}
+
+Status VolumeImpl::WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags) {
+  // Zeroing whole records stores a zero marker: never slower than writing
+  // zeros, so FAST_ZERO requests always succeed.
+  const Dirty::Kind kind = (zero_flags & kZeroNoHole) ? Dirty::Kind::kData : Dirty::Kind::kZero;
+  return WriteRange(offset, length, nullptr, kind, "write zeroes");
+}
+
+Status VolumeImpl::Cache(uint64_t offset, uint64_t length) {
+  ARC_RETURN_IF_ERROR(CheckOpen());
+  ARC_RETURN_IF_ERROR(CheckRange("cache", offset, length, entry_.size_bytes));
+  // Every committed record of the range into the ARC, as prefetch reads.
+  if (length == 0) return Status::Ok();
+  for (uint64_t r = offset / record_bytes_; r <= (offset + length - 1) / record_bytes_; r++) {
+    ARC_RETURN_IF_ERROR(HoldCommitted(r, arc::AccessKind::kPrefetch).status());
+  }
+  return Status::Ok();
+}
+
+void VolumeImpl::Dispatch(std::function<void()> op) {
+  if (env_.work != nullptr) {
+    env_.work->Run(std::move(op));
+  } else {
+    op();
+  }
+}
+
 void VolumeImpl::SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) {
-  done(Read(offset, out));
+  Dispatch([this, offset, out, done = std::move(done)] { done(Read(offset, out)); });
 }
 
 void VolumeImpl::SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
                              Completion done) {
-  Status s = WriteRange(offset, data.size(), data.data(), Dirty::Kind::kData, "write");
-  if (s.ok() && (write_flags & kFua) != 0) s = FlushAll();
-  done(std::move(s));
+  Dispatch([this, offset, data, write_flags, done = std::move(done)] {
+    done(Write(offset, data, write_flags));
+  });
 }
 
-void VolumeImpl::SubmitFlush(Completion done) { done(FlushAll()); }
+void VolumeImpl::SubmitFlush(Completion done) {
+  Dispatch([this, done = std::move(done)] { done(Flush()); });
+}
 
 void VolumeImpl::SubmitTrim(uint64_t offset, uint64_t length, Completion done) {
-  done(WriteRange(offset, length, nullptr, Dirty::Kind::kHole, "trim"));
+  Dispatch([this, offset, length, done = std::move(done)] { done(Trim(offset, length)); });
 }
 
 void VolumeImpl::SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
                                    Completion done) {
-  // Zeroing whole records stores a zero marker: never slower than writing
-  // zeros, so FAST_ZERO requests always succeed.
-  const Dirty::Kind kind = (zero_flags & kZeroNoHole) ? Dirty::Kind::kData : Dirty::Kind::kZero;
-  done(WriteRange(offset, length, nullptr, kind, "write zeroes"));
+  Dispatch([this, offset, length, zero_flags, done = std::move(done)] {
+    done(WriteZeroes(offset, length, zero_flags));
+  });
 }
 
 void VolumeImpl::SubmitCache(uint64_t offset, uint64_t length, Completion done) {
-  Status s = CheckOpen();
-  if (s.ok()) s = CheckRange("cache", offset, length, entry_.size_bytes);
-  // Every committed record of the range into the ARC, as prefetch reads.
-  for (uint64_t r = offset / record_bytes_; s.ok() && length > 0 &&
-                                            r <= (offset + length - 1) / record_bytes_;
-       r++) {
-    s = HoldCommitted(r, arc::AccessKind::kPrefetch).status();
-  }
-  done(std::move(s));
+  Dispatch([this, offset, length, done = std::move(done)] { done(Cache(offset, length)); });
 }
 
 void VolumeImpl::SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) {
-  std::vector<Extent> extents;
+  Dispatch([this, offset, length, done = std::move(done)] {
+    std::vector<Extent> extents;
+    Status s = BlockStatus(offset, length, &extents);
+    done(std::move(s), std::move(extents));
+  });
+}
+
+Status VolumeImpl::BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
+  std::vector<Extent>& extents = *out;
+  extents.clear();
   Status s = CheckOpen();
   if (s.ok()) s = CheckRange("block status", offset, length, entry_.size_bytes);
   for (uint64_t pos = 0; s.ok() && pos < length;) {
@@ -379,7 +417,7 @@ void VolumeImpl::SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsComp
     }
     pos += n;
   }
-  done(std::move(s), std::move(extents));
+  return s;
 }
 
 Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* entry) {

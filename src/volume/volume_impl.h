@@ -10,8 +10,9 @@
 //
 // Thread-safety: the Volume methods may be called concurrently from any
 // thread; SyncTxg and TxgCommitted only from the pool's sync thread.
-// Submit* complete inline: the caller's thread does the work, and may be
-// delayed by the write throttle or a disk read.
+// Submit* run the operation on the pool's work queue (or inline when it has
+// none) and complete there; the synchronous calls run on the caller's
+// thread, which may be delayed by the write throttle or a disk read.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,7 @@
 #include "arc/arc.h"
 #include "arcstore/volume.h"
 #include "base/thread_annotations.h"
+#include "base/work_queue.h"
 #include "format/volume_table.h"
 #include "stats/registry.h"
 #include "txg/txg_manager.h"
@@ -47,6 +49,7 @@ struct VolumeEnv {
   txg::TxgManager* txg = nullptr;
   BlockSource* blocks = nullptr;  // verified block reads
   arc::Arc* arc = nullptr;        // caches committed records; holds dirty ones
+  WorkQueue* work = nullptr;      // runs Submit* operations; nullptr: inline
   stats::Registry* registry = nullptr;
   bool read_only = false;
   // Checks that the pool has room for `bytes` more of dirty data before a
@@ -80,6 +83,14 @@ class VolumeImpl final : public Volume {
   void SubmitCache(uint64_t offset, uint64_t length, Completion done) override;
   void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override;
 
+  Status Read(uint64_t offset, std::span<uint8_t> out) override;
+  Status Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags) override;
+  Status Flush() override;
+  Status Trim(uint64_t offset, uint64_t length) override;
+  Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags) override;
+  Status Cache(uint64_t offset, uint64_t length) override;
+  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents) override;
+
   // ---- Pool side --------------------------------------------------------
   // Writes the records dirtied in `txg` and this volume's dirty indirect
   // blocks; updates `entry` (its root) for the volume table.
@@ -109,7 +120,8 @@ class VolumeImpl final : public Volume {
     bool whole = false;
   };
 
-  Status Read(uint64_t offset, std::span<uint8_t> out);
+  // Runs `op` on the work queue, or inline without one.
+  void Dispatch(std::function<void()> op);
   Status WriteRange(uint64_t offset, uint64_t length, const uint8_t* data, Dirty::Kind full_kind,
                     const char* op);
   Status WritePiece(uint64_t record, const Piece& piece);
@@ -129,7 +141,6 @@ class VolumeImpl final : public Volume {
   Result<arc::ArcHold> HoldCommitted(uint64_t record, arc::AccessKind access);
   // The newest dirty version of `record` (nullptr: none).
   const Dirty* NewestDirty(uint64_t record) ARC_REQUIRES(mu_);
-  Status FlushAll();
   Status CheckOpen() const;
 
   format::VolumeEntry entry_;  // root updated by the sync thread only
