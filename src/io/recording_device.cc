@@ -210,4 +210,78 @@ std::vector<PendingChoice> Recording::RandomChoices(const CrashState& state, See
   return choices;
 }
 
+CrashImageBuilder::CrashImageBuilder(const Recording& recording)
+    : recording_(recording), durable_image_(recording.base_image) {}
+
+void CrashImageBuilder::Rebuild() {
+  durable_image_ = recording_.base_image;
+  for (size_t i : state_.durable) {
+    const RecordedWrite& w = recording_.writes[i];
+    ApplySectors(durable_image_, w, 0, w.length);
+  }
+  applied_ = state_.durable.size();
+  max_applied_ = state_.durable.empty() ? 0 : state_.durable.back() + 1;
+}
+
+const CrashState& CrashImageBuilder::AdvanceTo(uint64_t crash_seq) {
+  bool backwards = crash_seq < state_.crash_seq;
+  CrashState next = recording_.StateAt(crash_seq);
+  // The durable set only grows with time; the shortcut also needs every new
+  // durable write to come after those applied (no reordering to undo).
+  bool extends = !backwards && next.durable.size() >= applied_ &&
+                 std::equal(next.durable.begin(), next.durable.begin() + applied_,
+                            state_.durable.begin());
+  for (size_t k = applied_; extends && k < next.durable.size(); ++k) {
+    extends = next.durable[k] >= max_applied_;
+  }
+  state_ = std::move(next);
+  if (!extends) {
+    Rebuild();
+    return state_;
+  }
+  for (; applied_ < state_.durable.size(); ++applied_) {
+    const RecordedWrite& w = recording_.writes[state_.durable[applied_]];
+    ApplySectors(durable_image_, w, 0, w.length);
+    max_applied_ = state_.durable[applied_] + 1;
+  }
+  return state_;
+}
+
+Result<std::vector<uint8_t>> CrashImageBuilder::Build(
+    const std::vector<PendingChoice>& choices) const {
+  std::vector<const PendingChoice*> ordered;
+  for (const PendingChoice& c : choices) {
+    // A pending write older than an applied durable one must be applied
+    // under it: only the full replay gets that order right.
+    if (c.write_index < max_applied_) return recording_.BuildImage(state_, choices);
+    ordered.push_back(&c);
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const PendingChoice* a, const PendingChoice* b) { return a->write_index < b->write_index; });
+  // Anything BuildImage would refuse (or resolve by "last choice wins") goes
+  // to it, so both always agree.
+  std::vector<bool> is_pending(recording_.writes.size(), false);
+  for (size_t i : state_.pending) is_pending[i] = true;
+  for (size_t k = 0; k < ordered.size(); ++k) {
+    const PendingChoice& c = *ordered[k];
+    bool valid = c.write_index < recording_.writes.size() && is_pending[c.write_index] &&
+                 (c.sectors.empty() || c.sectors.size() == recording_.writes[c.write_index].length /
+                                                               recording_.sector_bytes) &&
+                 (k == 0 || ordered[k - 1]->write_index != c.write_index);
+    if (!valid) return recording_.BuildImage(state_, choices);
+  }
+  std::vector<uint8_t> image = durable_image_;
+  for (const PendingChoice* c : ordered) {
+    const RecordedWrite& w = recording_.writes[c->write_index];
+    if (c->sectors.empty()) {
+      ApplySectors(image, w, 0, w.length);
+      continue;
+    }
+    for (size_t s = 0; s < c->sectors.size(); ++s) {
+      if (c->sectors[s]) ApplySectors(image, w, s * recording_.sector_bytes, recording_.sector_bytes);
+    }
+  }
+  return image;
+}
+
 }  // namespace arcstore::io

@@ -83,6 +83,30 @@ class Recording {
                                            uint64_t tear_one_in) const;
 };
 
+// Builds crash images at increasing crash points without replaying the
+// whole history each time: it keeps the image of the durable writes and, on
+// AdvanceTo, applies only the writes that became durable. Build() returns
+// exactly what Recording::BuildImage would (it falls back to it when writes
+// completed out of submission order make the shortcut unsafe).
+// Thread-safety: none; one builder per thread. The recording must outlive it.
+class CrashImageBuilder {
+ public:
+  explicit CrashImageBuilder(const Recording& recording);
+  // Moves to `crash_seq` (any order; going back rebuilds from the base).
+  const CrashState& AdvanceTo(uint64_t crash_seq);
+  const CrashState& state() const { return state_; }
+  // The image at the current point with `choices` of its pending writes.
+  Result<std::vector<uint8_t>> Build(const std::vector<PendingChoice>& choices) const;
+
+ private:
+  void Rebuild();
+  const Recording& recording_;
+  CrashState state_;
+  std::vector<uint8_t> durable_image_;
+  size_t applied_ = 0;          // durable writes in durable_image_
+  size_t max_applied_ = 0;      // largest write index applied, + 1 (0: none)
+};
+
 struct RecordingOptions {
   // Limit on base image plus recorded write data; past it, writes fail with
   // ResourceExhausted (and are not passed on).

@@ -210,3 +210,59 @@ TEST(RecordingDevice, LimitOnRecordedBytes) {
 
 }  // namespace
 }  // namespace arcstore::io
+
+namespace arcstore::io {
+namespace {
+
+TEST(CrashImageBuilder, AgreesWithBuildImageEverywhere) {
+  SeededRandom random = SeededRandom::FromEnvironment("CrashImageBuilder.Agrees");
+  auto mem = NewMemory(32 * kBlock);
+  DeferredDevice deferred(mem.get());
+  auto rec = RecordingDevice::Create(&deferred, {});
+  ASSERT_TRUE(rec.ok());
+  // Writes and flushes kept in flight and completed in random order, so
+  // completion order differs from submission order now and then.
+  std::vector<std::vector<uint8_t>> buffers;
+  for (uint64_t i = 0; i < ScaledIterations(300); ++i) {
+    if (random.OneIn(6)) {
+      (*rec)->Submit({.op = IoOp::kFlush, .done = [](const Status&) {}});
+    } else {
+      uint64_t blocks = random.Range(1, 3), first = random.Uniform(32 - blocks + 1);
+      buffers.emplace_back(blocks * kBlock);
+      random.Fill(buffers.back().data(), buffers.back().size());
+      (*rec)->Submit({.op = IoOp::kWrite, .offset = first * kBlock,
+                      .iov = {{buffers.back().data(), buffers.back().size()}},
+                      .done = [](const Status& s) { ASSERT_TRUE(s.ok()); }});
+    }
+    while (deferred.queued() > 0 && random.OneIn(2)) {
+      deferred.Complete(random.Uniform(deferred.queued()));
+    }
+  }
+  while (deferred.queued() > 0) deferred.Complete(0);
+  Recording r = (*rec)->TakeRecording();
+  ASSERT_GT(r.flushes.size(), 5u);
+  CrashImageBuilder builder(r);
+  std::vector<uint64_t> points = r.FlushCrashPoints();
+  for (uint64_t i = 0; i < ScaledIterations(200); ++i) {
+    // Mostly forward, sometimes back, sometimes between flush points.
+    uint64_t t = random.OneIn(4) ? random.Range(0, r.end_seq) : points[i % points.size()];
+    const CrashState& s = builder.AdvanceTo(t);
+    CrashState want = r.StateAt(t);
+    ASSERT_EQ(s.durable, want.durable);
+    ASSERT_EQ(s.pending, want.pending);
+    std::vector<PendingChoice> choices = r.RandomChoices(s, random, 3);
+    auto fast = builder.Build(choices);
+    auto slow = r.BuildImage(s, choices);
+    ASSERT_TRUE(fast.ok() && slow.ok());
+    ASSERT_EQ(*fast, *slow) << "seq " << t;
+  }
+  // Invalid choices are refused the same way.
+  const CrashState& s = builder.AdvanceTo(r.end_seq);
+  if (!s.durable.empty()) {
+    EXPECT_FALSE(builder.Build({{.write_index = s.durable.back()}}).ok());
+  }
+  EXPECT_FALSE(builder.Build({{.write_index = r.writes.size() + 5}}).ok());
+}
+
+}  // namespace
+}  // namespace arcstore::io
