@@ -6,6 +6,7 @@
 #include "format/compression.h"
 #include "format/volume_table.h"
 #include "io/file_device.h"
+#include "io/uring_device.h"
 #include "pool/pool_impl.h"
 
 namespace arcstore {
@@ -96,9 +97,10 @@ Status Pool::Create(const std::string& path, const PoolCreateOptions& options) {
 
 Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
-  io::FileDeviceOptions fo;
-  fo.read_only = options.read_only;
-  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::FileDevice> dev, io::FileDevice::Open(path, fo));
+  // io_uring when it works here, else psync; O_DIRECT when the file allows.
+  io::UringDeviceOptions uo;
+  uo.file.read_only = options.read_only;
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::Device> dev, io::OpenBestDevice(path, uo));
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<pool::PoolImpl> p,
                        pool::PoolImpl::OpenOnDevice(std::move(dev), options));
   return std::unique_ptr<Pool>(std::move(p));
