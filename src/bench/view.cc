@@ -59,6 +59,21 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
   v.delay_ns = get_u("txg", "delay_ns");
   v.blocked_ns = get_u("txg", "blocked_ns");
   v.memory_throttle_count = get_u("txg", "memory_throttle_count");
+  auto rmw = get_u("volumes", "rmw_reads");
+  auto rmw_dirty = get_u("volumes", "rmw_dirty");
+  if (rmw || rmw_dirty) v.rmw_reads = rmw.value_or(0) + rmw_dirty.value_or(0);
+  v.disk_writes = get_u("io", "writes");
+  v.disk_write_bytes = get_u("io", "write_bytes");
+  if (const stats::StatValue* h = s.Find("io", "write_size_bytes");
+      h != nullptr && h->info.kind == stats::Kind::kHistogram && h->histogram.count > 0) {
+    uint64_t big = 0;
+    for (int i = 0; i < stats::HistogramData::kBuckets; i++) {
+      if (stats::HistogramData::BucketLow(i) >= 512 * 1024) big += h->histogram.buckets[i];
+    }
+    v.disk_writes_512k_share = static_cast<double>(big) / static_cast<double>(h->histogram.count);
+  }
+  v.outlasted_txg_timeout = job.job_runtime_ms > 5000;
+  if (v.rmw_reads || v.disk_writes) v.empty = false;
   if (v.empty) return v;
   const bool reads = job.dirs[kRead].total_ios > 0;
   const bool writes = job.dirs[kWrite].total_ios > 0;
@@ -90,6 +105,11 @@ nlohmann::ordered_json ArcstoreView::ToJson() const {
   if (delay_ns) j["throttle_delay_ns"] = *delay_ns;
   if (blocked_ns) j["throttle_blocked_ns"] = *blocked_ns;
   if (memory_throttle_count) j["memory_throttle_count"] = *memory_throttle_count;
+  if (rmw_reads) j["rmw_reads"] = *rmw_reads;
+  if (disk_writes) j["disk_writes"] = *disk_writes;
+  if (disk_write_bytes) j["disk_write_bytes"] = *disk_write_bytes;
+  if (disk_writes_512k_share) j["disk_writes_512k_or_more_share"] = *disk_writes_512k_share;
+  j["outlasted_txg_timeout"] = outlasted_txg_timeout;
   j["warnings"] = warnings;
   return j;
 }
@@ -116,6 +136,13 @@ std::string ArcstoreView::ToText() const {
   parts.push_back(txg);
   if (delay_ns) parts.push_back("delayed=" + Ns(*delay_ns));
   if (blocked_ns) parts.push_back("blocked=" + Ns(*blocked_ns));
+  if (rmw_reads) parts.push_back(StrFormat("rmw=%llu", static_cast<unsigned long long>(*rmw_reads)));
+  if (disk_writes) {
+    std::string d = StrFormat("disk writes=%llu", static_cast<unsigned long long>(*disk_writes));
+    if (disk_write_bytes) d += " (" + Bytes(*disk_write_bytes) + ")";
+    if (disk_writes_512k_share) d += StrFormat(", >=512KiB=%.1f%%", *disk_writes_512k_share * 100.0);
+    parts.push_back(d);
+  }
   for (size_t i = 0; i < parts.size(); i++) line += (i ? ", " : "") + parts[i];
   line += "\n";
   for (const std::string& w : warnings) line += "  arcstore     : WARNING: " + w + "\n";

@@ -7,7 +7,9 @@
 //     whether the job's region fit in the cache target;
 //   txg.syncs_<reason> -> txg count and why; txg.delay_ns / blocked_ns and
 //     memory_throttle_count -> time writers spent delayed or blocked;
-//   txg.dirty_bytes / dirty_max_bytes -> dirty level at the end.
+//   volumes.rmw_reads / rmw_dirty -> read-modify-writes (bs < recordsize);
+//   io.writes / write_bytes / write_size_bytes -> the device's writes and
+//     their sizes (the share of write I/Os of 512 KiB or more).
 // Stats absent from the delta are left out (an engine part not built yet,
 // or a provider without an engine: then the view is empty).
 //
@@ -37,6 +39,11 @@ struct ArcstoreView {
   uint64_t txgs = 0;
   std::map<std::string, uint64_t> syncs_by_reason;
   std::optional<uint64_t> delay_ns, blocked_ns, memory_throttle_count;
+  std::optional<uint64_t> rmw_reads;  // volumes.rmw_reads + rmw_dirty
+  // Device writes (io.writes, io.write_bytes, io.write_size_bytes).
+  std::optional<uint64_t> disk_writes, disk_write_bytes;
+  std::optional<double> disk_writes_512k_share;  // of write I/Os, >= 512 KiB
+  bool outlasted_txg_timeout = false;  // ran longer than the default 5 s
   std::vector<std::string> warnings;
   bool empty = true;  // no engine stats at all
 

@@ -17,6 +17,9 @@ struct FakeEngineStats {
   stats::Counter* timeout = reg.AddCounter("txg", "syncs_timeout", stats::Unit::kOps, "");
   stats::Counter* dirty = reg.AddCounter("txg", "syncs_dirty_threshold", stats::Unit::kOps, "");
   stats::Counter* delay = reg.AddCounter("txg", "delay_ns", stats::Unit::kNanoseconds, "");
+  stats::Counter* rmw = reg.AddCounter("volumes", "rmw_reads", stats::Unit::kOps, "");
+  stats::Counter* writes = reg.AddCounter("io", "writes", stats::Unit::kOps, "");
+  stats::Histogram* sizes = reg.AddHistogram("io", "write_size_bytes", stats::Unit::kBytes, "");
 };
 
 TEST(View, CacheFiguresAreNamed) {
@@ -28,6 +31,9 @@ TEST(View, CacheFiguresAreNamed) {
   e.timeout->Add(1);
   e.dirty->Add(3);
   e.delay->Add(2'500'000);
+  e.rmw->Add(7);
+  e.writes->Add(4);
+  for (uint64_t b : {4096ull, 1ull << 20, 1ull << 20, 512ull << 10}) e.sizes->Record(b);
   JobResult r;
   r.dirs[kRead].total_ios = 100;
   r.dirs[kWrite].total_ios = 100;
@@ -39,11 +45,15 @@ TEST(View, CacheFiguresAreNamed) {
   EXPECT_EQ(v.txgs, 4u);
   EXPECT_EQ(v.syncs_by_reason.at("dirty_threshold"), 3u);
   EXPECT_EQ(*v.delay_ns, 2'500'000u);
+  EXPECT_EQ(*v.rmw_reads, 7u);
+  EXPECT_EQ(*v.disk_writes, 4u);
+  EXPECT_DOUBLE_EQ(*v.disk_writes_512k_share, 0.75);
   ASSERT_EQ(v.warnings.size(), 2u);  // ARC share, fits in c
   EXPECT_NE(v.warnings[0].find("cache figures"), std::string::npos);
   std::string text = v.ToText();
   EXPECT_NE(text.find("reads from ARC=90.0%"), std::string::npos) << text;
   EXPECT_NE(text.find("txgs=4 (dirty_threshold=3, timeout=1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("rmw=7, disk writes=4, >=512KiB=75.0%"), std::string::npos) << text;
   auto j = v.ToJson();
   EXPECT_EQ(j["txgs"], 4);
   EXPECT_EQ(j["warnings"].size(), 2u);
