@@ -138,7 +138,8 @@ TEST(SizeChecks, OverTargetThresholdsAreTheOptions) {
     return s.Diagnose();
   };
   EXPECT_EQ(report(6 * GiB - MiB).Find("size_over_target"), nullptr);  // 1.49x
-  const Finding* warn = report(6 * GiB).Find("size_over_target");     // 1.5x
+  Report at_warn = report(6 * GiB);  // 1.5x
+  const Finding* warn = at_warn.Find("size_over_target");
   ASSERT_NE(warn, nullptr);
   EXPECT_EQ(warn->severity, Severity::kWarning);
   Report crit = report(8 * GiB);
@@ -159,7 +160,8 @@ TEST(SizeChecks, FloorAloneIsAWarningThatSaysWhatIsUndecided) {
   // At the floor because memory really is short: info.
   s.Gauge("memory_all_bytes", 64 * GiB).Gauge("memory_free_bytes", 1 * GiB);
   s.Gauge("memory_available_bytes", -1 * GiB);
-  const Finding* info = s.Diagnose().Find("target_collapsed");
+  Report short_report = s.Diagnose();
+  const Finding* info = short_report.Find("target_collapsed");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->severity, Severity::kInfo);
 }
