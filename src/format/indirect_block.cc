@@ -9,6 +9,7 @@
 // no later than the block; the block's length is exactly 64 + 64 x count.
 #include "format/indirect_block.h"
 
+#include "base/check.h"
 #include "format/encoding.h"
 
 namespace arcstore::format {
@@ -116,6 +117,17 @@ uint32_t TreeDepthFor(uint64_t records, uint32_t indirect_shift) {
     ++depth;
   }
   return depth;
+}
+
+uint64_t BlockIdAt(uint64_t record, uint32_t level, uint32_t indirect_shift) {
+  uint64_t bits = uint64_t{level} * indirect_shift;
+  return bits >= 64 ? 0 : record >> bits;
+}
+
+uint32_t ChildIndex(uint64_t record, uint32_t level, uint32_t indirect_shift) {
+  ARC_CHECK_GE(level, 1u);
+  return static_cast<uint32_t>(BlockIdAt(record, level - 1, indirect_shift) &
+                               ((uint64_t{1} << indirect_shift) - 1));
 }
 
 }  // namespace arcstore::format

@@ -46,4 +46,10 @@ Result<IndirectBlock> DecodeIndirectBlock(std::span<const uint8_t> in);
 // 2^shift (0 for at most one record).
 uint32_t TreeDepthFor(uint64_t records, uint32_t indirect_shift);
 
+// The path to a record (docs/format.md, "Indirect block"): the block id at
+// `level` on the way to `record` (level 0: the record itself), and the index
+// of the pointer to follow inside that level's block (level >= 1).
+uint64_t BlockIdAt(uint64_t record, uint32_t level, uint32_t indirect_shift);
+uint32_t ChildIndex(uint64_t record, uint32_t level, uint32_t indirect_shift);
+
 }  // namespace arcstore::format

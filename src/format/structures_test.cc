@@ -109,6 +109,24 @@ TEST(IndirectBlock, RoundTripAndDepth) {
   EXPECT_EQ(TreeDepthFor(UINT64_MAX, 12), 6u);
 }
 
+TEST(IndirectBlock, PathToARecord) {
+  // Fan-out 16, depth 3: record 0x2a5 = 2 * 256 + 10 * 16 + 5.
+  EXPECT_EQ(ChildIndex(0x2a5, 1, 4), 5u);
+  EXPECT_EQ(ChildIndex(0x2a5, 2, 4), 10u);
+  EXPECT_EQ(ChildIndex(0x2a5, 3, 4), 2u);
+  EXPECT_EQ(BlockIdAt(0x2a5, 0, 4), 0x2a5u);
+  EXPECT_EQ(BlockIdAt(0x2a5, 1, 4), 0x2au);
+  EXPECT_EQ(BlockIdAt(0x2a5, 2, 4), 2u);
+  EXPECT_EQ(BlockIdAt(0x2a5, 3, 4), 0u);
+  EXPECT_EQ(BlockIdAt(UINT64_MAX, 6, 12), 0u);
+  // Walking down from the root reaches every record exactly once.
+  for (uint64_t r = 0; r < 4096; ++r) {
+    uint64_t rebuilt = 0;
+    for (uint32_t level = 3; level >= 1; --level) rebuilt = (rebuilt << 4) | ChildIndex(r, level, 4);
+    ASSERT_EQ(rebuilt, r);
+  }
+}
+
 TEST(IndirectBlock, DamageLengthsAndVersion) {
   std::vector<uint8_t> bytes = *EncodeIndirectBlock(samples::Indirect());
   ExpectEveryBitFlipDetected(

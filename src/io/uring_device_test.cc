@@ -131,6 +131,42 @@ TEST_F(UringDeviceTest, SameBytesAsPsyncAndErrorsNameTheRequest) {
       << s.message();
 }
 
+TEST_F(UringDeviceTest, RandomVectoredWorkloadLeavesTheSameFileAsPsync) {
+  std::string other = dir_ + "/dev1";
+  ASSERT_TRUE(CreateFileForDevice(other, {.size_bytes = 4 << 20}).ok());
+  auto uring = OpenOrSkip({.queue_depth = 8});
+  if (!uring) GTEST_SKIP() << "io_uring unavailable";
+  auto psync = FileDevice::Open(other, {});
+  ASSERT_TRUE(psync.ok());
+  SeededRandom random = SeededRandom::FromEnvironment("UringDevice.SameFileAsPsync");
+  for (uint64_t i = 0; i < ScaledIterations(300); ++i) {
+    // One to four pieces of whole blocks, at a random block offset.
+    std::vector<AlignedBuffer> pieces;
+    IoRequest a{.op = IoOp::kWrite}, b{.op = IoOp::kWrite};
+    uint64_t blocks = 0;
+    for (uint64_t p = random.Range(1, 4); p > 0; --p) {
+      uint64_t n = random.Range(1, 8);
+      pieces.emplace_back(n * 4096, 4096);
+      random.Fill(pieces.back().data(), pieces.back().size());
+      a.iov.push_back({pieces.back().data(), pieces.back().size()});
+      blocks += n;
+    }
+    a.offset = random.Uniform((4 << 20) / 4096 - blocks + 1) * 4096;
+    b.offset = a.offset;
+    b.iov = a.iov;
+    ASSERT_TRUE(SubmitAndWait(*uring, std::move(a)).ok());
+    ASSERT_TRUE(SubmitAndWait(**psync, std::move(b)).ok());
+  }
+  ASSERT_TRUE(FlushSync(*uring).ok());
+  ASSERT_TRUE(FlushSync(**psync).ok());
+  std::vector<uint8_t> x(4 << 20), y(4 << 20);
+  auto reader = FileDevice::Open(path_, {.direct = DirectIo::kOff});
+  ASSERT_TRUE(ReadSync(**reader, 0, x).ok());
+  reader = FileDevice::Open(other, {.direct = DirectIo::kOff});
+  ASSERT_TRUE(ReadSync(**reader, 0, y).ok());
+  EXPECT_TRUE(x == y);
+}
+
 TEST_F(UringDeviceTest, OpenBestDeviceChoosesABackend) {
   Backend backend;
   auto d = OpenBestDevice(path_, {}, &backend);
