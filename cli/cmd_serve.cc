@@ -1,0 +1,131 @@
+// arcstore serve POOL: the pool's volumes over NBD (src/nbd/server.h).
+//
+//   arcstore serve POOL [--socket PATH | --listen 127.0.0.1:PORT]
+//                       [--export VOL ...] [--read-only] [--max-connections N]
+//                       [--max-in-flight N] [--max-payload SIZE] [--socket-mode MODE]
+//
+// Every volume is exported under its own name unless --export narrows the
+// set. SIGINT and SIGTERM stop accepting, let in-flight requests finish,
+// close the pool (which syncs it) and exit with status 0.
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arcstore/pool.h"
+#include "base/units.h"
+#include "cli/commands.h"
+#include "nbd/server.h"
+
+namespace arcstore::cli {
+namespace {
+
+struct ServeArgs {
+  std::string pool_path;
+  std::vector<std::string> exports;
+  bool read_only = false;
+  std::string max_payload;
+  std::string socket_mode = "0600";
+  bool print_stats = false;
+  nbd::ServerOptions server;
+};
+
+nbd::ServerOptions ServerOptionsFrom(const ServeArgs& a) {
+  nbd::ServerOptions o = a.server;
+  if (o.socket_path.empty() && o.listen_address.empty()) {
+    throw CommandFailed("serve: give --socket PATH or --listen 127.0.0.1:PORT");
+  }
+  if (!a.max_payload.empty()) {
+    Result<uint64_t> mp = ParseSizeBytes(a.max_payload);
+    if (!mp.ok() || *mp > UINT32_MAX) throw CommandFailed("--max-payload: bad size " + a.max_payload);
+    o.max_payload_bytes = static_cast<uint32_t>(*mp);
+  }
+  char* end = nullptr;
+  unsigned long mode = std::strtoul(a.socket_mode.c_str(), &end, 8);
+  if (a.socket_mode.empty() || *end != '\0') {
+    throw CommandFailed("--socket-mode: not an octal mode: " + a.socket_mode);
+  }
+  o.socket_mode = static_cast<uint32_t>(mode);
+  Status s = o.Validate();
+  if (!s.ok()) throw CommandFailed(s.message());
+  return o;
+}
+
+std::vector<nbd::Export> OpenExports(Pool& pool, const ServeArgs& a) {
+  std::vector<std::string> names = a.exports;
+  PoolInfo info = pool.Info();
+  if (names.empty()) {
+    for (const VolumeInfo& v : info.volumes) names.push_back(v.name);
+  }
+  if (names.empty()) throw CommandFailed("pool " + a.pool_path + " has no volumes to serve");
+  std::vector<nbd::Export> out;
+  for (const std::string& name : names) {
+    Result<std::shared_ptr<Volume>> v = pool.OpenVolume(name);
+    if (!v.ok()) throw CommandFailed("--export " + name + ": " + v.status().ToString());
+    VolumeInfo vi = (*v)->info();
+    out.push_back({name, *v, a.read_only,
+                   "arcstore volume, " + FormatBytes(vi.size_bytes) + ", records of " +
+                       FormatBytesShort(vi.record_size_bytes)});
+  }
+  return out;
+}
+
+void Serve(const ServeArgs& a) {
+  nbd::ServerOptions options = ServerOptionsFrom(a);
+  // Signals are taken synchronously below; block them before the engine
+  // starts its threads, which inherit the mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  PoolOptions po;
+  po.read_only = a.read_only;
+  Result<std::unique_ptr<Pool>> pool = Pool::Open(a.pool_path, po);
+  if (!pool.ok()) {
+    throw CommandFailed("cannot open pool " + a.pool_path + ": " + pool.status().ToString());
+  }
+  std::vector<nbd::Export> exports = OpenExports(**pool, a);
+  Result<std::unique_ptr<nbd::Server>> server =
+      nbd::Server::Start(options, exports, &(*pool)->stats());
+  if (!server.ok()) throw CommandFailed("serve: " + server.status().ToString());
+  std::printf("serving %zu volume(s) of %s on %s\n", exports.size(), a.pool_path.c_str(),
+              (*server)->address().c_str());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  std::fprintf(stderr, "arcstore serve: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Shutdown();
+  if (a.print_stats) {
+    std::fprintf(stderr, "%s", stats::ToKstatText((*pool)->stats().TakeSnapshot()).c_str());
+  }
+  server->reset();
+  exports.clear();
+  Status closed = (*pool)->Close();
+  if (!closed.ok()) throw CommandFailed("closing pool " + a.pool_path + ": " + closed.ToString());
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app) {
+  auto* c = app.add_subcommand("serve", "Serve a pool's volumes over NBD");
+  static ServeArgs a;
+  c->add_option("POOL", a.pool_path, "pool file or block device")->required();
+  c->add_option("--socket", a.server.socket_path, "unix socket path");
+  c->add_option("--listen", a.server.listen_address, "127.0.0.1:PORT (loopback only)");
+  c->add_option("--export", a.exports, "volume to serve (repeatable; default: all)");
+  c->add_flag("--read-only", a.read_only, "open the pool read-only and refuse writes");
+  c->add_option("--max-connections", a.server.max_connections, "connections served at once");
+  c->add_option("--max-in-flight", a.server.max_in_flight_per_connection,
+                "requests in flight per connection");
+  c->add_option("--max-payload", a.max_payload, "largest READ/WRITE payload (default 32M)");
+  c->add_option("--socket-mode", a.socket_mode, "unix socket permissions (octal, default 0600)");
+  c->add_flag("--stats", a.print_stats, "print every stat on stderr at exit");
+  c->callback([] { Serve(a); });
+}
+
+}  // namespace arcstore::cli

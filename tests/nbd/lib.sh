@@ -1,0 +1,66 @@
+# Shared helpers of the NBD end-to-end scripts (sourced, not run).
+#   NBD_SERVER: the server binary (nbd_test_server), from ctest.
+# A missing client program fails the test: these tests never skip.
+set -euo pipefail
+
+NBD_WORK=$(mktemp -d /tmp/nbd_e2e.XXXXXX)
+NBD_SERVER_PID=""
+PEER_PID=""
+
+cleanup() {
+  local rc=$?
+  if [[ -n "$NBD_SERVER_PID" ]]; then kill -KILL "$NBD_SERVER_PID" 2>/dev/null || true; fi
+  if [[ -n "$PEER_PID" ]]; then kill -KILL "$PEER_PID" 2>/dev/null || true; fi
+  rm -rf "$NBD_WORK"
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+require() {
+  for p in "$@"; do
+    command -v "$p" >/dev/null 2>&1 || fail "required client program '$p' is not installed (scripts/setup installs it)"
+  done
+}
+
+# start_server SOCKET ARGS...: starts the server, waits for its "ready" line.
+start_server() {
+  local sock=$1
+  shift
+  [[ -x "${NBD_SERVER:-}" ]] || fail "NBD_SERVER is not set to the server binary"
+  "$NBD_SERVER" --socket "$sock" "$@" >"$NBD_WORK/server.out" 2>"$NBD_WORK/server.err" &
+  NBD_SERVER_PID=$!
+  for _ in $(seq 1 500); do
+    if grep -q '^ready ' "$NBD_WORK/server.out" 2>/dev/null; then return 0; fi
+    kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat "$NBD_WORK/server.err" >&2; fail "server exited at start"; }
+    sleep 0.01
+  done
+  fail "server did not become ready"
+}
+
+# stop_server: SIGTERM, and the server must exit 0.
+stop_server() {
+  kill -TERM "$NBD_SERVER_PID"
+  local rc=0
+  wait "$NBD_SERVER_PID" || rc=$?
+  NBD_SERVER_PID=""
+  [[ $rc -eq 0 ]] || { cat "$NBD_WORK/server.err" >&2; fail "server exited with status $rc after SIGTERM"; }
+}
+
+# start_nbdkit_memory SOCKET SIZE: the differential peer.
+start_nbdkit_memory() {
+  require nbdkit
+  nbdkit -f -U "$1" memory "$2" &
+  PEER_PID=$!
+  for _ in $(seq 1 500); do
+    [[ -S "$1" ]] && return 0
+    sleep 0.01
+  done
+  fail "nbdkit did not start"
+}
+
+uri() { echo "nbd+unix:///$2?socket=$1"; }
