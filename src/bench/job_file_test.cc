@@ -232,6 +232,7 @@ TEST(JobFile, InvalidFilesNameFileLineAndOption) {
       {"[global]\nbs=4k\n", "no jobs defined"},
       {"[a]\nioengine=libaio\nkb_base=999\n", "bad.fio:3: option 'kb_base'"},
       {"[a]\nzero_buffers=1\nbuffer_compress_percentage=50\n", "zero_buffers"},
+      {"[a]\nrw=randrw\nbs=4k,8k\nverify=md5\n", "same fixed block size"},
   };
   for (const auto& c : cases) {
     auto r = ParseJobText(c.text, "bad.fio", ".", TestEnv());

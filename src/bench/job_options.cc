@@ -395,6 +395,10 @@ Status Job::Validate() const {
       return bad("verify", "needs a fixed write block size (no bsrange/bssplit)");
     }
     if (bs_bytes[kWrite] < 64) return bad("verify", "needs bs of at least 64 bytes");
+    if (Reads() && (bs_bytes[kRead] != bs_bytes[kWrite] || !bssplit[kRead].empty() ||
+                    bsrange[kRead].min_bytes != 0)) {
+      return bad("verify", "needs the same fixed block size for reads and writes");
+    }
   }
   if (zero_buffers && buffer_compress_percentage != 0) {
     return bad("zero_buffers", "conflicts with buffer_compress_percentage");

@@ -107,9 +107,10 @@ Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::ato
   const uint64_t offset = std::min(j.offset.Resolve(vol_bytes), vol_bytes);
   uint64_t io_bytes = Unset(j.size) ? vol_bytes : CapSize(j.size, vol_bytes, o);
   io_bytes = std::min(io_bytes, vol_bytes - offset);
-  if (io_bytes < j.MaxBlockBytes() && io_bytes < j.MinBlockBytes(j.Trims() ? kTrim : (j.Writes() ? kWrite : kRead))) {
+  const Dir main_dir = j.Trims() ? kTrim : (j.Writes() ? kWrite : kRead);
+  if (io_bytes == 0 || io_bytes < j.MinBlockBytes(main_dir)) {
     return Status::InvalidArgument("job '" + j.name + "': region of " + std::to_string(io_bytes) +
-                                   " bytes is smaller than the block size");
+                                   " bytes (option 'size'/'offset') is smaller than the block size");
   }
   uint64_t runtime = j.runtime_ns;
   if (o.max_runtime_ns) runtime = runtime == 0 ? *o.max_runtime_ns : std::min(runtime, *o.max_runtime_ns);

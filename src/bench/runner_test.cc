@@ -196,6 +196,15 @@ TEST(Runner, MissingVolumeWithoutSizeNamesTheOption) {
   EXPECT_NE(r.status().message().find("option 'size'"), std::string::npos) << r.status().message();
 }
 
+TEST(Runner, RegionSmallerThanABlockIsAnError) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[t]\nfilename=v\nfilesize=1m\noffset=1m\nbs=4k\nrw=read\n");
+  auto r = RunOn(set, &p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("smaller than the block size"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(Runner, RateLimitsBandwidth) {
   MemoryVolumeProvider p(4096);
   // 4 MiB/s for 250 ms: about 1 MiB, far below what memory does unpaced.
