@@ -103,11 +103,10 @@ const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record) {
   return nullptr;
 }
 
+// An anon buffer for a record copy. Its bytes are undefined: every user
+// fills all of it (a copy of an older version, or zeros plus the piece).
 arc::ArcHold VolumeImpl::NewBuffer() {
-  arc::ArcHold h = env_.arc->AllocateAnon(record_bytes_, arc::BufKind::kData,
-                                          arc::HolderKind::kDirtyRecord);
-  std::memset(h.mutable_data().data(), 0, record_bytes_);
-  return h;
+  return env_.arc->AllocateAnon(record_bytes_, arc::BufKind::kData, arc::HolderKind::kDirtyRecord);
 }
 
 Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind access) {
@@ -175,7 +174,11 @@ void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) c
   if (d.kind != Dirty::Kind::kData) {
     d.kind = Dirty::Kind::kData;
     d.buf = std::move(*spare);
-    std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
+    // A whole record of data overwrites every byte; anything else starts
+    // from zeros (a hole or zero marker reads as zeros).
+    if (!(piece.whole && piece.data != nullptr && piece.n == record_bytes_)) {
+      std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
+    }
   }
   uint8_t* dst = d.buf.mutable_data().data() + piece.in_record;
   if (piece.data != nullptr) {
