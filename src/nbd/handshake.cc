@@ -74,7 +74,7 @@ Status Handshake::ReadClientFlags() {
   uint8_t f[4];
   Reader::Outcome o = reader_->ReadExact(f, sizeof(f));
   if (o != Reader::Outcome::kOk) {
-    stats_->Error(o == Reader::Outcome::kError ? ErrorKind::kHandshakeTimeout
+    stats_->Error(o == Reader::Outcome::kTimeout ? ErrorKind::kHandshakeTimeout
                                                : ErrorKind::kHandshakeDisconnect);
     return Status::Aborted("client left before sending its flags");
   }
@@ -98,7 +98,7 @@ Status Handshake::Run(Negotiated* out) {
     uint8_t h[kOptionHeaderBytes];
     Reader::Outcome o = reader_->ReadExact(h, sizeof(h));
     if (o != Reader::Outcome::kOk) {
-      stats_->Error(o == Reader::Outcome::kError ? ErrorKind::kHandshakeTimeout
+      stats_->Error(o == Reader::Outcome::kTimeout ? ErrorKind::kHandshakeTimeout
                                                  : ErrorKind::kHandshakeDisconnect);
       return Status::Aborted("client left during the handshake");
     }
@@ -114,8 +114,10 @@ Status Handshake::Run(Negotiated* out) {
                                      std::to_string(length) + " bytes");
     }
     std::vector<uint8_t> data(length);
-    if (length > 0 && reader_->ReadExact(data.data(), length) != Reader::Outcome::kOk) {
-      stats_->Error(ErrorKind::kHandshakeDisconnect);
+    Reader::Outcome od = length > 0 ? reader_->ReadExact(data.data(), length) : Reader::Outcome::kOk;
+    if (od != Reader::Outcome::kOk) {
+      stats_->Error(od == Reader::Outcome::kTimeout ? ErrorKind::kHandshakeTimeout
+                                                    : ErrorKind::kHandshakeDisconnect);
       return Status::Aborted("client left inside an option");
     }
     switch (HandleOption(option, data, out)) {

@@ -526,6 +526,21 @@ TEST_F(ServerTest, ConnectionsPastTheLimitAreRefusedWithAReason) {
   ExpectHealthy();
 }
 
+TEST_F(ServerTest, SlowHandshakesTimeOut) {
+  server_.reset();
+  options_.handshake_timeout_ns = 50 * kNsPerMs;
+  StartServer();
+  // Transmission has no timeout: this client, idle while the slow one below
+  // times out, is still served afterwards.
+  RawClient idle(options_.socket_path);
+  ASSERT_NE(idle.Connect("vol", true), 0);
+  RawClient c(options_.socket_path);
+  c.Greet();  // and then nothing
+  EXPECT_TRUE(c.Closed());
+  EXPECT_TRUE(StatReaches("err_handshake_timeout", 1));
+  EXPECT_EQ(idle.Do(kCmdFlush, 0, 0), 0u);
+}
+
 TEST(ServerOptionsTest, ValidateNamesTheOption) {
   ServerOptions o;
   EXPECT_NE(o.Validate().message().find("socket_path"), std::string::npos);

@@ -86,7 +86,7 @@ bool Reader::Fill(Outcome* failure) {
   begin_ = end_ = 0;
   Result<size_t> r = transport_->ReadSome(buf_.data(), buf_.size());
   if (!r.ok()) {
-    *failure = Outcome::kError;
+    *failure = r.status().code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
     return false;
   }
   if (*r == 0) {
@@ -104,7 +104,9 @@ Reader::Outcome Reader::ReadExact(uint8_t* out, size_t n) {
       // Large reads go straight to the destination.
       if (n - done >= buf_.size()) {
         Result<size_t> r = transport_->ReadSome(out + done, n - done);
-        if (!r.ok()) return Outcome::kError;
+        if (!r.ok()) {
+          return r.status().code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
+        }
         if (*r == 0) return done == 0 ? Outcome::kEof : Outcome::kTruncated;
         done += *r;
         continue;

@@ -84,7 +84,8 @@ class Reader {
     kOk,
     kEof,        // the stream ended before the first byte
     kTruncated,  // the stream ended part way
-    kError,      // the transport failed (timeout, reset)
+    kError,      // the transport failed (reset)
+    kTimeout,    // no byte came within the read timeout
   };
 
   explicit Reader(Transport* transport, size_t buffer_bytes = 64 * 1024)
