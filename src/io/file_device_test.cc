@@ -116,3 +116,35 @@ TEST_F(FileDeviceTest, SizeRoundsDownToWholeBlocks) {
 
 }  // namespace
 }  // namespace arcstore::io
+
+namespace arcstore::io {
+namespace {
+
+// Block devices: only with ARCSTORE_SCRATCH_BLOCK_DEVICE=/dev/... set (its
+// first MiB is overwritten), e.g. a loop device:
+//   truncate -s 64M /tmp/img && losetup -f --show /tmp/img
+TEST(BlockDevice, GeometryReadWriteDiscardOnAScratchDevice) {
+  const char* path = std::getenv("ARCSTORE_SCRATCH_BLOCK_DEVICE");
+  if (path == nullptr) GTEST_SKIP() << "set ARCSTORE_SCRATCH_BLOCK_DEVICE to run";
+  auto d = FileDevice::Open(path, {});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  FileDevice& dev = **d;
+  EXPECT_TRUE(dev.is_block_device());
+  EXPECT_TRUE(dev.supports_discard());
+  EXPECT_GE(dev.logical_block_size(), 512u);
+  EXPECT_EQ(dev.logical_block_size() & (dev.logical_block_size() - 1), 0u);
+  EXPECT_GE(dev.size_bytes(), 1u << 20);
+  AlignedBuffer data(1 << 20, 4096), back(1 << 20, 4096);
+  for (size_t i = 0; i < data.size(); ++i) data.data()[i] = static_cast<uint8_t>(i * 7 + 3);
+  ASSERT_TRUE(WriteSync(dev, 0, data.span()).ok());
+  ASSERT_TRUE(FlushSync(dev).ok());
+  ASSERT_TRUE(ReadSync(dev, 0, back.span()).ok());
+  EXPECT_EQ(0, std::memcmp(data.data(), back.data(), data.size()));
+  Status discard = DiscardSync(dev, 0, 1 << 20);
+  EXPECT_TRUE(discard.ok() || discard.code() == StatusCode::kIOError) << discard.ToString();
+  Status past = ReadSync(dev, dev.size_bytes(), std::span(back.data(), 4096));
+  EXPECT_EQ(past.code(), StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace arcstore::io
