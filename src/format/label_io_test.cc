@@ -1,6 +1,9 @@
 // Labels and uberblock rings on a (memory or fault-injecting) device.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "base/random.h"
 #include "format/label_io.h"
 #include "format/test_samples.h"
 #include "io/fault_device.h"
@@ -115,6 +118,45 @@ TEST(LabelIo, ForeignAndMisplacedUberblocksAreRejected) {
   ASSERT_TRUE(scan.ok());
   EXPECT_TRUE(scan->valid.empty());
   EXPECT_EQ(scan->problems.size(), 3u);  // foreign x2, misplaced x1
+}
+
+TEST(LabelIo, RandomDamageNeverYieldsAnUberblockThatWasNotWritten) {
+  SeededRandom random = SeededRandom::FromEnvironment("LabelIo.RandomDamage");
+  Pool p;
+  ASSERT_TRUE(WriteLabels(*p.device, p.header).ok());
+  const uint64_t newest = 200;
+  for (uint64_t txg = 1; txg <= newest; ++txg) {
+    ASSERT_TRUE(WriteUberblock(*p.device, p.layout, p.At(txg)).ok());
+  }
+  std::vector<uint8_t> clean = p.device->Contents();
+  for (uint64_t round = 0; round < ScaledIterations(200); ++round) {
+    auto dev = std::move(*io::MemoryDevice::FromImage({.name = "img"}, clean));
+    // Flip 1 to 8 random bits in the first 512 bytes of random slots.
+    std::set<uint64_t> damaged;  // slots hit in either ring
+    std::set<uint64_t> hit;      // (ring, slot) pairs, each hit once
+    for (uint64_t k = random.Range(1, 8); k > 0; --k) {
+      auto pos = random.OneIn(2) ? LabelPosition::kFront : LabelPosition::kBack;
+      uint32_t slot = static_cast<uint32_t>(random.Uniform(kUberblockSlots));
+      uint64_t at = p.layout.SlotOffset(pos, slot);
+      if (!hit.insert(at).second) continue;
+      std::vector<uint8_t> block(4096);
+      ASSERT_TRUE(io::ReadSync(*dev, at, block).ok());
+      block[random.Uniform(kUberblockBytes)] ^= static_cast<uint8_t>(1u << random.Uniform(8));
+      ASSERT_TRUE(io::WriteSync(*dev, at, block).ok());
+      damaged.insert(slot);
+    }
+    auto scan = ScanUberblocks(*dev, p.layout, kPoolGuid);
+    ASSERT_TRUE(scan.ok());
+    for (const Uberblock& ub : scan->valid) ASSERT_EQ(ub, p.At(ub.txg)) << "round " << round;
+    ASSERT_FALSE(scan->valid.empty());
+    // Every txg whose slot was not hit in either ring is still found.
+    std::set<uint64_t> found;
+    for (const Uberblock& ub : scan->valid) found.insert(ub.txg);
+    for (uint64_t txg = newest - kUberblockSlots + 1; txg <= newest; ++txg) {
+      if (!damaged.count(txg % kUberblockSlots)) ASSERT_TRUE(found.count(txg)) << txg;
+    }
+    ASSERT_FALSE(scan->problems.empty());
+  }
 }
 
 TEST(LabelIo, TornUberblockWriteLeavesThePreviousTxg) {
