@@ -35,7 +35,7 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
     misses = Find(s, "arcstats", "misses");
   }
   if (hits && misses && *hits + *misses > 0) {
-    v.arc_read_share = static_cast<double>(*hits) / static_cast<double>(*hits + *misses);
+    v.arc_hit_ratio = static_cast<double>(*hits) / static_cast<double>(*hits + *misses);
     v.empty = false;
   }
   if (auto c = Find(s, "arcstats", "c")) {
@@ -77,10 +77,10 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
   if (v.empty) return v;
   const bool reads = job.dirs[kRead].total_ios > 0;
   const bool writes = job.dirs[kWrite].total_ios > 0;
-  if (reads && v.arc_read_share && *v.arc_read_share > 0.5) {
+  if (reads && v.arc_hit_ratio && *v.arc_hit_ratio > 0.5) {
     v.warnings.push_back(StrFormat(
         "%.1f%% of reads were served by the ARC: the read figures are cache figures, not device figures",
-        *v.arc_read_share * 100.0));
+        *v.arc_hit_ratio * 100.0));
   }
   if (reads && v.region_fits_in_c && *v.region_fits_in_c) {
     v.warnings.push_back("the job's region (" + Bytes(region_bytes) + ") fits in the ARC target c (" +
@@ -95,7 +95,7 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
 
 nlohmann::ordered_json ArcstoreView::ToJson() const {
   nlohmann::ordered_json j;
-  if (arc_read_share) j["arc_read_share"] = *arc_read_share;
+  if (arc_hit_ratio) j["arc_hit_ratio"] = *arc_hit_ratio;
   if (arc_c_bytes) j["arc_c_bytes"] = *arc_c_bytes;
   if (arc_size_bytes) j["arc_size_bytes"] = *arc_size_bytes;
   if (region_fits_in_c) j["region_fits_in_c"] = *region_fits_in_c;
@@ -118,7 +118,7 @@ std::string ArcstoreView::ToText() const {
   if (empty) return "";
   std::string line = "  arcstore     : ";
   std::vector<std::string> parts;
-  if (arc_read_share) parts.push_back(StrFormat("reads from ARC=%.1f%%", *arc_read_share * 100.0));
+  if (arc_hit_ratio) parts.push_back(StrFormat("ARC hit ratio=%.1f%%", *arc_hit_ratio * 100.0));
   if (arc_c_bytes) {
     parts.push_back("c=" + Bytes(*arc_c_bytes) + (arc_size_bytes ? ", size=" + Bytes(*arc_size_bytes) : "") +
                     ", region=" + Bytes(region_bytes));

@@ -32,7 +32,7 @@
 namespace arcstore::bench {
 
 struct ArcstoreView {
-  std::optional<double> arc_read_share;  // 0..1 of reads served by the ARC
+  std::optional<double> arc_hit_ratio;  // 0..1: ARC hits / (hits + misses) in the job
   std::optional<uint64_t> arc_c_bytes, arc_size_bytes;
   std::optional<bool> region_fits_in_c;
   uint64_t region_bytes = 0;

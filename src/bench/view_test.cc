@@ -39,8 +39,8 @@ TEST(View, CacheFiguresAreNamed) {
   r.dirs[kWrite].total_ios = 100;
   r.arcstore_delta = std::make_shared<stats::Snapshot>(stats::Delta(before, e.reg.TakeSnapshot()));
   ArcstoreView v = BuildView(r, 256 << 20);
-  ASSERT_TRUE(v.arc_read_share.has_value());
-  EXPECT_DOUBLE_EQ(*v.arc_read_share, 0.9);
+  ASSERT_TRUE(v.arc_hit_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*v.arc_hit_ratio, 0.9);
   EXPECT_TRUE(*v.region_fits_in_c);
   EXPECT_EQ(v.txgs, 4u);
   EXPECT_EQ(v.syncs_by_reason.at("dirty_threshold"), 3u);
@@ -51,7 +51,7 @@ TEST(View, CacheFiguresAreNamed) {
   ASSERT_EQ(v.warnings.size(), 2u);  // ARC share, fits in c
   EXPECT_NE(v.warnings[0].find("cache figures"), std::string::npos);
   std::string text = v.ToText();
-  EXPECT_NE(text.find("reads from ARC=90.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("ARC hit ratio=90.0%"), std::string::npos) << text;
   EXPECT_NE(text.find("txgs=4 (dirty_threshold=3, timeout=1)"), std::string::npos) << text;
   EXPECT_NE(text.find("rmw=7, disk writes=4, >=512KiB=75.0%"), std::string::npos) << text;
   auto j = v.ToJson();
