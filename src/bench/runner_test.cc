@@ -84,6 +84,12 @@ TEST(Runner, IodepthKeepsThatManyInFlightOnAnAsyncVolume) {
   EXPECT_LE(async->max_pending(), 16u);
   EXPECT_GT(async->max_pending(), 1u);
   EXPECT_EQ(j.dirs[kWrite].slat_ns.n(), j.dirs[kWrite].clat_ns.n());  // async: slat sampled
+  // No latency beyond the job's own wall time (a completion that beats
+  // Submit*'s return once made clat wrap below zero).
+  const double wall_ns = static_cast<double>(j.job_runtime_ms + 1) * 1e6;
+  EXPECT_LE(j.dirs[kWrite].clat_ns.max(), wall_ns);
+  EXPECT_LE(j.dirs[kWrite].slat_ns.max(), wall_ns);
+  EXPECT_LE(j.dirs[kWrite].lat_ns.max(), wall_ns);
   uint64_t depth_total = 0;
   for (uint64_t v : j.depths.depth) depth_total += v;
   EXPECT_EQ(depth_total, 1024u);

@@ -267,8 +267,11 @@ Status WorkerLoop::Account(Slot* s) {
       window_ios_[d]++;
       uint64_t clat = lat;
       if (!inline_done) {
-        ds.slat_ns.Add(static_cast<double>(s->returned_ns - s->start_ns));
-        clat = s->done_ns - s->returned_ns;
+        // A completion on another thread may beat Submit*'s return: then
+        // the submission ended when the I/O did (clat 0), never negative.
+        const uint64_t submitted = std::min(s->returned_ns, s->done_ns);
+        ds.slat_ns.Add(static_cast<double>(submitted - s->start_ns));
+        clat = s->done_ns - submitted;
       }
       ds.clat_ns.Add(static_cast<double>(clat));
       ds.lat_ns.Add(static_cast<double>(lat));
