@@ -12,6 +12,7 @@
 #include "io/aligned_buffer.h"
 #include "io/file_device.h"
 #include "io/memory_device.h"
+#include "io/recording_device.h"
 #include "io/uring_device.h"
 
 namespace arcstore::io {
@@ -112,6 +113,39 @@ BENCHMARK(BM_UringRandomWrite4K)->Arg(1)->Arg(8)->Arg(32)->UseRealTime();
 
 void BM_UringSequentialWrite1M(benchmark::State& state) { UringWrites(state, 1 << 20, false); }
 BENCHMARK(BM_UringSequentialWrite1M)->Arg(1)->Arg(8)->UseRealTime();
+
+// Crash images of a 16 MiB device after 4000 recorded 64 KiB writes with a
+// flush every 20: one image per flush point, by full replay (arg 0) or by
+// CrashImageBuilder (arg 1). Items = images.
+void BM_CrashImages(benchmark::State& state) {
+  auto mem = std::move(*MemoryDevice::Create({.size_bytes = 16 << 20}));
+  auto rec = std::move(*RecordingDevice::Create(mem.get(), {}));
+  SeededRandom random(4);
+  std::vector<uint8_t> data(64 << 10, 7);
+  for (int i = 0; i < 4000; ++i) {
+    if (i % 20 == 19) (void)FlushSync(*rec).ok();
+    (void)WriteSync(*rec, random.Uniform(256) * (64 << 10), data).ok();
+  }
+  Recording r = rec->TakeRecording();
+  std::vector<uint64_t> points = r.FlushCrashPoints();
+  int64_t images = 0;
+  for (auto _ : state) {
+    CrashImageBuilder builder(r);
+    for (uint64_t t : points) {
+      if (state.range(0) == 0) {
+        auto image = r.BuildImage(r.StateAt(t), {});
+        benchmark::DoNotOptimize(image);
+      } else {
+        builder.AdvanceTo(t);
+        auto image = builder.Build({});
+        benchmark::DoNotOptimize(image);
+      }
+      ++images;
+    }
+  }
+  state.SetItemsProcessed(images);
+}
+BENCHMARK(BM_CrashImages)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace arcstore::io
