@@ -119,6 +119,12 @@ void Summary::States() {
   if (v_.Has("uncached_size"))
     Row("uncached", {Bytes("uncached_size"), Bytes("uncached_evictable_data"),
                      Bytes("uncached_evictable_metadata")});
+  if (!v_.Has("mru_data") && !v_.Has("mfu_data")) return;  // before 2.2: no split
+  Heading("ARC states by type (2.2+)", {"data", "metadata"});
+  for (auto s : {"anon", "mru", "mfu", "mru_ghost", "mfu_ghost", "uncached"}) {
+    std::string st(s);
+    Row(st, {Bytes(st + "_data"), Bytes(st + "_metadata")});
+  }
 }
 
 void Summary::Hits() {
@@ -139,7 +145,7 @@ void Summary::Hits() {
   Heading("Hits by list", {"hits", "of all hits"});
   for (auto n : {"mru_hits", "mfu_hits", "mru_ghost_hits", "mfu_ghost_hits"})
     Row(n, {Count(n), PctOf(n, "hits")});
-  Row("demand_hit_predictive_prefetch", {Count("demand_hit_predictive_prefetch"), ""});
+  Row("prefetched, then demanded", {Count("demand_hit_predictive_prefetch"), ""});
 }
 
 void Summary::Memory() {

@@ -44,6 +44,13 @@ TEST(Summary, TwoTwoLayoutShowsItsTargetsAndApproximations) {
   EXPECT_EQ(s.find("p (MRU target)"), std::string::npos);
   EXPECT_NE(Row(s, "size (current)").find("~106.5 MiB"), std::string::npos) << s;
   EXPECT_NE(Row(s, "all").find("99.9 %"), std::string::npos) << s;
+  size_t by_type = s.find("ARC states by type (2.2+)");
+  ASSERT_NE(by_type, std::string::npos) << s;
+  std::string mru = Row(s.substr(by_type), "mru");
+  EXPECT_NE(mru.find("~37.6 MiB"), std::string::npos) << mru;
+  EXPECT_NE(mru.find("~23.2 MiB"), std::string::npos) << mru;
+  // Before 2.2 there is no data/metadata split to show.
+  EXPECT_EQ(SummaryOf("seed000_london_kstat.txt").find("by type"), std::string::npos);
 }
 
 TEST(Summary, ExcerptMarksEverythingElseMissing) {
