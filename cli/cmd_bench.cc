@@ -234,6 +234,7 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   bench::PoolVolumeProvider provider(rp.pool.get(), vo);
   bench::RunnerOptions ro = MakeRunnerOptions(a, &provider);
   ro.stats_hook = bench::PoolStatsHook(rp.pool.get());
+  ro.stats_sample_ns = 500'000'000;  // ARC size vs c and dirty level over the run
   if (*format == bench::OutputFormat::kNormal && a.output.empty()) {
     std::fputs(bench::FormatRunHeader(set).c_str(), stdout);
     std::fflush(stdout);

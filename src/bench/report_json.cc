@@ -107,6 +107,14 @@ ordered_json ArcstoreJobJson(const JobResult& r) {
                    {"first_error", r.first_verify_error}};
   }
   if (r.arcstore_delta) a["view"] = BuildView(r, r.region_bytes).ToJson();
+  if (r.arcstore_series) {
+    const StatsSeries& ser = *r.arcstore_series;
+    a["series"] = {{"t_ms", ser.t_ms},
+                   {"arc_size", ser.arc_size},
+                   {"arc_c", ser.arc_c},
+                   {"dirty_bytes", ser.dirty_bytes},
+                   {"dirty_max_bytes", ser.dirty_max_bytes}};
+  }
   if (r.arcstore_delta) a["stats_delta"] = ordered_json::parse(stats::ToJson(*r.arcstore_delta, -1));
   return a;
 }

@@ -39,6 +39,14 @@ struct DepthStats {
   void Merge(const DepthStats& o);
 };
 
+// Engine gauges sampled while a batch ran (RunnerOptions.stats_sample_ns):
+// ARC size against its target c, and the pool's unsynced dirty bytes
+// against dirty_max. -1: the stat does not exist.
+struct StatsSeries {
+  std::vector<uint64_t> t_ms;  // since the batch started
+  std::vector<int64_t> arc_size, arc_c, dirty_bytes, dirty_max_bytes;
+};
+
 struct JobResult {
   std::string name;
   int groupid = 0;
@@ -61,6 +69,7 @@ struct JobResult {
   std::string first_verify_error;
   // arcstore's own view: the stats delta over the job, when a hook gave one.
   std::shared_ptr<const stats::Snapshot> arcstore_delta;
+  std::shared_ptr<const StatsSeries> arcstore_series;
   std::vector<std::string> volume_names;
   uint64_t region_bytes = 0;  // bytes of volume the job covered (working set)
 

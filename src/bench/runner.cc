@@ -9,6 +9,7 @@
 //     stats_hook() ─┐                                         ┌─ stats_hook()
 //     for each job, each clone: OpenVolume(name, size) ──> thread: RunWorker
 //     status thread (optional): sums Progress, prints fio's status line
+//     sampler thread (optional): stats_hook() every stats_sample_ns
 //     join ──> JobResult per clone ──> fold (group_reporting) ──> RunResult
 //
 // Volume names: the base name of `filename` (all clones share it), else
@@ -138,6 +139,26 @@ Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::ato
   return Status::Ok();
 }
 
+// Samples the engine's gauges until `done`; stops at the first hook error.
+void SampleLoop(const RunnerOptions& o, Clock* clock, const std::atomic<bool>* done,
+                StatsSeries* series) {
+  const uint64_t start = clock->NowNs();
+  constexpr size_t kMaxSamples = 100000;
+  while (!done->load(std::memory_order_acquire) && series->t_ms.size() < kMaxSamples) {
+    auto snap = o.stats_hook();
+    if (!snap.ok()) return;
+    series->t_ms.push_back((clock->NowNs() - start) / 1000000);
+    series->arc_size.push_back(snap->Get("arcstats", "size", -1));
+    series->arc_c.push_back(snap->Get("arcstats", "c", -1));
+    series->dirty_bytes.push_back(snap->Get("txg", "dirty_bytes", -1));
+    series->dirty_max_bytes.push_back(snap->Get("txg", "dirty_max_bytes", -1));
+    uint64_t next = clock->NowNs() + o.stats_sample_ns;
+    while (!done->load(std::memory_order_acquire) && clock->NowNs() < next) {
+      clock->SleepForNs(std::min<uint64_t>(10'000'000, o.stats_sample_ns));
+    }
+  }
+}
+
 void StatusLoop(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o,
                 Clock* clock, const std::atomic<bool>* done) {
   StatusLineState state;
@@ -167,8 +188,12 @@ Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& 
   }
   for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, &abort));
   std::atomic<bool> all_done{false};
-  std::thread status;
+  std::thread status, sampler;
   if (o.status_out != nullptr) status = std::thread(StatusLoop, std::cref(tasks), std::cref(o), clock, &all_done);
+  auto series = std::make_shared<StatsSeries>();
+  if (o.stats_hook && o.stats_sample_ns != 0) {
+    sampler = std::thread(SampleLoop, std::cref(o), clock, &all_done, series.get());
+  }
   std::vector<std::thread> threads;
   threads.reserve(tasks.size());
   for (auto& t : tasks) {
@@ -178,11 +203,15 @@ Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& 
   for (auto& th : threads) th.join();
   all_done.store(true, std::memory_order_release);
   if (status.joinable()) status.join();
+  if (sampler.joinable()) sampler.join();
   for (auto& t : tasks) t->config.volume.reset();
   if (o.stats_hook) {
     ARC_ASSIGN_OR_RETURN(stats::Snapshot after, o.stats_hook());
     auto delta = std::make_shared<const stats::Snapshot>(stats::Delta(*before, after));
-    for (auto& t : tasks) t->result.arcstore_delta = delta;
+    for (auto& t : tasks) {
+      t->result.arcstore_delta = delta;
+      if (!series->t_ms.empty()) t->result.arcstore_series = series;
+    }
   }
   return Status::Ok();
 }
@@ -215,6 +244,9 @@ Status RunnerOptions::Validate() const {
   }
   if (max_runtime_ns && *max_runtime_ns == 0) {
     return Status::InvalidArgument("RunnerOptions.max_runtime_ns: must not be 0");
+  }
+  if (stats_sample_ns != 0 && stats_sample_ns < 10'000'000) {
+    return Status::InvalidArgument("RunnerOptions.stats_sample_ns: below 10 ms");
   }
   if (max_size_bytes && *max_size_bytes == 0) {
     return Status::InvalidArgument("RunnerOptions.max_size_bytes: must not be 0");

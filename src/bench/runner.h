@@ -37,6 +37,9 @@ struct RunnerOptions {
   // none. The CLI passes stderr when it is a tty.
   FILE* status_out = nullptr;
   uint64_t status_interval_ns = 1'000'000'000;
+  // With a stats hook: sample the engine's gauges this often while a batch
+  // runs (ARC size vs c, dirty bytes); 0: only before and after.
+  uint64_t stats_sample_ns = 0;
   // Bandwidth/IOPS sampling window (fio's bw_avg_time / iops_avg_time).
   uint64_t sample_window_ns = 500'000'000;
 

@@ -5,6 +5,7 @@
 #include "bench/job_file.h"
 #include "bench/runner.h"
 #include "bench/test_volumes.h"
+#include "bench/view.h"
 
 namespace arcstore::bench {
 namespace {
@@ -275,6 +276,47 @@ TEST(Runner, PrintsFiosStatusLineWhileRunning) {
   ASSERT_TRUE(r.ok());
   EXPECT_NE(text.find("Jobs: 1 (f=1): [w(1)]["), std::string::npos) << text;
   EXPECT_NE(text.find(" IOPS][eta "), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace arcstore::bench
+
+namespace arcstore::bench {
+namespace {
+
+TEST(Runner, SamplesEngineGaugesDuringABatch) {
+  MemoryVolumeProvider p(4096);
+  stats::Registry reg;
+  stats::Gauge* size = reg.AddGauge("arcstats", "size", stats::Unit::kBytes, "");
+  stats::Gauge* c = reg.AddGauge("arcstats", "c", stats::Unit::kBytes, "");
+  stats::Gauge* dirty = reg.AddGauge("txg", "dirty_bytes", stats::Unit::kBytes, "");
+  stats::Gauge* dirty_max = reg.AddGauge("txg", "dirty_max_bytes", stats::Unit::kBytes, "");
+  c->Set(1000);
+  dirty_max->Set(200);
+  std::atomic<int> calls{0};
+  RunnerOptions o;
+  o.provider = &p;
+  o.stats_sample_ns = 10'000'000;
+  // Each snapshot moves the gauges: size grows, dirty peaks at 150 of 200.
+  o.stats_hook = [&]() -> Result<stats::Snapshot> {
+    int n = calls.fetch_add(1);
+    size->Set(100 + n);
+    dirty->Set(n == 2 ? 150 : 10);
+    return reg.TakeSnapshot();
+  };
+  JobSet set = Parse("[t]\nfilename=v\nsize=1m\nrw=randwrite\ntime_based\nruntime=150ms\n");
+  auto r = RunJobs(set, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_NE(r->jobs[0].arcstore_series, nullptr);
+  const StatsSeries& s = *r->jobs[0].arcstore_series;
+  ASSERT_GE(s.t_ms.size(), 3u);
+  EXPECT_EQ(s.arc_c[0], 1000);
+  EXPECT_TRUE(std::is_sorted(s.t_ms.begin(), s.t_ms.end()));
+  ArcstoreView v = BuildView(r->jobs[0], 1 << 20);
+  ASSERT_TRUE(v.peak_dirty_pct.has_value());
+  EXPECT_DOUBLE_EQ(*v.peak_dirty_pct, 75.0);
+  EXPECT_EQ(*v.arc_c_min, 1000);
+  EXPECT_LT(*v.arc_size_min, *v.arc_size_max);
 }
 
 }  // namespace

@@ -73,6 +73,21 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
     v.disk_writes_512k_share = static_cast<double>(big) / static_cast<double>(h->histogram.count);
   }
   v.outlasted_txg_timeout = job.job_runtime_ms > 5000;
+  if (const StatsSeries* ser = job.arcstore_series.get()) {
+    for (size_t i = 0; i < ser->t_ms.size(); i++) {
+      if (ser->dirty_bytes[i] >= 0 && ser->dirty_max_bytes[i] > 0) {
+        double pct = 100.0 * static_cast<double>(ser->dirty_bytes[i]) / static_cast<double>(ser->dirty_max_bytes[i]);
+        v.peak_dirty_pct = std::max(v.peak_dirty_pct.value_or(0.0), pct);
+      }
+      auto range = [](std::optional<int64_t>* lo, std::optional<int64_t>* hi, int64_t x) {
+        if (x < 0) return;
+        *lo = std::min(lo->value_or(x), x);
+        *hi = std::max(hi->value_or(x), x);
+      };
+      range(&v.arc_size_min, &v.arc_size_max, ser->arc_size[i]);
+      range(&v.arc_c_min, &v.arc_c_max, ser->arc_c[i]);
+    }
+  }
   if (v.rmw_reads || v.disk_writes) v.empty = false;
   if (v.empty) return v;
   const bool reads = job.dirs[kRead].total_ios > 0;
@@ -110,6 +125,9 @@ nlohmann::ordered_json ArcstoreView::ToJson() const {
   if (disk_write_bytes) j["disk_write_bytes"] = *disk_write_bytes;
   if (disk_writes_512k_share) j["disk_writes_512k_or_more_share"] = *disk_writes_512k_share;
   j["outlasted_txg_timeout"] = outlasted_txg_timeout;
+  if (peak_dirty_pct) j["peak_dirty_pct"] = *peak_dirty_pct;
+  if (arc_size_min) j["arc_size_range_bytes"] = {*arc_size_min, *arc_size_max};
+  if (arc_c_min) j["arc_c_range_bytes"] = {*arc_c_min, *arc_c_max};
   j["warnings"] = warnings;
   return j;
 }
@@ -134,6 +152,12 @@ std::string ArcstoreView::ToText() const {
     txg += ")";
   }
   parts.push_back(txg);
+  if (arc_size_min && arc_c_min) {
+    parts.push_back("over the run: size " + Bytes(static_cast<uint64_t>(*arc_size_min)) + ".." +
+                    Bytes(static_cast<uint64_t>(*arc_size_max)) + ", c " +
+                    Bytes(static_cast<uint64_t>(*arc_c_min)) + ".." + Bytes(static_cast<uint64_t>(*arc_c_max)));
+  }
+  if (peak_dirty_pct) parts.push_back(StrFormat("peak dirty=%.1f%%", *peak_dirty_pct));
   if (delay_ns) parts.push_back("delayed=" + Ns(*delay_ns));
   if (blocked_ns) parts.push_back("blocked=" + Ns(*blocked_ns));
   if (rmw_reads) parts.push_back(StrFormat("rmw=%llu", static_cast<unsigned long long>(*rmw_reads)));

@@ -10,6 +10,8 @@
 //   volumes.rmw_reads / rmw_dirty -> read-modify-writes (bs < recordsize);
 //   io.writes / write_bytes / write_size_bytes -> the device's writes and
 //     their sizes (the share of write I/Os of 512 KiB or more).
+//   the sampled series (runner.h stats_sample_ns) -> ARC size and c over the
+//     run (min..max) and the peak dirty level in percent of dirty_max.
 // Stats absent from the delta are left out (an engine part not built yet,
 // or a provider without an engine: then the view is empty).
 //
@@ -44,6 +46,9 @@ struct ArcstoreView {
   std::optional<uint64_t> disk_writes, disk_write_bytes;
   std::optional<double> disk_writes_512k_share;  // of write I/Os, >= 512 KiB
   bool outlasted_txg_timeout = false;  // ran longer than the default 5 s
+  // From the sampled series, when there is one.
+  std::optional<double> peak_dirty_pct;  // of dirty_max
+  std::optional<int64_t> arc_size_min, arc_size_max, arc_c_min, arc_c_max;
   std::vector<std::string> warnings;
   bool empty = true;  // no engine stats at all
 
