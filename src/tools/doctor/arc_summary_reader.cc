@@ -14,8 +14,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tools/doctor/arcstats_reader.h"
@@ -184,7 +184,7 @@ class SummaryReader {
  public:
   explicit SummaryReader(std::string_view text) : tokens_(SplitLower(text)) {
     consumed_.assign(tokens_.size(), false);
-    for (size_t i = 0; i < tokens_.size(); i++) by_first_[tokens_[i]].push_back(i);
+    for (size_t i = 0; i < tokens_.size(); i++) by_first_[tokens_[i]].push_back(i);  // views into tokens_
   }
   StatsView Read();
 
@@ -195,7 +195,7 @@ class SummaryReader {
 
   std::vector<std::string> tokens_;
   std::vector<bool> consumed_;
-  std::map<std::string, std::vector<size_t>> by_first_;
+  std::unordered_map<std::string_view, std::vector<size_t>> by_first_;
   std::vector<std::pair<size_t, Section>> markers_;  // sorted by token index
 };
 
@@ -249,20 +249,37 @@ bool SummaryReader::ReadValue(size_t i, HumanValue* out) const {
   return true;
 }
 
+// Labels as lower-case token sequences, longest first; built once.
+struct Compiled {
+  std::vector<std::pair<const Label*, std::vector<std::string>>> labels;
+  std::vector<std::pair<Section, std::vector<std::string>>> markers;
+  std::vector<std::string> py_summary, py_size;
+};
+
+const Compiled& Tables() {
+  static const Compiled* tables = [] {
+    auto* c = new Compiled;
+    for (const auto& l : kLabels) c->labels.emplace_back(&l, SplitLower(l.text));
+    std::stable_sort(c->labels.begin(), c->labels.end(), [](const auto& a, const auto& b) {
+      return std::string_view(a.first->text).size() > std::string_view(b.first->text).size();
+    });
+    for (const auto& m : kMarkers) c->markers.emplace_back(m.section, SplitLower(m.text));
+    c->py_summary = SplitLower("ARC Summary:");
+    c->py_size = SplitLower("ARC Size:");
+    return c;
+  }();
+  return *tables;
+}
+
 StatsView SummaryReader::Read() {
   StatsView view;
-  for (const auto& m : kMarkers)
-    for (size_t at : Find(SplitLower(m.text))) markers_.emplace_back(at, m.section);
+  const Compiled& t = Tables();
+  for (const auto& [section, seq] : t.markers)
+    for (size_t at : Find(seq)) markers_.emplace_back(at, section);
   std::sort(markers_.begin(), markers_.end());
-  std::vector<const Label*> order;
-  for (const auto& l : kLabels) order.push_back(&l);
-  std::stable_sort(order.begin(), order.end(), [](const Label* a, const Label* b) {
-    return std::string_view(a->text).size() > std::string_view(b->text).size();
-  });
-  bool py = !Find(SplitLower("ARC Summary:")).empty() || !Find(SplitLower("ARC Size:")).empty();
+  bool py = !Find(t.py_summary).empty() || !Find(t.py_size).empty();
   size_t used = 0;
-  for (const Label* l : order) {
-    auto seq = SplitLower(l->text);
+  for (const auto& [l, seq] : t.labels) {
     for (size_t at : Find(seq)) {
       bool free = true;
       for (size_t k = 0; k < seq.size(); k++) free = free && !consumed_[at + k];
