@@ -9,11 +9,11 @@
 //        ^ done(status): t2=now, state=DONE, done_seq++, notify
 //        | (inline inside Submit*, or on an engine thread)
 //
-// Latency as fio measures it (ns): for an I/O that completed inside its
-// Submit* call, on the worker's thread (a synchronous engine, like fio's
-// psync), there is
-// no slat sample and clat = lat = t2 - t0. Otherwise slat = t1 - t0,
-// clat = t2 - t1, lat = t2 - t0 (fio's libaio/io_uring view). Percentiles
+// Latency as fio measures it (ns): for an I/O that had completed when its
+// Submit* call returned (inline, or on an engine thread meanwhile: to the
+// caller, a synchronous engine like fio's psync), there is no slat sample
+// and clat = lat = t2 - t0. Otherwise slat = t1 - t0, clat = t2 - t1,
+// lat = t2 - t0 (fio's libaio/io_uring view). Percentiles
 // come from fio's log-linear histogram of clat (latency.h).
 //
 // Bandwidth and IOPS samples: every sample_window_ns (500 ms, fio's
@@ -107,8 +107,7 @@ class WorkerLoop {
     bool flush = false;
     uint64_t offset = 0, length = 0;
     uint64_t start_ns = 0, returned_ns = 0, done_ns = 0;
-    bool in_submit = false;    // worker-only: inside the Submit* call
-    bool inline_done = false;  // completed inside Submit* on the worker
+    bool inline_done = false;  // worker-only: done before Submit* returned
     Status status;
     std::atomic<uint32_t> state{kFree};
   };
@@ -131,8 +130,6 @@ class WorkerLoop {
   static void OnDone(Slot* s, Status st) {
     WorkerLoop* w = s->loop;
     s->done_ns = w->clock_->NowNs();
-    // in_submit is read only on the worker's own thread.
-    s->inline_done = std::this_thread::get_id() == w->worker_thread_ && s->in_submit;
     s->status = std::move(st);
     s->state.store(kDone, std::memory_order_release);
     w->done_seq_.fetch_add(1, std::memory_order_seq_cst);
@@ -157,7 +154,6 @@ class WorkerLoop {
   std::atomic<uint64_t> callbacks_finished_{0};
   std::atomic<uint32_t> done_seq_{0};
   std::atomic<bool> waiting_{false};
-  std::thread::id worker_thread_ = std::this_thread::get_id();
 
   uint64_t measure_start_ns_ = 0;  // end of ramp_time
   uint64_t end_ns_ = UINT64_MAX;
@@ -224,7 +220,6 @@ void WorkerLoop::Submit(Slot* s) {
   Volume& v = *c_.volume;
   auto done = [s](Status st) { OnDone(s, std::move(st)); };
   s->inline_done = false;
-  s->in_submit = true;
   s->start_ns = clock_->NowNs();
   if (s->flush) {
     v.SubmitFlush(done);
@@ -236,7 +231,9 @@ void WorkerLoop::Submit(Slot* s) {
     v.SubmitTrim(s->offset, s->length, done);
   }
   s->returned_ns = clock_->NowNs();
-  s->in_submit = false;
+  // Done already (inline, or on an engine thread before Submit* returned):
+  // a synchronous I/O as far as the caller could tell.
+  s->inline_done = s->state.load(std::memory_order_acquire) == kDone;
 }
 
 Status WorkerLoop::Account(Slot* s) {
@@ -267,8 +264,7 @@ Status WorkerLoop::Account(Slot* s) {
       window_ios_[d]++;
       uint64_t clat = lat;
       if (!inline_done) {
-        // A completion on another thread may beat Submit*'s return: then
-        // the submission ended when the I/O did (clat 0), never negative.
+        // The completion may still have raced the returned_ns stamp.
         const uint64_t submitted = std::min(s->returned_ns, s->done_ns);
         ds.slat_ns.Add(static_cast<double>(submitted - s->start_ns));
         clat = s->done_ns - submitted;
