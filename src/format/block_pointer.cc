@@ -20,13 +20,20 @@ namespace arcstore::format {
 
 std::string_view BlockTypeName(BlockType t) {
   switch (t) {
-    case BlockType::kHole: return "hole";
-    case BlockType::kZero: return "zero";
-    case BlockType::kData: return "data";
-    case BlockType::kIndirect: return "indirect";
-    case BlockType::kVolumeTable: return "volume-table";
-    case BlockType::kSpaceLog: return "space-log";
-    case BlockType::kIntentLog: return "intent-log";
+    case BlockType::kHole:
+      return "hole";
+    case BlockType::kZero:
+      return "zero";
+    case BlockType::kData:
+      return "data";
+    case BlockType::kIndirect:
+      return "indirect";
+    case BlockType::kVolumeTable:
+      return "volume-table";
+    case BlockType::kSpaceLog:
+      return "space-log";
+    case BlockType::kIntentLog:
+      return "intent-log";
   }
   return "unknown";
 }
@@ -39,8 +46,8 @@ uint64_t BlockPointer::AllocatedBytes(uint32_t allocation_unit) const {
 std::string BlockPointer::ToString() const {
   std::string s = std::string(BlockTypeName(type)) + " L" + std::to_string(level);
   if (IsHole()) return s + " birth=" + std::to_string(birth_txg);
-  s += " dev" + std::to_string(device) + ":" + std::to_string(offset_units) + "u p=" +
-       std::to_string(physical_bytes) + " l=" + std::to_string(logical_bytes) + " " +
+  s += " dev" + std::to_string(device) + ":" + std::to_string(offset_units) +
+       "u p=" + std::to_string(physical_bytes) + " l=" + std::to_string(logical_bytes) + " " +
        std::string(CompressionName(compression)) + " birth=" + std::to_string(birth_txg) +
        " cksum=" + checksum.ToHex();
   return s;
@@ -105,8 +112,8 @@ Result<BlockPointer> DecodeBlockPointer(std::span<const uint8_t> in) {
   if (AllZero(p, kBlockPointerBytes)) return BlockPointer{};  // hole born at txg 0
   uint64_t stored = LoadLe64(p + 56), computed = Xxh3_64(p, 56);
   if (stored != computed) {
-    return CorruptionAt("block pointer", "self-check mismatch at byte 56: stored " +
-                                             Hex64(stored) + ", computed " + Hex64(computed));
+    return CorruptionAt("block pointer", "self-check mismatch at byte 56: stored " + Hex64(stored) +
+                                             ", computed " + Hex64(computed));
   }
   if (p[0] > kMaxBlockTypeValue) {
     return CorruptionAt("block pointer", "unknown type " + std::to_string(p[0]) + " at byte 0");

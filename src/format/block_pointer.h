@@ -39,8 +39,8 @@ inline constexpr uint8_t kMaxBlockTypeValue = 6;
 std::string_view BlockTypeName(BlockType t);
 
 inline constexpr size_t kBlockPointerBytes = 64;
-inline constexpr uint32_t kMaxLevel = 8;              // indirect levels of a tree
-inline constexpr uint32_t kMaxDevices = 256;          // device index bound
+inline constexpr uint32_t kMaxLevel = 8;      // indirect levels of a tree
+inline constexpr uint32_t kMaxDevices = 256;  // device index bound
 inline constexpr uint64_t kMaxOffsetUnits = 1ull << 48;
 inline constexpr uint64_t kMaxFill = 1ull << 48;
 
@@ -49,12 +49,12 @@ struct BlockPointer {
   uint8_t level = 0;
   Compression compression = Compression::kOff;
   uint32_t device = 0;
-  uint64_t offset_units = 0;     // in allocation units from the device start
-  uint32_t physical_bytes = 0;   // on disk, before rounding to the unit
-  uint32_t logical_bytes = 0;    // after decompression (holes: the record size or 0)
+  uint64_t offset_units = 0;    // in allocation units from the device start
+  uint32_t physical_bytes = 0;  // on disk, before rounding to the unit
+  uint32_t logical_bytes = 0;   // after decompression (holes: the record size or 0)
   uint64_t birth_txg = 0;
-  Checksum128 checksum;          // xxHash3-128 of the physical bytes
-  uint64_t fill = 0;             // data records at or below (data: 1)
+  Checksum128 checksum;  // xxHash3-128 of the physical bytes
+  uint64_t fill = 0;     // data records at or below (data: 1)
 
   bool IsHole() const { return type == BlockType::kHole || type == BlockType::kZero; }
   bool OwnsSpace() const { return !IsHole(); }

@@ -31,12 +31,18 @@ TEST(Encoding, LittleEndianAndMagicsSpellText) {
 
 TEST(BlockPointer, RoundTripsEveryType) {
   std::vector<BlockPointer> all = {
-      samples::DataPointer(), samples::IndirectPointer(3, 5, 4096), BlockPointer{},
+      samples::DataPointer(),
+      samples::IndirectPointer(3, 5, 4096),
+      BlockPointer{},
       {.type = BlockType::kHole, .logical_bytes = 4096, .birth_txg = 12},
       {.type = BlockType::kZero, .logical_bytes = 131072, .birth_txg = 13},
-      samples::UberblockSample().root, samples::UberblockSample().space_log,
-      {.type = BlockType::kIntentLog, .physical_bytes = 4096, .logical_bytes = 4096,
-       .birth_txg = 1, .checksum = {9, 9}}};
+      samples::UberblockSample().root,
+      samples::UberblockSample().space_log,
+      {.type = BlockType::kIntentLog,
+       .physical_bytes = 4096,
+       .logical_bytes = 4096,
+       .birth_txg = 1,
+       .checksum = {9, 9}}};
   for (const BlockPointer& bp : all) {
     auto got = DecodeBlockPointer(Encode(bp));
     ASSERT_TRUE(got.ok()) << bp.ToString() << ": " << got.status().ToString();
@@ -89,19 +95,19 @@ TEST(BlockPointer, ImpossibleFieldsAreRefusedEvenWithAValidSelfCheck) {
     change(b.data());
     return DecodeResealed(b);
   };
-  EXPECT_FALSE(with([](uint8_t* p) { p[0] = 9; }).ok());                 // type
-  EXPECT_FALSE(with([](uint8_t* p) { p[2] = 7; }).ok());                 // compression
-  EXPECT_FALSE(with([](uint8_t* p) { p[1] = 1; }).ok());                 // data at level 1
-  EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 16, 0); }).ok());     // physical 0
-  EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 16, 200000); }).ok());// physical >= logical
+  EXPECT_FALSE(with([](uint8_t* p) { p[0] = 9; }).ok());                   // type
+  EXPECT_FALSE(with([](uint8_t* p) { p[2] = 7; }).ok());                   // compression
+  EXPECT_FALSE(with([](uint8_t* p) { p[1] = 1; }).ok());                   // data at level 1
+  EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 16, 0); }).ok());       // physical 0
+  EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 16, 200000); }).ok());  // physical >= logical
   EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 20, 1u << 30); }).ok());
-  EXPECT_FALSE(with([](uint8_t* p) { StoreLe64(p + 24, 0); }).ok());     // no birth
+  EXPECT_FALSE(with([](uint8_t* p) { StoreLe64(p + 24, 0); }).ok());  // no birth
   EXPECT_FALSE(with([](uint8_t* p) { StoreLe64(p + 8, 1ull << 50); }).ok());
-  EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 4, 1000); }).ok());   // device
-  EXPECT_FALSE(with([](uint8_t* p) { StoreLe64(p + 48, 2); }).ok());     // data fill
-  EXPECT_FALSE(with([](uint8_t* p) { p[3] = 1; }).ok());                 // reserved
-  EXPECT_FALSE(with([](uint8_t* p) { p[0] = 0; }).ok());                 // hole with location
-  auto off = with([](uint8_t* p) { p[2] = 0; });                         // off but p != l
+  EXPECT_FALSE(with([](uint8_t* p) { StoreLe32(p + 4, 1000); }).ok());  // device
+  EXPECT_FALSE(with([](uint8_t* p) { StoreLe64(p + 48, 2); }).ok());    // data fill
+  EXPECT_FALSE(with([](uint8_t* p) { p[3] = 1; }).ok());                // reserved
+  EXPECT_FALSE(with([](uint8_t* p) { p[0] = 0; }).ok());                // hole with location
+  auto off = with([](uint8_t* p) { p[2] = 0; });                        // off but p != l
   ASSERT_FALSE(off.ok());
   EXPECT_NE(off.status().message().find("dev0:1234u"), std::string::npos) << off.status().message();
 }
@@ -114,9 +120,9 @@ TEST(BlockPointer, VerifyAndReadPayload) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->used, Compression::kZstd);
   physical.resize(c->physical_bytes);
-  BlockPointer bp = PointerTo({.type = BlockType::kData, .compression = c->used, .birth_txg = 3,
-                               .fill = 1},
-                              0, 77, physical, static_cast<uint32_t>(logical.size()));
+  BlockPointer bp =
+      PointerTo({.type = BlockType::kData, .compression = c->used, .birth_txg = 3, .fill = 1}, 0,
+                77, physical, static_cast<uint32_t>(logical.size()));
   ASSERT_TRUE(DecodeBlockPointer(Encode(bp)).ok());
   auto read = ReadBlockPayload(bp, physical);
   ASSERT_TRUE(read.ok()) << read.status().ToString();

@@ -10,9 +10,12 @@ namespace arcstore::format {
 
 std::string_view CompressionName(Compression c) {
   switch (c) {
-    case Compression::kOff: return "off";
-    case Compression::kLz4: return "lz4";
-    case Compression::kZstd: return "zstd";
+    case Compression::kOff:
+      return "off";
+    case Compression::kLz4:
+      return "lz4";
+    case Compression::kZstd:
+      return "zstd";
   }
   return "unknown";
 }
@@ -28,12 +31,12 @@ Result<Compression> ParseCompression(std::string_view text) {
 // The most a compressed block may take: 7/8 of the logical size.
 static size_t SavingLimit(size_t logical) { return logical - logical / 8; }
 
-static size_t TryCompress(Compression algo, std::span<const uint8_t> in, uint8_t* out,
-                          size_t limit, int zstd_level) {
+static size_t TryCompress(Compression algo, std::span<const uint8_t> in, uint8_t* out, size_t limit,
+                          int zstd_level) {
   if (algo == Compression::kLz4) {
-    int n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
-                                 reinterpret_cast<char*>(out), static_cast<int>(in.size()),
-                                 static_cast<int>(limit));
+    int n =
+        LZ4_compress_default(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out),
+                             static_cast<int>(in.size()), static_cast<int>(limit));
     return n > 0 ? static_cast<size_t>(n) : 0;
   }
   size_t n = ZSTD_compress(out, limit, in.data(), in.size(), zstd_level);

@@ -19,7 +19,8 @@ constexpr std::string_view kWhat = "indirect block";
 
 Status CheckShape(const IndirectBlock& b) {
   if (b.level < 1 || b.level > kMaxLevel) {
-    return Status::InvalidArgument("level " + std::to_string(b.level) + " at byte 12 out of bounds");
+    return Status::InvalidArgument("level " + std::to_string(b.level) +
+                                   " at byte 12 out of bounds");
   }
   if (b.indirect_shift < kMinIndirectShift || b.indirect_shift > kMaxIndirectShift) {
     return Status::InvalidArgument("indirect shift " + std::to_string(b.indirect_shift) +
@@ -87,8 +88,11 @@ Result<IndirectBlock> DecodeIndirectBlock(std::span<const uint8_t> in) {
   }
   size_t want = kIndirectHeaderBytes + size_t{count} * kBlockPointerBytes;
   if (in.size() != want) return BadLength(kWhat, in.size(), "", want);
-  IndirectBlock b{.level = p[12], .indirect_shift = p[13], .birth_txg = LoadLe64(p + 24),
-                  .volume_guid = LoadLe64(p + 32), .block_id = LoadLe64(p + 40)};
+  IndirectBlock b{.level = p[12],
+                  .indirect_shift = p[13],
+                  .birth_txg = LoadLe64(p + 24),
+                  .volume_guid = LoadLe64(p + 32),
+                  .block_id = LoadLe64(p + 40)};
   Status shape = CheckShape(IndirectBlock{b.level, b.indirect_shift, b.birth_txg, b.volume_guid,
                                           b.block_id, std::vector<BlockPointer>()});
   if (!shape.ok()) return CorruptionAt(kWhat, shape.message());

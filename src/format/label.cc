@@ -58,7 +58,8 @@ Status PoolConfig::Validate() const {
     if (v.size() > kMaxConfigValueBytes) {
       return Status::InvalidArgument("pool config value of '" + k + "': longer than 1 KiB");
     }
-    if (!seen.insert(k).second) return Status::InvalidArgument("pool config key '" + k + "': repeated");
+    if (!seen.insert(k).second)
+      return Status::InvalidArgument("pool config key '" + k + "': repeated");
     bytes += kEntryHeaderBytes + k.size() + v.size();
   }
   if (bytes > kMaxConfigBytes) {
@@ -94,7 +95,8 @@ static Result<PoolConfig> DecodeConfig(std::span<const uint8_t> in) {
     const char* base = reinterpret_cast<const char*>(&in[at + kEntryHeaderBytes]);
     config.entries.emplace_back(std::string(base, klen), std::string(base + klen, vlen));
     if (config.entries.size() > kMaxConfigEntries) {
-      return CorruptionAt(kWhat, "more than " + std::to_string(kMaxConfigEntries) + " config entries");
+      return CorruptionAt(kWhat,
+                          "more than " + std::to_string(kMaxConfigEntries) + " config entries");
     }
     at += kEntryHeaderBytes + klen + vlen;
   }
@@ -166,8 +168,8 @@ Result<LabelHeader> DecodeLabelHeader(std::span<const uint8_t> in) {
   ARC_RETURN_IF_ERROR(CheckMagicAndVersion(kWhat, p, kLabelMagic));
   size_t config_bytes = LoadLe32(p + 64);
   if (config_bytes > kMaxConfigBytes || config_bytes > in.size() - kLabelHeaderFixedBytes) {
-    return CorruptionAt(kWhat, "config length " + std::to_string(config_bytes) +
-                                   " at byte 64 out of bounds");
+    return CorruptionAt(
+        kWhat, "config length " + std::to_string(config_bytes) + " at byte 64 out of bounds");
   }
   Xxh3_128Stream sum;
   sum.Update(p, kChecksumAt);

@@ -56,10 +56,10 @@ struct LabelHeader {
   LabelPosition position = LabelPosition::kFront;
   uint64_t pool_guid = 0;
   uint64_t device_guid = 0;
-  uint64_t device_size_bytes = 0;   // E: the formatted size, a multiple of 64 KiB
+  uint64_t device_size_bytes = 0;  // E: the formatted size, a multiple of 64 KiB
   uint32_t allocation_unit = kMinAllocationUnit;
   uint32_t uberblock_slots = 128;
-  uint32_t device_index = 0;        // this device's place in the pool
+  uint32_t device_index = 0;  // this device's place in the pool
   uint32_t device_count = 1;
   uint64_t create_txg = 1;
   PoolConfig config;
@@ -76,15 +76,15 @@ Result<LabelHeader> DecodeLabelHeader(std::span<const uint8_t> in);
 
 // Where everything is on a device of `raw_size_bytes` with unit `A`.
 struct DeviceLayout {
-  uint64_t end_bytes = 0;         // E
-  uint32_t allocation_unit = 0;   // A
-  uint64_t ring_bytes = 0;        // 128 x A
-  uint64_t front_header = 0;      // 0
-  uint64_t front_ring = 0;        // 64 KiB
-  uint64_t back_ring = 0;         // E - 64 KiB - ring
-  uint64_t back_header = 0;       // E - 64 KiB
-  uint64_t data_begin = 0;        // front_ring + ring
-  uint64_t data_end = 0;          // back_ring
+  uint64_t end_bytes = 0;        // E
+  uint32_t allocation_unit = 0;  // A
+  uint64_t ring_bytes = 0;       // 128 x A
+  uint64_t front_header = 0;     // 0
+  uint64_t front_ring = 0;       // 64 KiB
+  uint64_t back_ring = 0;        // E - 64 KiB - ring
+  uint64_t back_header = 0;      // E - 64 KiB
+  uint64_t data_begin = 0;       // front_ring + ring
+  uint64_t data_end = 0;         // back_ring
 
   uint64_t SlotOffset(LabelPosition pos, uint32_t slot) const;
   uint64_t data_units() const { return (data_end - data_begin) / allocation_unit; }

@@ -40,9 +40,9 @@ Status WriteLabels(io::Device& device, const LabelHeader& header) {
   ARC_ASSIGN_OR_RETURN(DeviceLayout layout,
                        ComputeLayout(device.size_bytes(), header.allocation_unit));
   if (layout.end_bytes != header.device_size_bytes) {
-    return Status::InvalidArgument("label: device size " + std::to_string(header.device_size_bytes) +
-                                   " does not match the device (" +
-                                   std::to_string(layout.end_bytes) + ")");
+    return Status::InvalidArgument(
+        "label: device size " + std::to_string(header.device_size_bytes) +
+        " does not match the device (" + std::to_string(layout.end_bytes) + ")");
   }
   std::vector<uint8_t> zeros(layout.ring_bytes, 0);
   for (LabelPosition pos : {LabelPosition::kFront, LabelPosition::kBack}) {
@@ -63,7 +63,8 @@ static Result<LabelHeader> ReadOneLabel(io::Device& device, LabelPosition pos) {
   }
   ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadAt(device, offset, kLabelHeaderRegionBytes));
   auto h = DecodeLabelHeader(buf.span());
-  if (!h.ok()) return h.status().WithContext(PositionName(pos) + " label at offset " + std::to_string(offset));
+  if (!h.ok())
+    return h.status().WithContext(PositionName(pos) + " label at offset " + std::to_string(offset));
   if (h->position != pos) {
     return Status::Corruption(PositionName(pos) + " label at offset " + std::to_string(offset) +
                               ": says it is the " + PositionName(h->position) + " label");
@@ -103,7 +104,8 @@ Status WriteUberblock(io::Device& device, const DeviceLayout& layout, const Uber
 
 // Decodes one slot; nullopt with no problem for an empty slot.
 static std::optional<Uberblock> DecodeSlot(const uint8_t* p, const DeviceLayout& layout,
-                                           uint64_t pool_guid, uint32_t slot, std::string* problem) {
+                                           uint64_t pool_guid, uint32_t slot,
+                                           std::string* problem) {
   if (AllZero(p, layout.allocation_unit)) return std::nullopt;
   auto ub = DecodeUberblock(std::span(p, kUberblockBytes));
   if (!ub.ok()) {
@@ -131,8 +133,8 @@ Result<UberblockScan> ScanUberblocks(io::Device& device, const DeviceLayout& lay
       std::string problem;
       uint64_t at = uint64_t{slot} * layout.allocation_unit;
       auto ub = DecodeSlot(buf.data() + at, layout, pool_guid, slot, &problem);
-      std::string where = PositionName(pos) + " ring slot " + std::to_string(slot) +
-                          " (offset " + std::to_string(ring + at) + "): ";
+      std::string where = PositionName(pos) + " ring slot " + std::to_string(slot) + " (offset " +
+                          std::to_string(ring + at) + "): ";
       if (!problem.empty()) scan.problems.push_back(where + problem);
       if (!ub) continue;
       auto [it, inserted] = by_txg.emplace(ub->txg, *ub);

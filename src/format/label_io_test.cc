@@ -171,8 +171,9 @@ TEST(LabelIo, TornUberblockWriteLeavesThePreviousTxg) {
   ASSERT_TRUE(WriteUberblock(fault, layout, p.At(1)).ok());
   ASSERT_TRUE(WriteUberblock(fault, layout, p.At(2)).ok());
   // Txg 130 reuses slot 2 (130 mod 128); both of its writes tear.
-  ASSERT_TRUE(fault.AddRule({.kind = io::FaultKind::kTornWrite, .ops = io::kFaultOnWrite,
-                             .fire_count = 2}).ok());
+  ASSERT_TRUE(
+      fault.AddRule({.kind = io::FaultKind::kTornWrite, .ops = io::kFaultOnWrite, .fire_count = 2})
+          .ok());
   ASSERT_TRUE(WriteUberblock(fault, layout, p.At(130)).ok());
   auto scan = ScanUberblocks(fault, layout, kPoolGuid);
   ASSERT_TRUE(scan.ok());

@@ -31,7 +31,8 @@ Status CheckRecord(const SpaceLogBlock& b, size_t i) {
     return bad("extent out of bounds");
   }
   if (r.device >= kMaxDevices) return bad("device out of bounds");
-  if (r.txg == 0 || r.txg > b.birth_txg) return bad("txg " + std::to_string(r.txg) + " out of bounds");
+  if (r.txg == 0 || r.txg > b.birth_txg)
+    return bad("txg " + std::to_string(r.txg) + " out of bounds");
   if (i > 0 && r.txg < b.records[i - 1].txg) return bad("txg goes backwards");
   return Status::Ok();
 }
@@ -101,8 +102,10 @@ Result<SpaceLogBlock> DecodeSpaceLogBlock(std::span<const uint8_t> in) {
     if (r[23] != 0 || (r[22] != 1 && r[22] != 2)) {
       return CorruptionAt(kWhat, "record " + std::to_string(i) + ": bad op or reserved byte");
     }
-    b.records.push_back({.txg = LoadLe64(r), .offset_units = LoadLe64(r + 8),
-                         .length_units = LoadLe32(r + 16), .device = LoadLe16(r + 20),
+    b.records.push_back({.txg = LoadLe64(r),
+                         .offset_units = LoadLe64(r + 8),
+                         .length_units = LoadLe32(r + 16),
+                         .device = LoadLe16(r + 20),
                          .op = static_cast<SpaceOp>(r[22])});
   }
   Status s = CheckBlock(b);

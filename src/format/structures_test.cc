@@ -122,7 +122,8 @@ TEST(IndirectBlock, PathToARecord) {
   // Walking down from the root reaches every record exactly once.
   for (uint64_t r = 0; r < 4096; ++r) {
     uint64_t rebuilt = 0;
-    for (uint32_t level = 3; level >= 1; --level) rebuilt = (rebuilt << 4) | ChildIndex(r, level, 4);
+    for (uint32_t level = 3; level >= 1; --level)
+      rebuilt = (rebuilt << 4) | ChildIndex(r, level, 4);
     ASSERT_EQ(rebuilt, r);
   }
 }
@@ -226,13 +227,16 @@ TEST(SpaceLog, RecordsAndChainAreValidated) {
     change(b);
     return !EncodeSpaceLogBlock(b).ok();
   };
-  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.records[1].txg = 10; }));   // backwards
-  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.records[2].txg = 21; }));   // after birth
+  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.records[1].txg = 10; }));  // backwards
+  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.records[2].txg = 21; }));  // after birth
   EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.records[0].length_units = 0; }));
   EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.records[0].offset_units = kMaxOffsetUnits; }));
   EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.prev = BlockPointer{}; }));  // sequence 3, no prev
-  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.sequence = 0; }));          // prev on the first
-  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.prev.type = BlockType::kIndirect; b.prev.level = 1; }));
+  EXPECT_TRUE(refused([](SpaceLogBlock& b) { b.sequence = 0; }));           // prev on the first
+  EXPECT_TRUE(refused([](SpaceLogBlock& b) {
+    b.prev.type = BlockType::kIndirect;
+    b.prev.level = 1;
+  }));
   // Header first/last txg must agree with the records.
   std::vector<uint8_t> bytes = *EncodeSpaceLogBlock(samples::SpaceLog());
   StoreLe64(bytes.data() + 24, 17);

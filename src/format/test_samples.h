@@ -16,44 +16,70 @@
 namespace arcstore::format::samples {
 
 inline BlockPointer DataPointer(uint64_t birth = 7, uint64_t offset = 1234) {
-  return {.type = BlockType::kData, .level = 0, .compression = Compression::kLz4, .device = 0,
-          .offset_units = offset, .physical_bytes = 5000, .logical_bytes = 131072,
-          .birth_txg = birth, .checksum = {0x1122334455667788ull, 0x99aabbccddeeff00ull},
+  return {.type = BlockType::kData,
+          .level = 0,
+          .compression = Compression::kLz4,
+          .device = 0,
+          .offset_units = offset,
+          .physical_bytes = 5000,
+          .logical_bytes = 131072,
+          .birth_txg = birth,
+          .checksum = {0x1122334455667788ull, 0x99aabbccddeeff00ull},
           .fill = 1};
 }
 
 inline BlockPointer IndirectPointer(uint8_t level, uint64_t birth, uint32_t physical) {
-  return {.type = BlockType::kIndirect, .level = level, .compression = Compression::kOff,
-          .device = 0, .offset_units = 99, .physical_bytes = physical, .logical_bytes = physical,
-          .birth_txg = birth, .checksum = {1, 2}, .fill = 3};
+  return {.type = BlockType::kIndirect,
+          .level = level,
+          .compression = Compression::kOff,
+          .device = 0,
+          .offset_units = 99,
+          .physical_bytes = physical,
+          .logical_bytes = physical,
+          .birth_txg = birth,
+          .checksum = {1, 2},
+          .fill = 3};
 }
 
 inline LabelHeader Label() {
-  LabelHeader h{.position = LabelPosition::kBack, .pool_guid = 0xfeedface12345678ull,
-                .device_guid = 0x0123456789abcdefull, .device_size_bytes = 64ull << 20,
-                .allocation_unit = 4096, .create_txg = 3};
+  LabelHeader h{.position = LabelPosition::kBack,
+                .pool_guid = 0xfeedface12345678ull,
+                .device_guid = 0x0123456789abcdefull,
+                .device_size_bytes = 64ull << 20,
+                .allocation_unit = 4096,
+                .create_txg = 3};
   h.config.Set("pool_name", "tank");
   h.config.Set("compression", "lz4");
   return h;
 }
 
 inline Uberblock UberblockSample() {
-  Uberblock ub{.txg = 42, .timestamp_ns = 1700000000123456789ull,
-               .pool_guid = 0xfeedface12345678ull, .guid_sum = 0x0123456789abcdefull,
+  Uberblock ub{.txg = 42,
+               .timestamp_ns = 1700000000123456789ull,
+               .pool_guid = 0xfeedface12345678ull,
+               .guid_sum = 0x0123456789abcdefull,
                .allocated_bytes = 7 << 20};
-  ub.root = {.type = BlockType::kVolumeTable, .compression = Compression::kOff,
-             .offset_units = 300, .physical_bytes = 576, .logical_bytes = 576, .birth_txg = 41,
+  ub.root = {.type = BlockType::kVolumeTable,
+             .compression = Compression::kOff,
+             .offset_units = 300,
+             .physical_bytes = 576,
+             .logical_bytes = 576,
+             .birth_txg = 41,
              .checksum = {5, 6}};
-  ub.space_log = {.type = BlockType::kSpaceLog, .compression = Compression::kOff,
-                  .offset_units = 301, .physical_bytes = 200, .logical_bytes = 200,
-                  .birth_txg = 42, .checksum = {7, 8}};
+  ub.space_log = {.type = BlockType::kSpaceLog,
+                  .compression = Compression::kOff,
+                  .offset_units = 301,
+                  .physical_bytes = 200,
+                  .logical_bytes = 200,
+                  .birth_txg = 42,
+                  .checksum = {7, 8}};
   ub.intent_log = {.type = BlockType::kHole};
   return ub;
 }
 
 inline IndirectBlock Indirect() {
-  IndirectBlock b{.level = 1, .indirect_shift = 4, .birth_txg = 9, .volume_guid = 77,
-                  .block_id = 5};
+  IndirectBlock b{
+      .level = 1, .indirect_shift = 4, .birth_txg = 9, .volume_guid = 77, .block_id = 5};
   b.pointers.push_back(DataPointer(8, 10));
   b.pointers.push_back(BlockPointer{});  // hole born at 0
   b.pointers.push_back({.type = BlockType::kZero, .logical_bytes = 131072, .birth_txg = 9});
@@ -63,26 +89,40 @@ inline IndirectBlock Indirect() {
 
 inline VolumeTable Volumes() {
   VolumeTable t{.birth_txg = 12};
-  t.volumes.push_back({.name = "db-0", .guid = 101, .size_bytes = 1ull << 30,
-                       .record_size_bytes = 131072, .compression = Compression::kLz4,
-                       .tree_depth = 2, .indirect_shift = 10, .create_txg = 2,
+  t.volumes.push_back({.name = "db-0",
+                       .guid = 101,
+                       .size_bytes = 1ull << 30,
+                       .record_size_bytes = 131072,
+                       .compression = Compression::kLz4,
+                       .tree_depth = 2,
+                       .indirect_shift = 10,
+                       .create_txg = 2,
                        .root = IndirectPointer(2, 11, 1024)});
-  t.volumes.push_back({.name = "logs", .guid = 102, .size_bytes = 65536,
-                       .record_size_bytes = 65536, .compression = Compression::kZstd,
-                       .tree_depth = 0, .indirect_shift = 10, .create_txg = 12,
+  t.volumes.push_back({.name = "logs",
+                       .guid = 102,
+                       .size_bytes = 65536,
+                       .record_size_bytes = 65536,
+                       .compression = Compression::kZstd,
+                       .tree_depth = 0,
+                       .indirect_shift = 10,
+                       .create_txg = 12,
                        .root = {.type = BlockType::kHole}});
   return t;
 }
 
 inline SpaceLogBlock SpaceLog() {
-  SpaceLogBlock b{.birth_txg = 20, .sequence = 3,
-                  .prev = {.type = BlockType::kSpaceLog, .offset_units = 55,
-                           .physical_bytes = 152, .logical_bytes = 152, .birth_txg = 19,
+  SpaceLogBlock b{.birth_txg = 20,
+                  .sequence = 3,
+                  .prev = {.type = BlockType::kSpaceLog,
+                           .offset_units = 55,
+                           .physical_bytes = 152,
+                           .logical_bytes = 152,
+                           .birth_txg = 19,
                            .checksum = {3, 4}}};
   b.records.push_back({.txg = 18, .offset_units = 1000, .length_units = 32, .op = SpaceOp::kAlloc});
   b.records.push_back({.txg = 19, .offset_units = 500, .length_units = 8, .op = SpaceOp::kFree});
-  b.records.push_back({.txg = 20, .offset_units = 2000, .length_units = 1, .device = 1,
-                       .op = SpaceOp::kAlloc});
+  b.records.push_back(
+      {.txg = 20, .offset_units = 2000, .length_units = 1, .device = 1, .op = SpaceOp::kAlloc});
   return b;
 }
 

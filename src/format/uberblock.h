@@ -30,11 +30,11 @@ struct Uberblock {
   uint64_t txg = 0;
   uint64_t timestamp_ns = 0;  // wall clock at commit, informational
   uint64_t pool_guid = 0;
-  uint64_t guid_sum = 0;      // sum (mod 2^64) of the pool's device guids
+  uint64_t guid_sum = 0;  // sum (mod 2^64) of the pool's device guids
   uint64_t allocated_bytes = 0;
-  BlockPointer root;          // volume table (or a hole: no volumes)
-  BlockPointer space_log;     // newest space log block (or a hole)
-  BlockPointer intent_log;    // intent log head (reserved; a hole)
+  BlockPointer root;        // volume table (or a hole: no volumes)
+  BlockPointer space_log;   // newest space log block (or a hole)
+  BlockPointer intent_log;  // intent log head (reserved; a hole)
 
   uint32_t slot() const { return static_cast<uint32_t>(txg % kUberblockSlots); }
   friend bool operator==(const Uberblock&, const Uberblock&) = default;

@@ -26,8 +26,8 @@ constexpr std::string_view kWhat = "volume table";
 bool ValidName(std::string_view name) {
   if (name.empty() || name.size() > kMaxVolumeNameBytes) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.' || c == ':' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == ':' || c == '-';
   });
 }
 }  // namespace
@@ -39,7 +39,8 @@ uint64_t VolumeEntry::records() const {
 
 Status ValidateVolumeEntry(const VolumeEntry& e) {
   std::string who = "volume '" + e.name + "': ";
-  if (!ValidName(e.name)) return Status::InvalidArgument(who + "name must be 1 to 63 of [A-Za-z0-9_.:-]");
+  if (!ValidName(e.name))
+    return Status::InvalidArgument(who + "name must be 1 to 63 of [A-Za-z0-9_.:-]");
   if (e.guid == 0) return Status::InvalidArgument(who + "guid is zero");
   if (!IsPowerOfTwo(e.record_size_bytes) || e.record_size_bytes < kMinRecordSize ||
       e.record_size_bytes > kMaxRecordSize) {
@@ -81,7 +82,8 @@ static Status ValidateTable(const VolumeTable& t) {
     const VolumeEntry& e = t.volumes[i];
     ARC_RETURN_IF_ERROR(ValidateVolumeEntry(e).WithContext("entry " + std::to_string(i)));
     if (i > 0 && !(t.volumes[i - 1].name < e.name)) {
-      return Status::InvalidArgument("entry " + std::to_string(i) + ": names not sorted or repeated");
+      return Status::InvalidArgument("entry " + std::to_string(i) +
+                                     ": names not sorted or repeated");
     }
     if (!guids.insert(e.guid).second) {
       return Status::InvalidArgument("entry " + std::to_string(i) + ": guid repeated");
@@ -123,8 +125,9 @@ static Result<VolumeEntry> DecodeEntry(const uint8_t* p, size_t index) {
   std::string where = "entry " + std::to_string(index) + " at byte " +
                       std::to_string(kVolumeTableHeaderBytes + index * kVolumeEntryBytes);
   size_t name_len = p[0];
-  if (name_len == 0 || name_len > kMaxVolumeNameBytes || !AllZero(p + 1 + name_len, 63 - name_len) ||
-      p[87] != 0 || !AllZero(p + 96, 8) || !AllZero(p + 168, kVolumeEntryBytes - 168)) {
+  if (name_len == 0 || name_len > kMaxVolumeNameBytes ||
+      !AllZero(p + 1 + name_len, 63 - name_len) || p[87] != 0 || !AllZero(p + 96, 8) ||
+      !AllZero(p + 168, kVolumeEntryBytes - 168)) {
     return CorruptionAt(kWhat, where + ": bad name length or reserved bytes not zero");
   }
   if (p[84] > kMaxCompressionValue) return CorruptionAt(kWhat, where + ": unknown compression");
@@ -159,8 +162,8 @@ Result<VolumeTable> DecodeVolumeTable(std::span<const uint8_t> in) {
   }
   VolumeTable t{.birth_txg = LoadLe64(p + 16)};
   for (uint32_t i = 0; i < count; ++i) {
-    ARC_ASSIGN_OR_RETURN(VolumeEntry e,
-                         DecodeEntry(p + kVolumeTableHeaderBytes + size_t{i} * kVolumeEntryBytes, i));
+    ARC_ASSIGN_OR_RETURN(
+        VolumeEntry e, DecodeEntry(p + kVolumeTableHeaderBytes + size_t{i} * kVolumeEntryBytes, i));
     t.volumes.push_back(std::move(e));
   }
   Status s = ValidateTable(t);

@@ -40,7 +40,7 @@ struct VolumeEntry {
   uint8_t tree_depth = 0;       // indirect levels; TreeDepthFor(records, shift)
   uint8_t indirect_shift = 10;  // fan-out 2^shift
   uint64_t create_txg = 0;
-  BlockPointer root;            // level tree_depth, or a hole
+  BlockPointer root;  // level tree_depth, or a hole
 
   uint64_t records() const;
   friend bool operator==(const VolumeEntry&, const VolumeEntry&) = default;

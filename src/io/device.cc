@@ -41,10 +41,14 @@ namespace arcstore::io {
 
 std::string_view IoOpName(IoOp op) {
   switch (op) {
-    case IoOp::kRead: return "read";
-    case IoOp::kWrite: return "write";
-    case IoOp::kFlush: return "flush";
-    case IoOp::kDiscard: return "discard";
+    case IoOp::kRead:
+      return "read";
+    case IoOp::kWrite:
+      return "write";
+    case IoOp::kFlush:
+      return "flush";
+    case IoOp::kDiscard:
+      return "discard";
   }
   return "unknown-op";
 }

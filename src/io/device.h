@@ -52,8 +52,8 @@ using IoCallback = std::function<void(const Status&)>;
 struct IoRequest {
   IoOp op = IoOp::kRead;
   uint64_t offset = 0;
-  std::vector<IoVec> iov;          // kRead, kWrite
-  uint64_t discard_length = 0;     // kDiscard only
+  std::vector<IoVec> iov;       // kRead, kWrite
+  uint64_t discard_length = 0;  // kDiscard only
   IoCallback done;
 
   // Bytes transferred (sum of iov) for reads and writes; discard_length for
@@ -62,8 +62,8 @@ struct IoRequest {
 };
 
 // Limits every device enforces (CheckRequest).
-inline constexpr size_t kMaxIoVecs = 1024;                     // IOV_MAX on Linux
-inline constexpr uint64_t kMaxIoBytes = 64ull * 1024 * 1024;   // per read or write
+inline constexpr size_t kMaxIoVecs = 1024;                    // IOV_MAX on Linux
+inline constexpr uint64_t kMaxIoBytes = 64ull * 1024 * 1024;  // per read or write
 
 class Device {
  public:

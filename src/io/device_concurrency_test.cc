@@ -21,9 +21,13 @@ TEST(DeviceConcurrency, ThreadsWriteTheirOwnBlocksThroughAllWrappers) {
   auto rec = RecordingDevice::Create(&fault, {});
   ASSERT_TRUE(rec.ok());
   // A rule that matches no thread's blocks: rule matching runs concurrently.
-  ASSERT_TRUE(fault.AddRule({.kind = FaultKind::kIoError, .ops = kFaultOnRead,
-                             .range_offset = 63 * kBlock, .range_length = kBlock,
-                             .fire_count = kForever}).ok());
+  ASSERT_TRUE(fault
+                  .AddRule({.kind = FaultKind::kIoError,
+                            .ops = kFaultOnRead,
+                            .range_offset = 63 * kBlock,
+                            .range_length = kBlock,
+                            .fire_count = kForever})
+                  .ok());
   std::atomic<uint64_t> completions{0};
   uint64_t per_thread = ScaledIterations(2000);
   std::vector<std::thread> threads;

@@ -45,7 +45,8 @@ TEST(MemoryDevice, OptionsValidated) {
 TEST(MemoryDevice, VectoredWriteThenReadRoundTrips) {
   auto d = NewMemory();
   std::vector<uint8_t> a = Pattern(4096, 1), b = Pattern(8192, 2);
-  IoRequest w{.op = IoOp::kWrite, .offset = 8192, .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
+  IoRequest w{
+      .op = IoOp::kWrite, .offset = 8192, .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
   ASSERT_TRUE(SubmitAndWait(*d, std::move(w)).ok());
   std::vector<uint8_t> out(12288);
   ASSERT_TRUE(ReadSync(*d, 8192, out).ok());
@@ -53,7 +54,8 @@ TEST(MemoryDevice, VectoredWriteThenReadRoundTrips) {
   EXPECT_TRUE(std::equal(b.begin(), b.end(), out.begin() + 4096));
   // Scattered read into three pieces of unequal size.
   std::vector<uint8_t> p1(4096), p2(4096), p3(4096);
-  IoRequest r{.op = IoOp::kRead, .offset = 8192,
+  IoRequest r{.op = IoOp::kRead,
+              .offset = 8192,
               .iov = {{p1.data(), 4096}, {p2.data(), 4096}, {p3.data(), 4096}}};
   ASSERT_TRUE(SubmitAndWait(*d, std::move(r)).ok());
   EXPECT_EQ(p1, a);
@@ -65,8 +67,13 @@ TEST(MemoryDevice, CompletesInlineExactlyOnce) {
   auto d = NewMemory();
   std::vector<uint8_t> buf(4096);
   int calls = 0;
-  d->Submit({.op = IoOp::kRead, .offset = 0, .iov = {{buf.data(), buf.size()}},
-             .done = [&](const Status& s) { ++calls; EXPECT_TRUE(s.ok()); }});
+  d->Submit({.op = IoOp::kRead,
+             .offset = 0,
+             .iov = {{buf.data(), buf.size()}},
+             .done = [&](const Status& s) {
+               ++calls;
+               EXPECT_TRUE(s.ok());
+             }});
   EXPECT_EQ(calls, 1);
 }
 

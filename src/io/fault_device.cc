@@ -25,12 +25,18 @@ namespace arcstore::io {
 
 std::string_view FaultKindName(FaultKind kind) {
   switch (kind) {
-    case FaultKind::kIoError: return "io_error";
-    case FaultKind::kNoSpace: return "no_space";
-    case FaultKind::kFlipOnRead: return "flip_on_read";
-    case FaultKind::kFlipOnWrite: return "flip_on_write";
-    case FaultKind::kTornWrite: return "torn_write";
-    case FaultKind::kDropWrite: return "drop_write";
+    case FaultKind::kIoError:
+      return "io_error";
+    case FaultKind::kNoSpace:
+      return "no_space";
+    case FaultKind::kFlipOnRead:
+      return "flip_on_read";
+    case FaultKind::kFlipOnWrite:
+      return "flip_on_write";
+    case FaultKind::kTornWrite:
+      return "torn_write";
+    case FaultKind::kDropWrite:
+      return "drop_write";
   }
   return "unknown";
 }
@@ -58,10 +64,14 @@ Status FaultRule::Validate() const {
 
 static uint32_t OpBit(IoOp op) {
   switch (op) {
-    case IoOp::kRead: return kFaultOnRead;
-    case IoOp::kWrite: return kFaultOnWrite;
-    case IoOp::kFlush: return kFaultOnFlush;
-    case IoOp::kDiscard: return kFaultOnDiscard;
+    case IoOp::kRead:
+      return kFaultOnRead;
+    case IoOp::kWrite:
+      return kFaultOnWrite;
+    case IoOp::kFlush:
+      return kFaultOnFlush;
+    case IoOp::kDiscard:
+      return kFaultOnDiscard;
   }
   return 0;
 }
@@ -122,8 +132,8 @@ bool FaultDevice::Match(const IoRequest& r, FaultEvent* event) {
     if (a.rule.fire_count != kForever && a.fired >= a.rule.fire_count) continue;
     ++a.fired;
     fired = true;
-    *event = {.rule_id = a.id, .kind = a.rule.kind, .op = r.op, .offset = r.offset,
-              .length = r.length()};
+    *event = {
+        .rule_id = a.id, .kind = a.rule.kind, .op = r.op, .offset = r.offset, .length = r.length()};
   }
   return fired;
 }
@@ -171,7 +181,8 @@ void FaultDevice::FlipOnWrite(IoRequest r, const FaultEvent& event) {
   uint64_t length = r.length();
   // A private copy, aligned for an O_DIRECT inner device; the caller's
   // buffer is never modified.
-  auto copy = std::make_shared<AlignedBuffer>(length, std::max<size_t>(inner_->buffer_alignment(), 64));
+  auto copy =
+      std::make_shared<AlignedBuffer>(length, std::max<size_t>(inner_->buffer_alignment(), 64));
   GatherIov(r.iov, 0, length, copy->data());
   e.detail = RandomBelow(length * 8);
   copy->data()[e.detail / 8] ^= static_cast<uint8_t>(1u << (e.detail % 8));

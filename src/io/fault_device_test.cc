@@ -37,7 +37,8 @@ TEST(FaultRule, ValidateRefusesOpsTheKindCannotHave) {
 
 TEST(FaultDevice, NthWriteFailsOnceWithEioAndWritesNothing) {
   Fixture f;
-  auto id = f.fault->AddRule({.kind = FaultKind::kIoError, .ops = kFaultOnWrite, .skip_matches = 2});
+  auto id =
+      f.fault->AddRule({.kind = FaultKind::kIoError, .ops = kFaultOnWrite, .skip_matches = 2});
   ASSERT_TRUE(id.ok());
   std::vector<uint8_t> data = Fill(kBlock, 0xab);
   for (int i = 0; i < 5; ++i) {
@@ -59,8 +60,10 @@ TEST(FaultDevice, NthWriteFailsOnceWithEioAndWritesNothing) {
 
 TEST(FaultDevice, RangeRuleFiresForeverOnlyInsideTheRange) {
   Fixture f;
-  auto id = f.fault->AddRule({.kind = FaultKind::kIoError, .ops = kFaultOnRead,
-                              .range_offset = 10 * kBlock, .range_length = 2 * kBlock,
+  auto id = f.fault->AddRule({.kind = FaultKind::kIoError,
+                              .ops = kFaultOnRead,
+                              .range_offset = 10 * kBlock,
+                              .range_length = 2 * kBlock,
                               .fire_count = kForever});
   ASSERT_TRUE(id.ok());
   std::vector<uint8_t> out(kBlock);
@@ -118,8 +121,10 @@ TEST(FaultDevice, FlipOnWriteChangesTheMediaNotTheCallersBuffer) {
 
 TEST(FaultDevice, TornWriteKeepsAProperSubsetOfWholeSectors) {
   Fixture f;
-  ASSERT_TRUE(f.fault->AddRule({.kind = FaultKind::kTornWrite, .ops = kFaultOnWrite,
-                                .fire_count = kForever}).ok());
+  ASSERT_TRUE(
+      f.fault
+          ->AddRule({.kind = FaultKind::kTornWrite, .ops = kFaultOnWrite, .fire_count = kForever})
+          .ok());
   for (int round = 0; round < 20; ++round) {
     std::vector<uint8_t> zero = Fill(8 * kBlock, 0), data = Fill(8 * kBlock, 0xee);
     ASSERT_TRUE(WriteSync(*f.mem, 0, zero).ok());
@@ -171,8 +176,11 @@ TEST(FaultDevice, SameSeedReplaysTheSameFaults) {
   std::vector<uint64_t> details[2];
   for (int run = 0; run < 2; ++run) {
     Fixture f(seed);
-    ASSERT_TRUE(f.fault->AddRule({.kind = FaultKind::kFlipOnWrite, .ops = kFaultOnWrite,
-                                  .fire_count = kForever}).ok());
+    ASSERT_TRUE(
+        f.fault
+            ->AddRule(
+                {.kind = FaultKind::kFlipOnWrite, .ops = kFaultOnWrite, .fire_count = kForever})
+            .ok());
     std::vector<uint8_t> data = Fill(4 * kBlock, 0);
     for (int i = 0; i < 50; ++i) ASSERT_TRUE(WriteSync(*f.fault, 0, data).ok());
     for (const FaultEvent& e : f.fault->Events()) details[run].push_back(e.detail);

@@ -79,7 +79,8 @@ Result<OpenedFile> OpenBackingFile(const std::string& path, const FileDeviceOpti
     f.size_bytes = static_cast<uint64_t>(st.st_size) / f.block_size * f.block_size;
   } else {
     ::close(f.fd);
-    return Status::InvalidArgument("device " + path + ": neither a regular file nor a block device");
+    return Status::InvalidArgument("device " + path +
+                                   ": neither a regular file nor a block device");
   }
   if (f.size_bytes == 0) {
     ::close(f.fd);
@@ -197,7 +198,8 @@ static Status FillFile(int fd, const std::string& path, const FileCreateOptions&
     ssize_t got = ::pwrite(fd, zeros.data(), n, static_cast<off_t>(at));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
-      return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(), got < 0 ? errno : EIO);
+      return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(),
+                       got < 0 ? errno : EIO);
     }
     at += static_cast<uint64_t>(got);
   }

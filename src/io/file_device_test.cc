@@ -54,8 +54,8 @@ TEST_F(FileDeviceTest, VectoredRoundTripWithAndWithoutDirectIo) {
     AlignedBuffer a(8192, 4096), b(4096, 4096);
     for (size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<uint8_t>(i * 13 + 1);
     for (size_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<uint8_t>(i * 3 + 2);
-    IoRequest w{.op = IoOp::kWrite, .offset = 65536,
-                .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
+    IoRequest w{
+        .op = IoOp::kWrite, .offset = 65536, .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
     ASSERT_TRUE(SubmitAndWait(dev, std::move(w)).ok());
     ASSERT_TRUE(FlushSync(dev).ok());
     AlignedBuffer out(12288, 4096);
@@ -98,8 +98,8 @@ TEST_F(FileDeviceTest, ReadOnlyRefusesWritesAndFilesRefuseDiscard) {
   std::vector<uint8_t> buf(4096, 1);
   Status s = WriteSync(**d, 0, buf);
   EXPECT_EQ(s.code(), StatusCode::kIOError);
-  EXPECT_NE(s.message().find("device " + path_ + ": write offset 0 length 4096"),
-            std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("device " + path_ + ": write offset 0 length 4096"), std::string::npos)
+      << s.message();
   EXPECT_FALSE((*d)->supports_discard());
   EXPECT_EQ(DiscardSync(**d, 0, 4096).code(), StatusCode::kNotSupported);
 }

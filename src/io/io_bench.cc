@@ -24,7 +24,8 @@ constexpr uint64_t kFileBytes = 256ull << 20;
 const std::string& BenchFile() {
   static const std::string path = [] {
     const char* dir = std::getenv("ARCSTORE_BENCH_DIR");
-    std::string p = std::string(dir ? dir : "/tmp") + "/arcstore_io_bench." + std::to_string(::getpid());
+    std::string p =
+        std::string(dir ? dir : "/tmp") + "/arcstore_io_bench." + std::to_string(::getpid());
     Status s = CreateFileForDevice(p, {.size_bytes = kFileBytes});
     if (!s.ok()) std::abort();
     std::atexit([] { ::unlink(BenchFile().c_str()); });
@@ -86,7 +87,9 @@ void UringWrites(benchmark::State& state, uint64_t bytes, bool random_offsets) {
     uint64_t at = random_offsets ? random.Uniform(kFileBytes / bytes) * bytes : seq;
     seq = (seq + bytes) % kFileBytes;
     ++submitted;
-    d.Submit({.op = IoOp::kWrite, .offset = at, .iov = {{buf.data(), bytes}},
+    d.Submit({.op = IoOp::kWrite,
+              .offset = at,
+              .iov = {{buf.data(), bytes}},
               .done = [&](const Status&) {
                 MutexLock lock(&mu);
                 ++completed;

@@ -7,8 +7,7 @@
 namespace arcstore::io {
 
 Status MemoryDeviceOptions::Validate() const {
-  if (!IsPowerOfTwo(logical_block_size) || logical_block_size < 512 ||
-      logical_block_size > kMiB) {
+  if (!IsPowerOfTwo(logical_block_size) || logical_block_size < 512 || logical_block_size > kMiB) {
     return Status::InvalidArgument("logical_block_size " + std::to_string(logical_block_size) +
                                    ": must be a power of two from 512 to 1 MiB");
   }
@@ -30,7 +29,7 @@ Result<std::unique_ptr<MemoryDevice>> MemoryDevice::Create(const MemoryDeviceOpt
 }
 
 Result<std::unique_ptr<MemoryDevice>> MemoryDevice::FromImage(const MemoryDeviceOptions& options,
-                                                             std::vector<uint8_t> image) {
+                                                              std::vector<uint8_t> image) {
   MemoryDeviceOptions o = options;
   o.size_bytes = image.size();
   ARC_RETURN_IF_ERROR(o.Validate());

@@ -35,7 +35,7 @@ class MemoryDevice final : public Device {
   static Result<std::unique_ptr<MemoryDevice>> Create(const MemoryDeviceOptions& options);
   // A device whose contents are `image` (its size must satisfy Validate()).
   static Result<std::unique_ptr<MemoryDevice>> FromImage(const MemoryDeviceOptions& options,
-                                                        std::vector<uint8_t> image);
+                                                         std::vector<uint8_t> image);
 
   const std::string& name() const override { return name_; }
   uint32_t logical_block_size() const override { return block_size_; }

@@ -228,9 +228,9 @@ const CrashState& CrashImageBuilder::AdvanceTo(uint64_t crash_seq) {
   CrashState next = recording_.StateAt(crash_seq);
   // The durable set only grows with time; the shortcut also needs every new
   // durable write to come after those applied (no reordering to undo).
-  bool extends = !backwards && next.durable.size() >= applied_ &&
-                 std::equal(next.durable.begin(), next.durable.begin() + applied_,
-                            state_.durable.begin());
+  bool extends =
+      !backwards && next.durable.size() >= applied_ &&
+      std::equal(next.durable.begin(), next.durable.begin() + applied_, state_.durable.begin());
   for (size_t k = applied_; extends && k < next.durable.size(); ++k) {
     extends = next.durable[k] >= max_applied_;
   }
@@ -256,8 +256,9 @@ Result<std::vector<uint8_t>> CrashImageBuilder::Build(
     if (c.write_index < max_applied_) return recording_.BuildImage(state_, choices);
     ordered.push_back(&c);
   }
-  std::sort(ordered.begin(), ordered.end(),
-            [](const PendingChoice* a, const PendingChoice* b) { return a->write_index < b->write_index; });
+  std::sort(ordered.begin(), ordered.end(), [](const PendingChoice* a, const PendingChoice* b) {
+    return a->write_index < b->write_index;
+  });
   // Anything BuildImage would refuse (or resolve by "last choice wins") goes
   // to it, so both always agree.
   std::vector<bool> is_pending(recording_.writes.size(), false);
@@ -278,7 +279,8 @@ Result<std::vector<uint8_t>> CrashImageBuilder::Build(
       continue;
     }
     for (size_t s = 0; s < c->sectors.size(); ++s) {
-      if (c->sectors[s]) ApplySectors(image, w, s * recording_.sector_bytes, recording_.sector_bytes);
+      if (c->sectors[s])
+        ApplySectors(image, w, s * recording_.sector_bytes, recording_.sector_bytes);
     }
   }
   return image;

@@ -63,9 +63,9 @@ class Recording {
  public:
   std::vector<uint8_t> base_image;
   uint32_t sector_bytes = 4096;
-  std::vector<RecordedWrite> writes;    // in submission order
-  std::vector<RecordedFlush> flushes;   // in completion order
-  uint64_t end_seq = 0;                 // the time after the last event
+  std::vector<RecordedWrite> writes;   // in submission order
+  std::vector<RecordedFlush> flushes;  // in completion order
+  uint64_t end_seq = 0;                // the time after the last event
 
   // Crash points worth trying: the moment each completed flush completes
   // (just before it counts: everything since the previous flush is still
@@ -103,8 +103,8 @@ class CrashImageBuilder {
   const Recording& recording_;
   CrashState state_;
   std::vector<uint8_t> durable_image_;
-  size_t applied_ = 0;          // durable writes in durable_image_
-  size_t max_applied_ = 0;      // largest write index applied, + 1 (0: none)
+  size_t applied_ = 0;      // durable writes in durable_image_
+  size_t max_applied_ = 0;  // largest write index applied, + 1 (0: none)
 };
 
 struct RecordingOptions {

@@ -26,11 +26,11 @@ TEST(RecordingDevice, DurableAndPendingAroundAFlush) {
   auto rec = RecordingDevice::Create(mem.get(), {});
   ASSERT_TRUE(rec.ok());
   RecordingDevice& d = **rec;
-  ASSERT_TRUE(WriteSync(d, kBlock, Fill(kBlock, 1)).ok());      // W0
-  ASSERT_TRUE(FlushSync(d).ok());                               // F0
+  ASSERT_TRUE(WriteSync(d, kBlock, Fill(kBlock, 1)).ok());          // W0
+  ASSERT_TRUE(FlushSync(d).ok());                                   // F0
   ASSERT_TRUE(WriteSync(d, 2 * kBlock, Fill(2 * kBlock, 2)).ok());  // W1
-  ASSERT_TRUE(WriteSync(d, kBlock, Fill(kBlock, 3)).ok());      // W2 over W0
-  ASSERT_TRUE(DiscardSync(d, 0, kBlock).ok());                  // W3: discard
+  ASSERT_TRUE(WriteSync(d, kBlock, Fill(kBlock, 3)).ok());          // W2 over W0
+  ASSERT_TRUE(DiscardSync(d, 0, kBlock).ok());                      // W3: discard
   Recording r = d.TakeRecording();
   ASSERT_EQ(r.writes.size(), 4u);
   ASSERT_EQ(r.flushes.size(), 1u);
@@ -106,14 +106,17 @@ TEST(RecordingDevice, AWriteCompletingAfterTheFlushWasSubmittedIsNotDurable) {
   ASSERT_TRUE(rec.ok());
   std::vector<uint8_t> a = Fill(kBlock, 1), b = Fill(kBlock, 2);
   int done = 0;
-  auto count = [&](const Status& s) { ASSERT_TRUE(s.ok()); ++done; };
+  auto count = [&](const Status& s) {
+    ASSERT_TRUE(s.ok());
+    ++done;
+  };
   RecordingDevice& d = **rec;
   d.Submit({.op = IoOp::kWrite, .offset = 0, .iov = {{a.data(), kBlock}}, .done = count});
   d.Submit({.op = IoOp::kWrite, .offset = kBlock, .iov = {{b.data(), kBlock}}, .done = count});
-  deferred.Complete(0);                                  // W0 completes
-  d.Submit({.op = IoOp::kFlush, .done = count});         // F0 submitted
-  deferred.Complete(0);                                  // W1 completes after F0's submission
-  deferred.Complete(0);                                  // F0 completes
+  deferred.Complete(0);                           // W0 completes
+  d.Submit({.op = IoOp::kFlush, .done = count});  // F0 submitted
+  deferred.Complete(0);                           // W1 completes after F0's submission
+  deferred.Complete(0);                           // F0 completes
   ASSERT_EQ(done, 3);
   Recording r = d.TakeRecording();
   CrashState s = r.StateAt(r.end_seq);
@@ -230,7 +233,8 @@ TEST(CrashImageBuilder, AgreesWithBuildImageEverywhere) {
       uint64_t blocks = random.Range(1, 3), first = random.Uniform(32 - blocks + 1);
       buffers.emplace_back(blocks * kBlock);
       random.Fill(buffers.back().data(), buffers.back().size());
-      (*rec)->Submit({.op = IoOp::kWrite, .offset = first * kBlock,
+      (*rec)->Submit({.op = IoOp::kWrite,
+                      .offset = first * kBlock,
                       .iov = {{buffers.back().data(), buffers.back().size()}},
                       .done = [](const Status& s) { ASSERT_TRUE(s.ok()); }});
     }

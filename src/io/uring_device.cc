@@ -53,7 +53,8 @@ Result<std::unique_ptr<UringDevice>> UringDevice::Open(const std::string& path,
   int err = io_uring_queue_init(options.queue_depth, &ring, 0);
   if (err < 0) {
     ::close(f.fd);
-    return Status::NotSupported("device " + path + ": io_uring unavailable: " + std::strerror(-err));
+    return Status::NotSupported("device " + path +
+                                ": io_uring unavailable: " + std::strerror(-err));
   }
   std::unique_ptr<UringDevice> d(new UringDevice(path, f, options.queue_depth, ring));
   d->completer_ = std::thread([dev = d.get()] { dev->CompletionLoop(); });
@@ -146,8 +147,8 @@ UringDevice::InFlight* UringDevice::Reap(InFlight* op, int result) {
   }
   if (r.op == IoOp::kFlush) return op;
   if (result == 0) {
-    op->status = Status::IOError(DescribeIo(*this, r.op, r.offset, total) +
-                                 ": end of file after " + std::to_string(op->done_bytes) + " bytes");
+    op->status = Status::IOError(DescribeIo(*this, r.op, r.offset, total) + ": end of file after " +
+                                 std::to_string(op->done_bytes) + " bytes");
     return op;
   }
   op->done_bytes += static_cast<uint64_t>(result);

@@ -68,8 +68,10 @@ TEST_F(UringDeviceTest, ManyRequestsBeyondTheQueueDepthCompleteOnTheDeviceThread
   }
   Tracker t;
   for (int i = 0; i < kWrites; ++i) {
-    d->Submit({.op = IoOp::kWrite, .offset = uint64_t(i) * 4096,
-               .iov = {{bufs[i].data(), 4096}}, .done = t.Callback()});
+    d->Submit({.op = IoOp::kWrite,
+               .offset = uint64_t(i) * 4096,
+               .iov = {{bufs[i].data(), 4096}},
+               .done = t.Callback()});
   }
   t.WaitFor(kWrites);
   {
@@ -91,8 +93,10 @@ TEST_F(UringDeviceTest, SubmittingFromACompletionDoesNotDeadlock) {
   int chained = 0;
   std::function<void(const Status&)> next = [&](const Status& s) {
     if (++chained < 20) {
-      d->Submit({.op = IoOp::kWrite, .offset = uint64_t(chained) * 4096,
-                 .iov = {{buf.data(), 4096}}, .done = next});
+      d->Submit({.op = IoOp::kWrite,
+                 .offset = uint64_t(chained) * 4096,
+                 .iov = {{buf.data(), 4096}},
+                 .done = next});
     } else {
       t.Callback()(s);
     }
@@ -109,8 +113,8 @@ TEST_F(UringDeviceTest, SameBytesAsPsyncAndErrorsNameTheRequest) {
   AlignedBuffer a(3 * 4096, 4096), b(4096, 4096);
   random.Fill(a.data(), a.size());
   random.Fill(b.data(), b.size());
-  IoRequest w{.op = IoOp::kWrite, .offset = 1 << 20,
-              .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
+  IoRequest w{
+      .op = IoOp::kWrite, .offset = 1 << 20, .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
   ASSERT_TRUE(SubmitAndWait(*d, std::move(w)).ok());
   ASSERT_TRUE(FlushSync(*d).ok());
   auto psync = FileDevice::Open(path_, {.direct = DirectIo::kOff});
@@ -184,8 +188,10 @@ TEST_F(UringDeviceTest, DestroyingWaitsForRequestsInFlight) {
     auto d = OpenOrSkip({.queue_depth = 2});
     if (!d) GTEST_SKIP() << "io_uring unavailable";
     for (int i = 0; i < 16; ++i) {
-      d->Submit({.op = IoOp::kRead, .offset = uint64_t(i) * 4 * 4096,
-                 .iov = {{buf.data() + i * 4 * 4096, 4 * 4096}}, .done = t.Callback()});
+      d->Submit({.op = IoOp::kRead,
+                 .offset = uint64_t(i) * 4 * 4096,
+                 .iov = {{buf.data() + i * 4 * 4096, 4 * 4096}},
+                 .done = t.Callback()});
     }
   }
   MutexLock lock(&t.mu);

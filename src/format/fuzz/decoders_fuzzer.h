@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <vector>
 

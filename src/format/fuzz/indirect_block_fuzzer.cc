@@ -15,9 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint32_t logical = c == Compression::kOff ? static_cast<uint32_t>(body.size())
                                             : (data[1] | data[2] << 8 | data[3] << 16);
   if (logical == 0) return 0;
-  BlockPointer bp = PointerTo({.type = BlockType::kIndirect, .level = 1, .compression = c,
-                               .birth_txg = 1000, .fill = 1},
-                              0, 1, body, logical);
+  BlockPointer bp = PointerTo(
+      {.type = BlockType::kIndirect, .level = 1, .compression = c, .birth_txg = 1000, .fill = 1}, 0,
+      1, body, logical);
   auto payload = ReadBlockPayload(bp, body);
   if (!payload.ok()) return 0;
   auto b = DecodeIndirectBlock(*payload);

@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 static void Put(const fs::path& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
   fs::create_directories(dir);
   std::ofstream(dir / name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 int main(int argc, char** argv) {
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
   Put(out / "space_log", "sample", *EncodeSpaceLogBlock(samples::SpaceLog()));
   // Indirect seeds: [compression, logical size (3 bytes LE), physical bytes].
   auto with_header = [](uint8_t algo, size_t logical, const std::vector<uint8_t>& body) {
-    std::vector<uint8_t> v = {algo, static_cast<uint8_t>(logical), static_cast<uint8_t>(logical >> 8),
+    std::vector<uint8_t> v = {algo, static_cast<uint8_t>(logical),
+                              static_cast<uint8_t>(logical >> 8),
                               static_cast<uint8_t>(logical >> 16)};
     v.insert(v.end(), body.begin(), body.end());
     return v;
