@@ -235,7 +235,10 @@ void Arc::Release(Header* h, HolderKind kind) {
     if (h->holds == 0 && !h->io_in_flight) {
       MutexLock pl(&policy_mu_);
       if (h->hashed) {
-        policy_.Unpin(h);  // resident and cached: evictable again, at its list's head
+        // Resident and cached: evictable again, at its list's head; unless
+        // lookups woken by its fill have yet to take their holds (evicting
+        // and freeing it under them would be a use after free).
+        if (h->waiters == 0) policy_.Unpin(h);
       } else {
         // Anon, or an orphan (its volume was removed or a newer version
         // published while it was held): it leaves.

@@ -73,12 +73,12 @@ void Arc::WaitForEviction(uint64_t bytes) {
       evict_needed_hint_.store(true, std::memory_order_relaxed);
       evict_cv_.Signal();
     }
-    if (options_.background_evictor) {
+    if (options_.evictor != EvictorMode::kInline) {
       while (!w.released) w.cv.Wait(&evict_mu_);
     }
   }
   // Without an evictor thread the allocating thread evicts for itself.
-  while (!options_.background_evictor) {
+  while (options_.evictor == EvictorMode::kInline) {
     {
       MutexLock l(&evict_mu_);
       if (w.released) break;
@@ -236,7 +236,7 @@ void Arc::EvictorMain() ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ by hand */ {
 }
 
 void Arc::WaitEvictorIdle() {
-  if (!options_.background_evictor) return;
+  if (options_.evictor != EvictorMode::kThread) return;
   MutexLock l(&evict_mu_);
   while ((evict_needed_ || pass_running_) && !shutdown_) idle_cv_.Wait(&evict_mu_);
 }

@@ -16,6 +16,13 @@
 
 namespace arcstore::arc {
 
+// Who evicts. kThread is the engine's; the others make tests deterministic.
+enum class EvictorMode : uint8_t {
+  kThread,  // a background thread, woken by SOME/SEVERE overflow and pressure
+  kInline,  // no thread: a thread that must wait (SEVERE) runs the passes itself
+  kManual,  // no thread: waiters wait until someone calls RunEvictionPass()
+};
+
 struct ArcOptions {
   // ---- Target c -------------------------------------------------------------
   uint64_t c_max_bytes = 0;        // 0: c_max_percent of the monitor's limit
@@ -34,7 +41,7 @@ struct ArcOptions {
   uint64_t initial_largest_bytes = 128 * 1024;  // the largest record before any is seen
   uint32_t eviction_pct = 200;     // a waiter waits for this % of its request to be freed
   uint32_t evict_batch = 64;       // buffers evicted per policy-lock hold
-  bool background_evictor = true;  // false: tests call RunEvictionPass() themselves
+  EvictorMode evictor = EvictorMode::kThread;
 
   // ---- Policy refinements (sim mode has them all off) --------------------------
   uint64_t min_residence_ns = 62'000'000;  // ZFS ARC_MINTIME: MRU hits promote after this

@@ -48,7 +48,7 @@ void RunSequence(uint64_t seed, int ops) {
   testing::FakeMemoryMonitor mon(rng.Range(64, 512) * kMiB);
   stats::Registry registry;
   ArcOptions o;
-  o.background_evictor = false;
+  o.evictor = EvictorMode::kInline;
   o.monitor_interval_ns = 0;
   o.c_max_bytes = rng.Range(1, 8) * kMiB;
   o.c_min_bytes = rng.Range(128, 1024) * kKiB;

@@ -47,7 +47,7 @@ Status Arc::Init() {
     history_.reserve(options_.history_length);
     if (reading.ok() && reading->under_pressure) can_grow_ = false;
   }
-  if (options_.background_evictor) evictor_ = std::thread([this] { EvictorMain(); });
+  if (options_.evictor == EvictorMode::kThread) evictor_ = std::thread([this] { EvictorMain(); });
   return Status::Ok();
 }
 

@@ -18,7 +18,7 @@ class ArcTest : public ::testing::Test {
  protected:
   void Make(ArcOptions o = {}) {
     arc_.reset();  // one ARC per stats module
-    o.background_evictor = false;
+    o.evictor = EvictorMode::kInline;
     o.monitor_interval_ns = 0;
     auto a = Arc::Create(o, ArcEnv{&clock_, &mon_, &registry_});
     ASSERT_TRUE(a.ok()) << a.status().ToString();
@@ -331,7 +331,7 @@ TEST_F(ArcTest, OptionsAreValidated) {
 
 TEST_F(ArcTest, BackgroundEvictorBringsSizeUnderC) {
   ArcOptions o = Small(256 * kKiB);
-  o.background_evictor = true;
+  o.evictor = EvictorMode::kThread;
   o.monitor_interval_ns = 0;
   arc_.reset();
   auto a = Arc::Create(o, ArcEnv{&clock_, &mon_, &registry_});
