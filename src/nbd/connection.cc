@@ -11,6 +11,10 @@ namespace arcstore::nbd {
 // up to this size; a longer one is a hard disconnect. The specification asks
 // servers to treat payloads up to 2^25 bytes as legitimate.
 inline constexpr uint64_t kDrainLimitBytes = 32 * kMiB;
+// Replies up to this size made on the reader thread are held back and sent
+// in batches; larger ones (read data) go out at once, without a copy.
+inline constexpr size_t kCoalesceMaxBytes = 16 * 1024;
+inline constexpr size_t kPendingFlushBytes = 128 * 1024;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -119,7 +123,10 @@ void Connection::Serve() {
   size_bytes_ = volume_->info().size_bytes;
   export_stats_ = stats_->export_stats(negotiated_.export_index);
   export_stats_->connections->Add(1);
+  reader_thread_ = std::this_thread::get_id();
+  reader_.set_before_wait([this] { FlushPending(); });
   Transmit();
+  FlushPending();
   WaitIdle();
   export_stats_->connections->Add(-1);
   transport_->CloseAll();
@@ -426,12 +433,49 @@ void Connection::SendSimple(const Request& r, uint32_t error, const uint8_t* dat
 
 void Connection::Send(const iovec* iov, int count) {
   if (broken_) return;
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += iov[i].iov_len;
   Status s;
   {
     MutexLock l(&send_mu_);
-    s = transport_->WriteAll(iov, count);
+    if (std::this_thread::get_id() == reader_thread_ && total <= kCoalesceMaxBytes) {
+      for (int i = 0; i < count; i++) {
+        const uint8_t* p = static_cast<const uint8_t*>(iov[i].iov_base);
+        pending_.insert(pending_.end(), p, p + iov[i].iov_len);
+      }
+      if (pending_.size() < kPendingFlushBytes) return;
+      iovec all{pending_.data(), pending_.size()};
+      s = transport_->WriteAll(&all, 1);
+      pending_.clear();
+    } else if (!pending_.empty()) {
+      std::vector<iovec> all;
+      all.push_back({pending_.data(), pending_.size()});
+      all.insert(all.end(), iov, iov + count);
+      s = transport_->WriteAll(all.data(), static_cast<int>(all.size()));
+      pending_.clear();
+    } else {
+      s = transport_->WriteAll(iov, count);
+    }
   }
-  if (!s.ok() && !broken_.exchange(true)) {
+  if (!s.ok()) SendFailed();
+}
+
+void Connection::FlushPending() {
+  Status s;
+  {
+    MutexLock l(&send_mu_);
+    if (pending_.empty()) return;
+    if (!broken_) {
+      iovec all{pending_.data(), pending_.size()};
+      s = transport_->WriteAll(&all, 1);
+    }
+    pending_.clear();
+  }
+  if (!s.ok()) SendFailed();
+}
+
+void Connection::SendFailed() {
+  if (!broken_.exchange(true)) {
     stats_->Error(ErrorKind::kSendFailed);
     transport_->CloseAll();  // wakes the reader: the session is over
   }
@@ -451,15 +495,27 @@ void Connection::Complete(const RequestPtr& r, uint32_t error) {
 }
 
 bool Connection::AcquireSlot(uint64_t bytes) {
-  MutexLock l(&mu_);
-  while (in_flight_ >= options_.max_in_flight_per_connection ||
-         (in_flight_ > 0 &&
-          in_flight_bytes_ + bytes > options_.max_in_flight_bytes_per_connection)) {
-    cv_.Wait(&mu_);
+  // Before waiting for a slot, send what is held back: the client may be
+  // waiting for those replies before it can take more of ours.
+  bool flushed = false;
+  while (true) {
+    {
+      MutexLock l(&mu_);
+      auto full = [&]() ARC_REQUIRES(mu_) {
+        return in_flight_ >= options_.max_in_flight_per_connection ||
+               (in_flight_ > 0 &&
+                in_flight_bytes_ + bytes > options_.max_in_flight_bytes_per_connection);
+      };
+      if (flushed || !full()) {
+        while (full()) cv_.Wait(&mu_);
+        in_flight_++;
+        in_flight_bytes_ += bytes;
+        return true;
+      }
+    }
+    FlushPending();
+    flushed = true;
   }
-  in_flight_++;
-  in_flight_bytes_ += bytes;
-  return true;
 }
 
 void Connection::ReleaseSlot(uint64_t bytes) {

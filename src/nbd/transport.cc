@@ -84,7 +84,7 @@ Status MemoryTransport::WriteAll(const iovec* iov, int count) {
 
 bool Reader::Fill(Outcome* failure) {
   begin_ = end_ = 0;
-  Result<size_t> r = transport_->ReadSome(buf_.data(), buf_.size());
+  Result<size_t> r = ReadSome(buf_.data(), buf_.size());
   if (!r.ok()) {
     *failure = r.status().code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
     return false;
@@ -103,7 +103,7 @@ Reader::Outcome Reader::ReadExact(uint8_t* out, size_t n) {
     if (begin_ == end_) {
       // Large reads go straight to the destination.
       if (n - done >= buf_.size()) {
-        Result<size_t> r = transport_->ReadSome(out + done, n - done);
+        Result<size_t> r = ReadSome(out + done, n - done);
         if (!r.ok()) {
           return r.status().code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
         }

@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -91,6 +92,12 @@ class Reader {
   explicit Reader(Transport* transport, size_t buffer_bytes = 64 * 1024)
       : transport_(transport), buf_(buffer_bytes) {}
 
+  // Called before every read that may block (the buffer is empty), so the
+  // owner can flush replies it held back while requests were buffered.
+  void set_before_wait(std::function<void()> fn) { before_wait_ = std::move(fn); }
+  // Bytes received and not yet consumed.
+  size_t buffered() const { return end_ - begin_; }
+
   // Reads exactly `n` bytes into `out`.
   Outcome ReadExact(uint8_t* out, size_t n);
   // Reads and drops exactly `n` bytes.
@@ -100,7 +107,13 @@ class Reader {
   // Refills the buffer; false at end of stream or on error.
   bool Fill(Outcome* failure);
 
+  Result<size_t> ReadSome(uint8_t* buf, size_t n) {
+    if (before_wait_) before_wait_();
+    return transport_->ReadSome(buf, n);
+  }
+
   Transport* const transport_;
+  std::function<void()> before_wait_;
   std::vector<uint8_t> buf_;
   size_t begin_ = 0;
   size_t end_ = 0;
