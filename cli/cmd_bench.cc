@@ -30,6 +30,10 @@
 #include "bench/report.h"
 #include "bench/runner.h"
 #include "cli/commands.h"
+#ifdef ARCSTORE_HAVE_DOCTOR
+#include "tools/doctor/doctor.h"
+#include "tools/doctor/report_format.h"
+#endif
 
 namespace arcstore::cli {
 namespace {
@@ -184,10 +188,28 @@ void Emit(const std::string& text, const std::string& path) {
   if (!out) throw CommandFailed("cannot write " + path);
 }
 
+// The doctor's verdict on the pool after the run, when the doctor is built.
+struct Verdict {
+  std::string text;
+  nlohmann::ordered_json json;
+};
+
+std::optional<Verdict> DoctorVerdict(Pool* pool) {
+#ifdef ARCSTORE_HAVE_DOCTOR
+  doctor::Report report = doctor::Diagnose(doctor::FromSnapshot(pool->stats().TakeSnapshot()));
+  return Verdict{doctor::RenderText(report),
+                 nlohmann::ordered_json::parse(doctor::RenderJson(report, -1))};
+#else
+  (void)pool;
+  return std::nullopt;
+#endif
+}
+
 std::string Render(const bench::RunResult& run, bench::OutputFormat format, const RunPool& rp,
-                   const BenchArgs& a) {
+                   const BenchArgs& a, const std::optional<Verdict>& verdict) {
   if (format == bench::OutputFormat::kNormal) {
     std::string text = bench::FormatText(run);
+    if (verdict) text += "arcstore doctor, after the run:\n" + verdict->text + "\n";
     text += "arcstore: pool " + rp.path + (rp.temp_dir.empty() ? "" : " (temporary)") +
             (rp.created ? ", created " + FormatBytes(rp.created_bytes) + (a.sparse ? " sparse" : " written once")
                         : "") +
@@ -204,6 +226,7 @@ std::string Render(const bench::RunResult& run, bench::OutputFormat format, cons
                            {"arc_max", a.arc_max},
                            {"cold", a.cold},
                            {"recordsize", a.recordsize}};
+  if (verdict) j["arcstore"]["doctor"] = verdict->json;
   return j.dump(2) + "\n";
 }
 
@@ -254,12 +277,13 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
     }
     run->groups = bench::ComputeGroups(run->jobs);
   }
-  std::string report = Render(*run, *format, rp, a);
+  std::optional<Verdict> verdict = DoctorVerdict(rp.pool.get());
+  std::string report = Render(*run, *format, rp, a, verdict);
   if (default_mode && a.output.empty()) {
     Emit(report, "");
     std::string json_path = "arcstore-bench-" + std::to_string(run->timestamp_unix_s) + ".json";
     if (access(".", W_OK) != 0) json_path = (fs::temp_directory_path() / json_path).string();
-    Emit(Render(*run, bench::OutputFormat::kJson, rp, a), json_path);
+    Emit(Render(*run, bench::OutputFormat::kJson, rp, a, verdict), json_path);
     std::printf("arcstore: fio-format JSON report written to %s\n", json_path.c_str());
   } else {
     Emit(report, a.output);
