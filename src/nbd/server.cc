@@ -26,7 +26,12 @@
 //
 // Replies leave in completion order, not request order (the protocol allows
 // it); all chunks of one reply go out in one locked write, so chunks of
-// different replies never interleave. A READ with structured replies first
+// different replies never interleave. Small replies made on the reader
+// thread (inline completions, error replies) while more requests are
+// already buffered are held back and written together just before the
+// reader would wait (for input or for a slot): a client with 32 requests in
+// flight is woken once per batch, not once per reply. Completions on other
+// threads write at once (after whatever is held back). A READ with structured replies first
 // asks the volume for block status and sends unwritten or trimmed ranges as
 // OFFSET_HOLE chunks (a read made only of holes never touches the data).
 //
