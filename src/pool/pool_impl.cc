@@ -317,6 +317,8 @@ Status PoolImpl::Start() {
   ae.monitor = monitor_.get();
   ae.registry = &registry_;
   ARC_ASSIGN_OR_RETURN(arc_, arc::Arc::Create(ao, ae));
+  handles_ = std::make_unique<volume::HandleCache>(arc_.get(), volume::HandleCacheOptions(),
+                                                   &registry_);
   txg::TxgOptions t;
   const uint64_t memory =
       options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : PhysicalMemoryBytes();
@@ -355,6 +357,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.blocks = reader_.get();
   env.arc = arc_.get();
   env.work = work_.get();
+  env.handles = handles_.get();
   env.registry = &registry_;
   env.read_only = options_.read_only;
   env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };
@@ -593,6 +596,7 @@ Status PoolImpl::DestroyVolume(const std::string& name) {
     auto it = volumes_.find(name);
     if (it == volumes_.end()) return Status::NotFound("volume " + name + " does not exist");
     it->second->Close();
+    handles_->RemoveVolume(it->second->entry().guid);
     arc_->RemoveVolume(it->second->entry().guid);
     destroyed_[txg].push_back(std::move(it->second));
     volumes_.erase(it);
@@ -615,7 +619,10 @@ Status PoolImpl::DropCaches() {
     MutexLock l(&mu_);
     for (const auto& [name, v] : volumes_) guids.push_back(v->entry().guid);
   }
-  for (uint64_t g : guids) arc_->RemoveVolume(g);
+  for (uint64_t g : guids) {
+    handles_->RemoveVolume(g);
+    arc_->RemoveVolume(g);
+  }
   return Status::Ok();
 }
 

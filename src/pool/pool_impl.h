@@ -104,6 +104,7 @@ class PoolImpl final : public Pool {
   volume::VolumeStats volume_stats_;
   std::unique_ptr<MemoryMonitor> monitor_;
   std::unique_ptr<arc::Arc> arc_;
+  std::unique_ptr<volume::HandleCache> handles_;  // before arc_ in destruction
   std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
   std::unique_ptr<txg::TxgManager> txg_;
   std::unique_ptr<WorkQueue> work_;  // runs Submit* operations

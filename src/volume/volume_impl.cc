@@ -110,6 +110,12 @@ arc::ArcHold VolumeImpl::NewBuffer() {
 }
 
 Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind access) {
+  HandleCache* handles = access == arc::AccessKind::kDemand ? env_.handles : nullptr;
+  uint64_t generation = 0;
+  if (handles != nullptr) {
+    if (arc::ArcHold h = handles->Lookup(KeyOf(record))) return h;
+    generation = handles->Generation(entry_.guid);  // before the tree is read
+  }
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
   if (bp.IsHole()) return arc::ArcHold();
   if (bp.logical_bytes != record_bytes_) {
@@ -120,11 +126,14 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
   arc::LookupResult r = env_.arc->Lookup(
       KeyOf(record), arc::LookupOptions{record_bytes_, arc::BufKind::kData,
                                         arc::HolderKind::kApiUser, access});
-  if (r.hit()) return std::move(r.hold);
-  // A miss: this caller reads (concurrent lookups wait for it: iohits).
-  stats_->record_reads->Add();
-  ARC_RETURN_IF_ERROR(env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
-  return r.fill.Finish();
+  if (!r.hit()) {
+    // A miss: this caller reads (concurrent lookups wait for it: iohits).
+    stats_->record_reads->Add();
+    ARC_RETURN_IF_ERROR(env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
+    r.hold = r.fill.Finish();
+  }
+  if (handles != nullptr) handles->Insert(KeyOf(record), r.hold, generation);
+  return std::move(r.hold);
 }
 
 Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
@@ -466,6 +475,7 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
     // Each written record becomes the cached version of its key before its
     // dirty copy goes, so a reader finds one or the other.
     for (auto& [record, d] : dirty_.begin()->second) {
+      if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
       if (d.kind == Dirty::Kind::kData) env_.arc->Publish(std::move(d.buf), KeyOf(record));
     }
     dirty_.erase(dirty_.begin());

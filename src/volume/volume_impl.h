@@ -31,6 +31,7 @@
 #include "stats/registry.h"
 #include "txg/txg_manager.h"
 #include "volume/block_tree.h"
+#include "volume/handle_cache.h"
 
 namespace arcstore::volume {
 
@@ -50,6 +51,7 @@ struct VolumeEnv {
   BlockSource* blocks = nullptr;  // verified block reads
   arc::Arc* arc = nullptr;        // caches committed records; holds dirty ones
   WorkQueue* work = nullptr;      // runs Submit* operations; nullptr: inline
+  HandleCache* handles = nullptr; // hot committed records, held; may be nullptr
   stats::Registry* registry = nullptr;
   bool read_only = false;
   // Checks that the pool has room for `bytes` more of dirty data before a
