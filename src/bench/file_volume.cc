@@ -86,6 +86,11 @@ Result<std::unique_ptr<FileVolume>> FileVolume::Open(const std::string& path, ui
 
 FileVolume::~FileVolume() { ::close(fd_); }
 
+void FileVolume::DropPageCache() {
+  fdatasync(fd_);
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+}
+
 Status FileVolume::ErrnoStatus(const char* op, uint64_t offset, int err) const {
   return Status::IOError(path_ + ": " + op + " at offset " + std::to_string(offset) + ": " +
                          std::strerror(err));
@@ -166,6 +171,8 @@ Result<std::shared_ptr<Volume>> FileVolumeProvider::OpenVolume(const VolumeReque
   std::string dir = req.directory.empty() ? root_ : req.directory;
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<FileVolume> v,
                        FileVolume::Open(dir + "/" + req.name, req.size_bytes, req.direct, fill_));
+  // fio's invalidate=1 (its default): start without the file in the page cache.
+  if (req.invalidate) v->DropPageCache();
   return std::shared_ptr<Volume>(std::move(v));
 }
 

@@ -26,6 +26,9 @@ class FileVolume final : public Volume {
   static Result<std::unique_ptr<FileVolume>> Open(const std::string& path, uint64_t size_bytes,
                                                   bool direct, bool fill);
   ~FileVolume() override;
+  // Writes back and drops the file's pages from the OS page cache (fio's
+  // invalidate=1), so that buffered reads start cold.
+  void DropPageCache();
 
   VolumeInfo info() const override { return info_; }
   void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override;

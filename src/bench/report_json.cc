@@ -98,7 +98,7 @@ ordered_json ArcstoreJobJson(const JobResult& r) {
   a["jobs_folded"] = r.jobs;
   if (r.job != nullptr) {
     a["ioengine_requested"] = r.job->ioengine;
-    a["note"] = "run in-process by arcstore bench; ioengine, direct and invalidate do not apply";
+    a["note"] = "run in-process by arcstore bench: ioengine is not used; direct and invalidate apply to plain-file targets only";
   }
   if (r.error != 0) a["error_text"] = r.error_text;
   if (r.job != nullptr && r.job->verify != VerifyKind::kNone) {

@@ -208,6 +208,18 @@ TEST(Runner, MissingVolumeWithoutSizeNamesTheOption) {
   EXPECT_NE(r.status().message().find("option 'size'"), std::string::npos) << r.status().message();
 }
 
+TEST(Runner, OverwriteLaysTheRegionOutFirstUnmeasured) {
+  MemoryVolumeProvider p(4096);
+  // 256 random writes without the random map leave records untouched;
+  // overwrite=1 first writes all 256 of them, outside the job's figures.
+  JobSet set = Parse("[w]\nfilename=v\nsize=1m\nbs=4k\nrw=randwrite\nnorandommap\noverwrite=1\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(p.memory("v")->allocated_records(), 256u);
+  EXPECT_EQ(p.memory("v")->writes(), 512u);
+  EXPECT_EQ(r->jobs[0].dirs[kWrite].total_ios, 256u);
+}
+
 TEST(Runner, RegionSmallerThanABlockIsAnError) {
   MemoryVolumeProvider p(4096);
   JobSet set = Parse("[t]\nfilename=v\nfilesize=1m\noffset=1m\nbs=4k\nrw=read\n");

@@ -28,6 +28,7 @@ struct VolumeRequest {
   std::string directory;     // the job's `directory`, for file providers
   uint64_t size_bytes = 0;   // size for a new volume; 0: it must exist
   bool direct = false;       // the job's direct=1
+  bool invalidate = true;    // the job's invalidate: drop the OS page cache of a file
 };
 
 class VolumeProvider {

@@ -105,7 +105,7 @@ class WorkerLoop {
     uint8_t* buf = nullptr;
     Dir dir = kRead;
     bool flush = false;
-    bool verify = false;  // a verify-phase read: not counted in the job's figures
+    bool unmeasured = false;  // overwrite layout or verify read: not in the figures
     uint64_t offset = 0, length = 0;
     uint64_t start_ns = 0, returned_ns = 0, done_ns = 0;
     bool inline_done = false;  // worker-only: done before Submit* returned
@@ -122,6 +122,7 @@ class WorkerLoop {
   Status Drain();
   Status SyncFlush();
   Status VerifyPhase();
+  Status OverwritePhase();
   void PrepareBuffer(Slot* s);
   void FillStatic(uint8_t* p, size_t n);
   void MaybeSample(uint64_t now);
@@ -241,7 +242,7 @@ Status WorkerLoop::Account(Slot* s) {
   inflight_--;
   Status st = std::move(s->status);
   s->status = Status::Ok();
-  const bool measured = s->start_ns >= measure_start_ns_ && !s->verify;
+  const bool measured = s->start_ns >= measure_start_ns_ && !s->unmeasured;
   const bool inline_done = s->inline_done;
   const uint64_t lat = s->done_ns - s->start_ns;
   if (st.ok() && s->flush) {
@@ -410,6 +411,26 @@ Status WorkerLoop::MainPhase() {
   return Drain();
 }
 
+// overwrite=1: write the whole region once, sequentially, before the job
+// (fio lays the file out so that the job overwrites written blocks).
+Status WorkerLoop::OverwritePhase() {
+  for (uint64_t at = 0; at < c_.region_bytes && !Stopping();) {
+    while (free_.empty()) ARC_RETURN_IF_ERROR(Reap(true));
+    Slot* s = free_.back();
+    free_.pop_back();
+    s->dir = kWrite;
+    s->unmeasured = true;
+    s->offset = c_.region_start + at;
+    s->length = std::min(slot_bytes_, c_.region_bytes - at);
+    Submit(s);
+    at += s->length;
+    ARC_RETURN_IF_ERROR(Reap(false));
+  }
+  Status st = Drain();
+  for (Slot& s : slots_) s.unmeasured = false;
+  return st;
+}
+
 Status WorkerLoop::VerifyPhase() {
   const uint64_t bs = job_.bs_bytes[kWrite];
   ARC_RETURN_IF_ERROR(Drain());
@@ -420,12 +441,12 @@ Status WorkerLoop::VerifyPhase() {
     Slot* s = free_.back();
     free_.pop_back();
     s->dir = kRead;
-    s->verify = true;
+    s->unmeasured = true;
     s->offset = c_.region_start + b * bs;
     s->length = bs;
     Submit(s);
     Status read = Drain();
-    s->verify = false;
+    s->unmeasured = false;
     ARC_RETURN_IF_ERROR(read);
     r_->verified_blocks++;
     Status v = CheckVerifyBlock(job_.verify, s->offset, {s->buf, bs});
@@ -447,6 +468,7 @@ void WorkerLoop::Run() {
   const CpuTimes cpu0 = CpuTimes::Now();
   uint64_t t0 = clock_->NowNs();
   if (st.ok() && job_.startdelay_ns != 0) clock_->SleepForNs(job_.startdelay_ns);
+  if (st.ok() && job_.overwrite && job_.Writes()) st = OverwritePhase();
   uint64_t start = clock_->NowNs();
   measure_start_ns_ = start + job_.ramp_time_ns;
   if (c_.runtime_ns != 0) end_ns_ = measure_start_ns_ + c_.runtime_ns;
