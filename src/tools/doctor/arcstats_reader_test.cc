@@ -125,6 +125,14 @@ TEST(KstatReader, LooseLinesBeforeAHeaderedDumpAreDropped) {
   EXPECT_FALSE(ReadArcStats("runtime=60\nnumjobs 1\nbs 4 4096\n").ok());
 }
 
+TEST(KstatReader, ArcSummaryRawReadsOnlyItsArcstatsSection) {
+  StatsView v = MustRead("arc_summary_raw_2.1.txt");
+  EXPECT_EQ(v.Get("hits"), 48210331);  // ARCSTATS' hits, not ZFETCHSTATS'
+  EXPECT_EQ(v.Get("c_max"), static_cast<int64_t>(32 * kGiB));
+  EXPECT_FALSE(v.Has("dmu_tx_assigned"));
+  EXPECT_TRUE(HasNote(v, "section DMU_TX: is not arcstats"));
+}
+
 TEST(KstatReader, ConflictsKeepTheFirstValueAndSaySo) {
   auto v = ReadArcStats("size 10\nsize 20\nc 5\n");
   ASSERT_TRUE(v.ok());

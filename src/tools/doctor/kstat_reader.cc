@@ -60,6 +60,12 @@ bool LooksLikeArcstatName(std::string_view s) {
   return false;
 }
 
+bool IsUpperSection(std::string_view s) {
+  return std::all_of(s.begin(), s.end() - 1, [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ' ';
+  });
+}
+
 bool IsUnsigned(std::string_view s) {
   return !s.empty() && s.size() <= 20 &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -153,6 +159,18 @@ LineReader::Verdict LineReader::Line(std::string_view line, size_t line_no) {
     return Verdict::kSkipped;
   }
   if (t[0] == "name:") return Verdict::kSkipped;  // illumos "name: arcstats class: misc"
+  if (t.size() == 1 && t[0].size() > 1 && t[0].back() == ':' && IsUpperSection(t[0])) {
+    // arc_summary -r: "ARCSTATS:", then other kstats ("ZFETCHSTATS:") whose
+    // names (hits, misses) collide with the ARC's.
+    if (t[0] == "ARCSTATS:") {
+      linux_header_ = true;
+      return Verdict::kSkipped;
+    }
+    if (!stats_seen_) return Verdict::kSkipped;
+    view_.notes.push_back("line " + std::to_string(line_no) + ": section " + std::string(t[0]) +
+                          " is not arcstats; reading stops here");
+    return Verdict::kStop;
+  }
   if (!stats_seen_ && t.size() >= 5 && t.size() <= 8 &&
       std::all_of(t.begin(), t.end(), IsHeaderNumber)) {
     // Linux "kid type flags ndata data_size crtime snaptime": times in ns.
