@@ -15,6 +15,9 @@ inline constexpr uint64_t kDrainLimitBytes = 32 * kMiB;
 // in batches; larger ones (read data) go out at once, without a copy.
 inline constexpr size_t kCoalesceMaxBytes = 16 * 1024;
 inline constexpr size_t kPendingFlushBytes = 128 * 1024;
+// Structured READs up to this size skip the hole map (one volume operation
+// instead of two) and are sent as one hole chunk when they read as zeros.
+inline constexpr uint32_t kHoleMapMinBytes = 64 * 1024;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -302,8 +305,8 @@ void Connection::Finish(const RequestPtr& r, Status s) {
 }
 
 void Connection::StartStructuredRead(const RequestPtr& r) {
-  if (r->length == 0 || (r->flags & kCmdFlagDf) != 0) {
-    // One content chunk (or none): no hole map needed.
+  if (r->length <= kHoleMapMinBytes || (r->flags & kCmdFlagDf) != 0) {
+    // Small, or one content chunk wanted: no hole map.
     volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
                         [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
     return;
@@ -333,6 +336,12 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
   }
   std::vector<Segment> segs;
   if (r->length > 0) segs = Segments(r->extents, r->offset, r->length);
+  if (r->extents.empty() && r->length > 0 && (r->flags & kCmdFlagDf) == 0 &&
+      r->length <= kHoleMapMinBytes) {
+    // No hole map was asked for: a read of zeros is sent as a hole.
+    const uint8_t* d = r->data.get();
+    if (d[0] == 0 && std::memcmp(d, d + 1, r->length - 1) == 0) segs[0].zero = true;
+  }
   if (segs.empty()) {
     uint8_t h[kChunkHeaderBytes];
     ChunkHeader(h, kReplyFlagDone, kReplyTypeNone, r->cookie, 0);

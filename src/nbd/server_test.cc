@@ -187,9 +187,10 @@ TEST_F(ServerTest, StructuredReadSendsHolesForUnwrittenAndTrimmedRecords) {
   ASSERT_EQ(c.Do(kCmdTrim, 5 * 4096, 4096, kCmdFlagFua), 0u);
   uint64_t flushes = vol_->flushes();
   EXPECT_EQ(flushes, 1u);  // FUA on a trim flushes after it
+  // A read past kHoleMapMinBytes consults the hole map:
+  // hole [2,4) data [4,5) hole [5,6) data [6,7) hole [7,20) (in records).
   c.last_chunks().clear();
-  ASSERT_EQ(c.Do(kCmdRead, 2 * 4096, 6 * 4096, 0, nullptr, &r), 0u);
-  // hole [2,4) data [4,5) hole [5,6) data [6,7) hole [7,8) (in records)
+  ASSERT_EQ(c.Do(kCmdRead, 2 * 4096, 18 * 4096, 0, nullptr, &r), 0u);
   std::vector<std::pair<uint16_t, uint64_t>> want = {
       {kReplyTypeOffsetHole, 2}, {kReplyTypeOffsetData, 4}, {kReplyTypeOffsetHole, 5},
       {kReplyTypeOffsetData, 6}, {kReplyTypeOffsetHole, 7}};
@@ -199,16 +200,29 @@ TEST_F(ServerTest, StructuredReadSendsHolesForUnwrittenAndTrimmedRecords) {
     EXPECT_EQ(Load64(c.last_chunks()[i].payload.data()), want[i].second * 4096) << i;
     EXPECT_EQ((c.last_chunks()[i].flags & kReplyFlagDone) != 0, i + 1 == want.size());
   }
-  std::vector<uint8_t> expect(6 * 4096, 0);
+  EXPECT_EQ(Load32(&c.last_chunks()[4].payload[8]), 13u * 4096);
+  std::vector<uint8_t> expect(18 * 4096, 0);
   std::copy(w.begin(), w.begin() + 4096, expect.begin() + 2 * 4096);
   std::copy(w.begin() + 8192, w.end(), expect.begin() + 4 * 4096);
   EXPECT_EQ(r, expect);
   // DF: one content chunk with the zeros in it.
   c.last_chunks().clear();
-  ASSERT_EQ(c.Do(kCmdRead, 2 * 4096, 6 * 4096, kCmdFlagDf, nullptr, &r), 0u);
+  ASSERT_EQ(c.Do(kCmdRead, 2 * 4096, 18 * 4096, kCmdFlagDf, nullptr, &r), 0u);
   EXPECT_EQ(r, expect);
   ASSERT_EQ(c.last_chunks().size(), 1u);
   EXPECT_EQ(c.last_chunks()[0].type, kReplyTypeOffsetData);
+  // Small reads skip the map: zeros come back as one hole chunk, anything
+  // else as one data chunk.
+  c.last_chunks().clear();
+  ASSERT_EQ(c.Do(kCmdRead, 5 * 4096 + 100, 4096, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, std::vector<uint8_t>(expect.begin() + 3 * 4096 + 100, expect.begin() + 4 * 4096 + 100));
+  ASSERT_EQ(c.last_chunks().size(), 1u);
+  EXPECT_EQ(c.last_chunks()[0].type, kReplyTypeOffsetData);
+  c.last_chunks().clear();
+  ASSERT_EQ(c.Do(kCmdRead, 5 * 4096, 4096, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, std::vector<uint8_t>(4096, 0));
+  ASSERT_EQ(c.last_chunks().size(), 1u);
+  EXPECT_EQ(c.last_chunks()[0].type, kReplyTypeOffsetHole);
 }
 
 TEST_F(ServerTest, BlockStatusReportsAllocation) {
