@@ -1,6 +1,7 @@
 #include "bench/status_line.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "bench/fio_format.h"
 
@@ -49,6 +50,7 @@ std::string StatusLineState::Update(const std::vector<WorkerProgressView>& worke
   char prev = 0;
   int run = 0;
   double done_frac = 1.0;
+  double eta_s = 0;
   uint64_t bytes[kNumDirs] = {}, ios[kNumDirs] = {};
   for (const auto& w : workers) {
     if (w.running && !w.finished) running++;
@@ -60,12 +62,15 @@ std::string StatusLineState::Update(const std::vector<WorkerProgressView>& worke
       run = 1;
     }
     double f = 1.0;
+    const double elapsed_s = static_cast<double>(elapsed_ns) / 1e9;
     if (!w.finished) {
       if (w.planned_ns != 0) {
         f = std::min(1.0, static_cast<double>(elapsed_ns) / static_cast<double>(w.planned_ns));
+        eta_s = std::max(eta_s, static_cast<double>(w.planned_ns) / 1e9 - elapsed_s);
       } else if (w.planned_bytes != 0) {
         f = std::min(1.0, static_cast<double>(w.bytes[0] + w.bytes[1] + w.bytes[2]) /
                               static_cast<double>(w.planned_bytes));
+        if (f > 0) eta_s = std::max(eta_s, elapsed_s * (1 - f) / f);
       } else {
         f = 0;
       }
@@ -97,14 +102,10 @@ std::string StatusLineState::Update(const std::vector<WorkerProgressView>& worke
     last_ios_[d] = ios[d];
   }
   last_ns_ = elapsed_ns;
-  uint64_t eta_s = 0;
-  if (done_frac > 0 && done_frac < 1) {
-    eta_s = static_cast<uint64_t>(static_cast<double>(elapsed_ns) / 1e9 * (1 - done_frac) / done_frac);
-  }
   std::string line = StrFormat("Jobs: %d (f=%d): [%s][%.1f%%]", running, running, letters.c_str(),
                                done_frac * 100.0);
   if (!bw.empty()) line += "[" + bw + "][" + iops + " IOPS]";
-  line += "[eta " + FormatEta(eta_s) + "]";
+  line += "[eta " + FormatEta(static_cast<uint64_t>(std::ceil(std::max(0.0, eta_s) - 1e-9))) + "]";
   return line;
 }
 

@@ -13,7 +13,7 @@ TEST(StatusLine, LooksLikeFios) {
   w.running = true;
   w.planned_ns = 20'000'000'000ull;
   std::string first = state.Update({w}, 0);
-  EXPECT_EQ(first, "Jobs: 1 (f=1): [w(1)][0.0%][eta 00m:00s]");
+  EXPECT_EQ(first, "Jobs: 1 (f=1): [w(1)][0.0%][eta 00m:20s]");
   w.bytes[kWrite] = 650ull << 20;
   w.ios[kWrite] = 166'400;
   std::string line = state.Update({w}, 7'000'000'000ull);
