@@ -39,8 +39,16 @@ function(arcstore_test name)
     GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
+    TEST_LIST ${name}_TESTS
+    PROPERTIES TIMEOUT ${A_TIMEOUT}
       ENVIRONMENT "ARCSTORE_SHARED_DIR=${ARCSTORE_SHARED_DIR};ARCSTORE_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  # PROPERTIES flattens a list value, so several labels are set afterwards,
+  # once the tests are discovered.
+  set(labels "${A_LABELS}")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake
+    "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
+    ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
 endfunction()
 
 # arcstore_benchmark(NAME SRCS a_bench.cc DEPS lib ...): Google Benchmark.
