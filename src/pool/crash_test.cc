@@ -24,7 +24,7 @@ void Report(const CrashHarnessResult& r) {
 TEST(CrashTest, EveryPowerCutLeavesOneTxgAndNothingDurableLost) {
   CrashHarnessOptions o;
   o.seed = Seed("CrashTest");
-  o.operations = static_cast<uint32_t>(ScaledIterations(3600));
+  o.operations = static_cast<uint32_t>(ScaledIterations(4200));
   o.images_per_point = 10;
   Result<CrashHarnessResult> r = RunCrashHarness(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
