@@ -84,8 +84,13 @@
 //
 // OPTIONS (arc_options.h): c_max/c_min/initial c, holdoff, shrink step,
 //   free threshold, monitor interval, overflow shift, eviction %, batch,
-//   min residence (ZFS ARC_MINTIME), p floor, list sublists, hash shards.
-//   `arcstore sim` runs the policy alone with all refinements off.
+//   min residence (ZFS ARC_MINTIME), p floor, list sublists, hash shards,
+//   and who evicts (a thread; or, for deterministic tests, the waiting
+//   thread itself, or nobody until RunEvictionPass). List sublists (ZFS
+//   multilists) live under the one policy_mu_ here: they reproduce ZFS's
+//   per-sublist LRU order, not its per-sublist locking; the hash shards are
+//   what spreads lookups. `arcstore sim` runs the policy alone with all
+//   refinements off.
 //
 // STATS: module "arcstats" (arc_stats.cc), arcstats names where the concept
 //   is the same.

@@ -23,6 +23,9 @@
 // (held, never evictable, not found by Lookup); once the txg has written it,
 // Publish() makes it the cached version of its key.
 //
+// A thread holding an unfinished FillToken must not look up the same key:
+// it would wait for itself.
+//
 // Thread-safety: every method may be called from any thread. ArcHold and
 // FillToken are move-only handles owned by the caller; each must be
 // destroyed (or Finish()ed) before the Arc. Callbacks given to
