@@ -358,6 +358,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.arc = arc_.get();
   env.work = work_.get();
   env.handles = handles_.get();
+  env.prefetch = options_.prefetch;
   env.registry = &registry_;
   env.read_only = options_.read_only;
   env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <chrono>
+#include <thread>
 
 #include "base/random.h"
 #include "format/label.h"
@@ -372,6 +374,33 @@ TEST_F(PoolTest, ManyOperationsInFlightThroughSubmit) {
     ASSERT_TRUE(results[i].ok());
     ASSERT_EQ(back[i], data[i]) << "block " << i;
   }
+}
+
+}  // namespace
+}  // namespace arcstore::pool
+
+namespace arcstore::pool {
+namespace {
+
+TEST_F(PoolTest, SequentialReadsArePrefetched) {
+  auto v = MakeVolume("seq", 4 * kMiB, 64 * 1024);
+  ASSERT_TRUE(v->Write(0, Pattern(4 * kMiB, 8)).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  ASSERT_TRUE(pool_->DropCaches().ok());
+  auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("arcstats", name); };
+  std::vector<uint8_t> buf(64 * 1024);
+  // Three records in a row start a stream: records 2..9 are read ahead.
+  for (uint64_t r = 0; r < 3; r++) ASSERT_TRUE(v->Read(r * buf.size(), buf).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (stat("prefetch_data_misses") + stat("prefetch_data_hits") +
+                 stat("prefetch_data_iohits") < 8 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_GE(stat("prefetch_data_misses"), 6) << "the read-ahead went to disk";
+  const int64_t misses = stat("demand_data_misses");
+  for (uint64_t r = 3; r < 10; r++) ASSERT_TRUE(v->Read(r * buf.size(), buf).ok());
+  EXPECT_EQ(stat("demand_data_misses"), misses) << "records 3..9 were already in the cache";
 }
 
 }  // namespace

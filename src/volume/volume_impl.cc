@@ -158,6 +158,7 @@ Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
       }
     }
     if (!served) {
+      NoteSequential(record);
       Result<arc::ArcHold> h = HoldCommitted(record, arc::AccessKind::kDemand);
       if (!h.ok()) {
         return h.status().WithContext("volume " + entry_.name + " offset " + std::to_string(at) +
@@ -227,6 +228,35 @@ VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Pi
   ApplyPiece(fresh, piece, spare);
   mine.emplace(record, std::move(fresh));
   return Applied::kDone;
+}
+
+namespace {
+constexpr uint64_t kStreamTrigger = 2;     // records read in a row before prefetching
+constexpr uint64_t kPrefetchRecords = 8;   // how far ahead
+}  // namespace
+
+void VolumeImpl::NoteSequential(uint64_t record) {
+  if (!env_.prefetch || env_.work == nullptr) return;
+  uint64_t from = 0, to = 0;
+  {
+    MutexLock l(&mu_);
+    if (record != stream_last_) {
+      stream_run_ = record == stream_last_ + 1 ? stream_run_ + 1 : 0;
+      stream_last_ = record;
+    }
+    if (stream_run_ < kStreamTrigger) return;
+    from = std::max(record + 1, stream_issued_);
+    to = std::min(records_, record + 1 + kPrefetchRecords);
+    if (from >= to) return;
+    stream_issued_ = to;
+  }
+  for (uint64_t r = from; r < to; r++) {
+    env_.work->Run([this, r] {
+      if (!closed_.load(std::memory_order_acquire)) {
+        (void)HoldCommitted(r, arc::AccessKind::kPrefetch);  // a failed prefetch is no error
+      }
+    });
+  }
 }
 
 Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {

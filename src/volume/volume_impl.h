@@ -52,6 +52,7 @@ struct VolumeEnv {
   arc::Arc* arc = nullptr;        // caches committed records; holds dirty ones
   WorkQueue* work = nullptr;      // runs Submit* operations; nullptr: inline
   HandleCache* handles = nullptr; // hot committed records, held; may be nullptr
+  bool prefetch = true;           // the sequential-stream prefetcher
   stats::Registry* registry = nullptr;
   bool read_only = false;
   // Checks that the pool has room for `bytes` more of dirty data before a
@@ -141,6 +142,10 @@ class VolumeImpl final : public Volume {
   // The committed version of `record`: a hold on its cached data, or an
   // empty hold for a hole (zeros). `access` says demand or prefetch.
   Result<arc::ArcHold> HoldCommitted(uint64_t record, arc::AccessKind access);
+  // The sequential-stream prefetcher: called for each demand read of a
+  // committed record; after kStreamTrigger records in a row it reads ahead
+  // kPrefetchRecords records, on the work queue, as prefetch reads.
+  void NoteSequential(uint64_t record);
   // The newest dirty version of `record` (nullptr: none).
   const Dirty* NewestDirty(uint64_t record) ARC_REQUIRES(mu_);
   Status CheckOpen() const;
@@ -155,6 +160,11 @@ class VolumeImpl final : public Volume {
 
   Mutex mu_;
   std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
+  // Prefetcher state: the last demand record, the run length, and how far
+  // ahead prefetch reads have been issued.
+  uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
+  uint64_t stream_run_ ARC_GUARDED_BY(mu_) = 0;
+  uint64_t stream_issued_ ARC_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace arcstore::volume
