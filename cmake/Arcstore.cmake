@@ -37,6 +37,12 @@ function(arcstore_test name)
   add_executable(${name} ${A_SRCS})
   target_link_libraries(${name} PRIVATE arcstore_flags arcstore_testing ${A_DEPS}
     GTest::gtest GTest::gmock GTest::gtest_main)
+  # Each label gets a build target of its own (tests_unit, tests_crash,
+  # tests_concurrency, ...), so that a sanitizer build compiles only what
+  # it runs (see .ci/run and arcstore_label_targets()).
+  foreach(label ${A_LABELS})
+    set_property(GLOBAL APPEND PROPERTY ARCSTORE_TESTS_WITH_${label} ${name})
+  endforeach()
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     TEST_LIST ${name}_TESTS
@@ -78,4 +84,16 @@ function(arcstore_fuzzer name)
     COMMAND sh -c "mkdir -p '${work}' && exec \"$0\" -max_total_time=${A_SECONDS} -print_final_stats=1 \"$@\""
       $<TARGET_FILE:${name}> ${work} ${A_CORPUS})
   set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 600)
+endfunction()
+
+# Creates tests_<label> targets for every label used by arcstore_test.
+# Called once at the end of the top CMakeLists.txt.
+function(arcstore_label_targets)
+  foreach(label unit concurrency crash long)
+    get_property(tests GLOBAL PROPERTY ARCSTORE_TESTS_WITH_${label})
+    add_custom_target(tests_${label})
+    if(tests)
+      add_dependencies(tests_${label} ${tests})
+    endif()
+  endforeach()
 endfunction()
