@@ -6,7 +6,7 @@
 // and how much of it is available, with the source of each number, so that
 // every change of c can name its cause.
 //
-// Implementations: readers of cgroup v1, v2 and hybrid layouts,
+// Implementations (system_memory_monitor.h): readers of cgroup v1, v2 and hybrid layouts,
 // /proc/meminfo and /proc/pressure/memory (tested on fixture files), a
 // configured cap, and testing/fake_memory_monitor.h for tests.
 //
