@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/random.h"
+#include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "io/recording_device.h"
 
@@ -11,14 +12,9 @@ namespace arcstore::pool {
 namespace {
 
 // Forwards to a device it does not own, counting completed flushes.
-class CountingDevice final : public io::Device {
+class CountingDevice final : public io::ForwardingDevice {
  public:
-  explicit CountingDevice(io::Device* d) : d_(d) {}
-  const std::string& name() const override { return d_->name(); }
-  uint32_t logical_block_size() const override { return d_->logical_block_size(); }
-  uint64_t size_bytes() const override { return d_->size_bytes(); }
-  uint32_t buffer_alignment() const override { return d_->buffer_alignment(); }
-  bool supports_discard() const override { return d_->supports_discard(); }
+  explicit CountingDevice(io::Device* d) : ForwardingDevice(d) {}
   void Submit(io::IoRequest r) override {
     if (r.op == io::IoOp::kFlush) {
       auto done = std::move(r.done);
@@ -27,12 +23,11 @@ class CountingDevice final : public io::Device {
         done(s);
       };
     }
-    d_->Submit(std::move(r));
+    inner()->Submit(std::move(r));
   }
   uint64_t flushes() const { return flushes_.load(); }
 
  private:
-  io::Device* d_;
   std::atomic<uint64_t> flushes_{0};
 };
 

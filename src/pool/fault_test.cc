@@ -12,24 +12,14 @@
 
 #include "base/random.h"
 #include "io/fault_device.h"
+#include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "pool/pool_impl.h"
 
 namespace arcstore::pool {
 namespace {
 
-class Ref final : public io::Device {
- public:
-  explicit Ref(io::Device* d) : d_(d) {}
-  const std::string& name() const override { return d_->name(); }
-  uint32_t logical_block_size() const override { return d_->logical_block_size(); }
-  uint64_t size_bytes() const override { return d_->size_bytes(); }
-  bool supports_discard() const override { return d_->supports_discard(); }
-  void Submit(io::IoRequest r) override { d_->Submit(std::move(r)); }
-
- private:
-  io::Device* d_;
-};
+using Ref = io::ForwardingDevice;
 
 class FaultTest : public ::testing::Test {
  protected:

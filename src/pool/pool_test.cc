@@ -8,25 +8,13 @@
 
 #include "base/random.h"
 #include "format/label.h"
+#include "io/forwarding_device.h"
 #include "io/memory_device.h"
 
 namespace arcstore::pool {
 namespace {
 
-// Lets a test keep its memory device while a pool owns a handle to it.
-class DeviceRef final : public io::Device {
- public:
-  explicit DeviceRef(io::Device* d) : d_(d) {}
-  const std::string& name() const override { return d_->name(); }
-  uint32_t logical_block_size() const override { return d_->logical_block_size(); }
-  uint64_t size_bytes() const override { return d_->size_bytes(); }
-  uint32_t buffer_alignment() const override { return d_->buffer_alignment(); }
-  bool supports_discard() const override { return d_->supports_discard(); }
-  void Submit(io::IoRequest r) override { d_->Submit(std::move(r)); }
-
- private:
-  io::Device* d_;
-};
+using DeviceRef = io::ForwardingDevice;
 
 class PoolTest : public ::testing::Test {
  protected:
@@ -342,6 +330,10 @@ TEST_F(PoolTest, ManyOperationsInFlightThroughSubmit) {
   CondVar cv;
   int completed = 0;
   std::vector<Status> results(n);
+  auto wait_all = [&] {
+    MutexLock l(&mu);
+    while (completed < n) cv.Wait(&mu);
+  };
   for (int i = 0; i < n; i++) {
     v->SubmitWrite(uint64_t(i) * 16 * 1024, data[i], i % 64 == 0 ? kFua : kWriteNone,
                    [&, i](Status s) {
@@ -351,10 +343,7 @@ TEST_F(PoolTest, ManyOperationsInFlightThroughSubmit) {
                      cv.SignalAll();
                    });
   }
-  {
-    MutexLock l(&mu);
-    while (completed < n) cv.Wait(&mu);
-  }
+  wait_all();
   for (const Status& s : results) ASSERT_TRUE(s.ok()) << s.ToString();
   std::vector<std::vector<uint8_t>> back(n, std::vector<uint8_t>(16 * 1024));
   completed = 0;
@@ -366,10 +355,7 @@ TEST_F(PoolTest, ManyOperationsInFlightThroughSubmit) {
       cv.SignalAll();
     });
   }
-  {
-    MutexLock l(&mu);
-    while (completed < n) cv.Wait(&mu);
-  }
+  wait_all();
   for (int i = 0; i < n; i++) {
     ASSERT_TRUE(results[i].ok());
     ASSERT_EQ(back[i], data[i]) << "block " << i;

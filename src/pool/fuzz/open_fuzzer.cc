@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format/label.h"
+#include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "pool/pool_impl.h"
 
@@ -31,18 +32,9 @@ Seed Build() {
   io::MemoryDevice* raw = dev.get();
   (void)PoolImpl::Format(raw, "fuzz");
   {
-    struct Ref final : io::Device {
-      explicit Ref(io::Device* d) : d(d) {}
-      const std::string& name() const override { return d->name(); }
-      uint32_t logical_block_size() const override { return d->logical_block_size(); }
-      uint64_t size_bytes() const override { return d->size_bytes(); }
-      bool supports_discard() const override { return false; }
-      void Submit(io::IoRequest r) override { d->Submit(std::move(r)); }
-      io::Device* d;
-    };
     PoolOptions po;
     po.work_threads = 0;
-    auto p = *PoolImpl::OpenOnDevice(std::make_unique<Ref>(raw), po);
+    auto p = *PoolImpl::OpenOnDevice(std::make_unique<io::ForwardingDevice>(raw), po);
     for (const char* name : {"a", "b"}) {
       VolumeOptions vo;
       vo.name = name;
