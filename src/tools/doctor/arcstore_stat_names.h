@@ -1,8 +1,8 @@
 // The names of arcstore's own stats that the doctor reads, beyond the
-// arcstats names the ARC shares with OpenZFS (c, size, hits, ...). The engine
-// exports them in its registry (module "arcstats" unless prefixed), and the
-// doctor's arcstore findings need nothing else. One place, so the engine and
-// the doctor agree.
+// arcstats names the ARC shares with OpenZFS (c, size, hits, ...), as
+// FromSnapshot names them: module "arcstats" plain, other modules prefixed
+// ("txg.syncs_timeout"). They mirror what src/arc, src/txg, src/volume and
+// src/pool declare; one place, so a rename shows up here.
 //
 // Thread-safety: constants only.
 #pragma once
@@ -12,27 +12,34 @@
 
 namespace arcstore::doctor::names {
 
-// Held bytes per holder kind: "held_bytes_" + kind.
+// Held bytes per holder kind (module arcstats): "held_bytes_" + kind.
 inline constexpr std::string_view kHeldBytesPrefix = "held_bytes_";
 inline constexpr std::array<std::string_view, 6> kHolderKinds = {
     "handle_cache", "dirty_record", "read_in_flight", "sync_write", "nbd_request", "api_user"};
 
-// Txgs synced, by reason: "txg_syncs_" + reason.
-inline constexpr std::string_view kTxgSyncsPrefix = "txg_syncs_";
-inline constexpr std::array<std::string_view, 5> kSyncReasons = {
-    "timeout", "dirty_threshold", "arc_dirty_limit", "explicit_wait", "memory"};
+// Changes of c by cause (module arcstats): "c_changes_" / "c_change_bytes_" + cause.
+inline constexpr std::string_view kCChangesPrefix = "c_changes_";
+inline constexpr std::string_view kCChangeBytesPrefix = "c_change_bytes_";
+inline constexpr std::array<std::string_view, 5> kCCauses = {"grow", "pressure", "limit", "set",
+                                                             "shrink_stopped"};
 
-// Partial-record writes that needed the old record, and those that missed
-// the ARC and read it from disk.
-inline constexpr std::string_view kRmwReads = "rmw_reads";
-inline constexpr std::string_view kRmwMisses = "rmw_misses";
+// Txgs synced, by reason (module txg): "txg.syncs_" + reason.
+inline constexpr std::string_view kTxgSyncsPrefix = "txg.syncs_";
+inline constexpr std::array<std::string_view, 6> kSyncReasons = {
+    "timeout", "dirty_threshold", "arc_dirty_limit", "explicit_wait", "shutdown", "memory"};
 
-// Eviction passes that freed nothing, and the waiters they released.
-inline constexpr std::string_view kEvictNoProgress = "evict_no_progress";
-inline constexpr std::string_view kWaitersReleasedNoProgress = "evict_waiters_released_no_progress";
+// Partial-record writes (module volumes): those that read the record from
+// disk, and those served by a dirty copy.
+inline constexpr std::string_view kRmwReads = "volumes.rmw_reads";
+inline constexpr std::string_view kRmwDirty = "volumes.rmw_dirty";
 
-// Disk writes issued by txg syncs (after aggregation) and their bytes.
-inline constexpr std::string_view kDiskWrites = "disk_writes";
-inline constexpr std::string_view kDiskWriteBytes = "disk_write_bytes";
+// Eviction passes that freed nothing with size above c (each releases its
+// waiters), and waiters released at the end of a pass (module arcstats).
+inline constexpr std::string_view kEvictNoProgress = "evict_passes_no_progress";
+inline constexpr std::string_view kWaitersReleasedPassEnd = "waiters_released_pass_end";
+
+// Device writes after aggregation and their bytes (module io).
+inline constexpr std::string_view kDiskWrites = "io.writes";
+inline constexpr std::string_view kDiskWriteBytes = "io.write_bytes";
 
 }  // namespace arcstore::doctor::names

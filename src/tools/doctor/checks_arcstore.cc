@@ -54,14 +54,16 @@ void CheckSyncReasons(CheckContext& ctx) {
 }
 
 void CheckRmw(CheckContext& ctx) {
-  auto reads = ctx.Opt(names::kRmwReads), misses = ctx.Opt(names::kRmwMisses);
-  if (!reads || !misses || *reads < kMinRmw) return;
-  double pct = 100.0 * static_cast<double>(*misses) / static_cast<double>(*reads);
+  auto disk = ctx.Opt(names::kRmwReads);
+  if (!disk || *disk < kMinRmw) return;
+  int64_t partial = *disk + ctx.Opt(names::kRmwDirty).value_or(0);
+  double pct = 100.0 * static_cast<double>(*disk) / static_cast<double>(partial);
   if (pct <= 50) return;
   Finding f{"rmw_misses", Severity::kWarning, "", {}, ""};
   f.title = "read-modify-write misses: " + Pct(pct) +
             " of partial-record writes had to read the old record from disk";
-  f.evidence = {ctx.Count(names::kRmwReads), ctx.Count(names::kRmwMisses)};
+  f.evidence = {ctx.Count(names::kRmwReads)};
+  if (ctx.view.Has(names::kRmwDirty)) f.evidence.push_back(ctx.Count(names::kRmwDirty));
   f.advice = "Writes smaller than the record size read the rest of the record first. Match the "
              "volume's record size to the write size (e.g. 4K-16K records for 4K random "
              "writes), or give the ARC room to keep records cached.";
@@ -69,13 +71,14 @@ void CheckRmw(CheckContext& ctx) {
 }
 
 void CheckNoProgress(CheckContext& ctx) {
-  auto released = ctx.Opt(names::kWaitersReleasedNoProgress);
-  if (!released || *released <= 0) return;
+  auto passes = ctx.Opt(names::kEvictNoProgress);
+  if (!passes || *passes <= 0) return;
   Finding f{"eviction_no_progress", Severity::kWarning, "", {}, ""};
-  f.title = std::to_string(*released) +
-            " allocation waiters were released by eviction passes that freed nothing";
-  f.evidence = {ctx.Count(names::kWaitersReleasedNoProgress)};
-  if (ctx.view.Has(names::kEvictNoProgress)) f.evidence.push_back(ctx.Count(names::kEvictNoProgress));
+  f.title = std::to_string(*passes) +
+            " eviction passes freed nothing while size was above c, releasing their waiters";
+  f.evidence = {ctx.Count(names::kEvictNoProgress)};
+  if (ctx.view.Has(names::kWaitersReleasedPassEnd))
+    f.evidence.push_back(ctx.Count(names::kWaitersReleasedPassEnd));
   std::string holder = DominantHolder(ctx, &f.evidence);
   if (!holder.empty()) f.title += ": " + holder;
   f.advice = "The cache is pinned: everything evictable is gone and holds keep the rest, so the "

@@ -65,6 +65,10 @@ void CheckTargetCollapsed(CheckContext& ctx) {
     f.evidence.push_back(CheckContext::RatioOf("size / c", Ratio(*size, c)));
   }
   AddMemoryEvidence(ctx, f.evidence);
+  for (auto cause : names::kCCauses) {  // arcstore records every change of c by cause
+    std::string n = std::string(names::kCChangeBytesPrefix) + std::string(cause);
+    if (ctx.Opt(n).value_or(0) > 0) f.evidence.push_back(ctx.Bytes(n));
+  }
   char ratio[32];
   std::snprintf(ratio, sizeof(ratio), "%.1fx", size ? Ratio(*size, c) : 0.0);
   if (size && Ratio(*size, c) >= ctx.opt.over_target_crit_ratio) {

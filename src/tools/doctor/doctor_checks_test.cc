@@ -18,8 +18,12 @@ class StatSet {
     registry_->AddGauge(module, name, stats::Unit::kNone, "test")->Set(v);
     return *this;
   }
+  // "module.name" goes to that module, a plain name to arcstats.
   StatSet& Counter(const std::string& name, uint64_t v) {
-    registry_->AddCounter("arcstats", name, stats::Unit::kNone, "test")->Add(v);
+    size_t dot = name.find('.');
+    std::string module = dot == std::string::npos ? "arcstats" : name.substr(0, dot);
+    std::string stat = dot == std::string::npos ? name : name.substr(dot + 1);
+    registry_->AddCounter(module, stat, stats::Unit::kNone, "test")->Add(v);
     return *this;
   }
   StatsView View() const { return FromSnapshot(registry_->TakeSnapshot()); }
@@ -66,48 +70,48 @@ TEST(ArcstoreChecks, PinnedCacheNamesTheHolderKind) {
 
 TEST(ArcstoreChecks, WaitersReleasedWithoutProgress) {
   StatSet s = PinnedArc();
-  s.Counter("evict_waiters_released_no_progress", 5).Counter("evict_no_progress", 2);
+  s.Counter("evict_passes_no_progress", 2).Counter("waiters_released_pass_end", 5);
   s.Gauge("held_bytes_dirty_record", 2 * GiB);
   Report r = s.Diagnose();
   const Finding* f = r.Find("eviction_no_progress");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->title.find("dirty_record holds"), std::string::npos) << f->title;
   StatSet none = PinnedArc();
-  none.Counter("evict_waiters_released_no_progress", 0);
+  none.Counter("evict_passes_no_progress", 0);
   EXPECT_EQ(none.Diagnose().Find("eviction_no_progress"), nullptr);
 }
 
 TEST(ArcstoreChecks, ThrottleDrivenSyncs) {
   StatSet forced;
-  forced.Counter("txg_syncs_arc_dirty_limit", 90).Counter("txg_syncs_timeout", 10);
+  forced.Counter("txg.syncs_arc_dirty_limit", 90).Counter("txg.syncs_timeout", 10);
   Report r = forced.Diagnose();
   const Finding* f = r.Find("throttle_driven_syncs");
   ASSERT_NE(f, nullptr) << RenderText(r);
   EXPECT_NE(f->title.find("90%"), std::string::npos);
   StatSet normal;
-  normal.Counter("txg_syncs_timeout", 95).Counter("txg_syncs_dirty_threshold", 400);
+  normal.Counter("txg.syncs_timeout", 95).Counter("txg.syncs_dirty_threshold", 400);
   EXPECT_EQ(normal.Diagnose().Find("throttle_driven_syncs"), nullptr);
 }
 
 TEST(ArcstoreChecks, ReadModifyWriteMisses) {
   StatSet bad;
-  bad.Counter("rmw_reads", 10000).Counter("rmw_misses", 9000);
+  bad.Counter("volumes.rmw_reads", 9000).Counter("volumes.rmw_dirty", 1000);
   EXPECT_NE(bad.Diagnose().Find("rmw_misses"), nullptr);
   StatSet good;
-  good.Counter("rmw_reads", 10000).Counter("rmw_misses", 100);
+  good.Counter("volumes.rmw_reads", 1000).Counter("volumes.rmw_dirty", 9000);
   EXPECT_EQ(good.Diagnose().Find("rmw_misses"), nullptr);
 }
 
 TEST(ArcstoreChecks, SmallDiskWrites) {
   StatSet small;
-  small.Counter("disk_writes", 10000).Counter("disk_write_bytes", 10000 * 4096);
+  small.Counter("io.writes", 10000).Counter("io.write_bytes", 10000 * 4096);
   const Finding* f = nullptr;
   Report r = small.Diagnose();
   f = r.Find("small_disk_writes");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->title.find("4.0 KiB"), std::string::npos) << f->title;
   StatSet large;
-  large.Counter("disk_writes", 10000).Counter("disk_write_bytes", 10000 * kMiB);
+  large.Counter("io.writes", 10000).Counter("io.write_bytes", 10000 * kMiB);
   EXPECT_EQ(large.Diagnose().Find("small_disk_writes"), nullptr);
 }
 
@@ -117,8 +121,9 @@ TEST(ArcstoreChecks, HealthyEngineStatsRaiseNothingAboveInfo) {
   s.Gauge("mru_evictable_data", 3 * GiB).Gauge("mfu_evictable_data", 3 * GiB);
   s.Counter("hits", 9000000).Counter("misses", 100000);
   s.Counter("mru_ghost_hits", 100).Counter("mfu_ghost_hits", 100);
-  s.Counter("txg_syncs_timeout", 100).Counter("rmw_reads", 5000).Counter("rmw_misses", 100);
-  s.Counter("disk_writes", 5000).Counter("disk_write_bytes", 5000 * kMiB);
+  s.Counter("txg.syncs_timeout", 100).Counter("volumes.rmw_reads", 100);
+  s.Counter("volumes.rmw_dirty", 5000);
+  s.Counter("io.writes", 5000).Counter("io.write_bytes", 5000 * kMiB);
   s.Gauge("held_bytes_handle_cache", 256 * MiB);
   Report r = s.Diagnose();
   EXPECT_EQ(r.ExitCode(), 0) << RenderText(r);
@@ -164,6 +169,24 @@ TEST(SizeChecks, FloorAloneIsAWarningThatSaysWhatIsUndecided) {
   const Finding* info = short_report.Find("target_collapsed");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->severity, Severity::kInfo);
+}
+
+TEST(ArcstoreChecks, CollapsedTargetShowsWhatMovedC) {
+  StatSet s;
+  s.Gauge("c", 1 * GiB).Gauge("c_min", 1 * GiB).Gauge("c_max", 32 * GiB).Gauge("size", 8 * GiB);
+  s.Counter("c_changes_pressure", 40).Counter("c_change_bytes_pressure", 31 * kGiB);
+  s.Counter("c_change_bytes_grow", 0);
+  Report r = s.Diagnose();
+  const Finding* f = r.Find("target_collapsed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  bool pressure = false, grow = false;
+  for (const auto& e : f->evidence) {
+    pressure |= e.name == "c_change_bytes_pressure" && e.value == "31.0 GiB (33285996544)";
+    grow |= e.name == "c_change_bytes_grow";
+  }
+  EXPECT_TRUE(pressure) << RenderText(r);
+  EXPECT_FALSE(grow);  // causes that never moved c are left out
 }
 
 TEST(DoctorOptionsTest, ValidateNamesTheOption) {
