@@ -13,6 +13,7 @@ Must run under /usr/bin/python3 (Debian's, which has the nbd module).
 import os
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,9 +30,17 @@ MAX_IO = 256 << 10
 
 
 def wait_for_socket(path, proc):
+    """Waits until the server accepts connections (the socket file appears
+    at bind(), before listen(), so its existence is not enough)."""
     for _ in range(1000):
-        if os.path.exists(path):
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
             return
+        except OSError:
+            pass
+        finally:
+            probe.close()
         if proc.poll() is not None:
             sys.exit("FAIL: %s exited at start" % proc.args[0])
         time.sleep(0.01)

@@ -57,7 +57,7 @@ start_nbdkit_memory() {
   nbdkit -f -U "$1" memory "$2" &
   PEER_PID=$!
   for _ in $(seq 1 500); do
-    [[ -S "$1" ]] && return 0
+    nbdinfo --size "nbd+unix:///?socket=$1" >/dev/null 2>&1 && return 0
     sleep 0.01
   done
   fail "nbdkit did not start"

@@ -7,6 +7,8 @@
 # between the servers; each row is the median of REPS runs.
 #
 #   nbd_fio.sh NBD_TEST_SERVER [RUNTIME_S=10] [RAMP_S=2] [REPS=3]
+# SERVER_ARGS adds arguments to the server (e.g. "--threads 2" to complete
+# on worker threads as the engine does, instead of inline).
 set -euo pipefail
 SERVER=$1
 RUNTIME=${2:-10}
@@ -17,11 +19,15 @@ W=$(mktemp -d /tmp/nbd_bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"' EXIT
 
-"$SERVER" --socket "$W/ours.sock" --export vol:1G:128K >"$W/ours.out" &
+"$SERVER" --socket "$W/ours.sock" --export vol:1G:128K ${SERVER_ARGS:-} >"$W/ours.out" &
 pids+=($!)
 nbdkit -f -U "$W/peer.sock" memory 1G &
 pids+=($!)
-for _ in $(seq 500); do [[ -S "$W/ours.sock" && -S "$W/peer.sock" ]] && break; sleep 0.01; done
+for _ in $(seq 500); do
+  nbdinfo --size "nbd+unix:///vol?socket=$W/ours.sock" >/dev/null 2>&1 &&
+    nbdinfo --size "nbd+unix:///?socket=$W/peer.sock" >/dev/null 2>&1 && break
+  sleep 0.01
+done
 head -c 1G /dev/urandom >"$W/fill.img"
 nbdcopy -C 4 "$W/fill.img" "nbd+unix:///vol?socket=$W/ours.sock"
 nbdcopy -C 4 "$W/fill.img" "nbd+unix:///?socket=$W/peer.sock"
