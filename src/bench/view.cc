@@ -30,7 +30,7 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
   const stats::Snapshot& s = *job.arcstore_delta;
   auto hits = Find(s, "arcstats", "demand_data_hits");
   auto misses = Find(s, "arcstats", "demand_data_misses");
-  if (!hits || !misses) {
+  if (!hits || !misses || *hits + *misses == 0) {
     hits = Find(s, "arcstats", "hits");
     misses = Find(s, "arcstats", "misses");
   }
