@@ -9,9 +9,11 @@
 //   arcstore bench --name=x --rw=randwrite --bs=4k ...
 //   arcstore bench --compare BASE.json RESULT.json [--threshold PCT]
 //   arcstore bench JOB.fio --print-fio-command [--nbd-socket PATH]
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -40,6 +42,17 @@ namespace {
 
 namespace fs = std::filesystem;
 using bench::JobSet;
+
+// Ctrl-C ends the running jobs, which report what they did (as fio does);
+// a second Ctrl-C kills the process. A signal handler can only reach a
+// lock-free atomic with static storage: this one flag is the exception to
+// "no mutable globals".
+std::atomic<bool> g_interrupted{false};
+
+void OnInterrupt(int) {
+  g_interrupted.store(true);
+  signal(SIGINT, SIG_DFL);
+}
 
 // The seeds' job (seed 000) after a 1 MiB sequential fill of its 1 GiB
 // volume, as issue 5 measures it; 20 s instead of 60.
@@ -167,6 +180,7 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
 bench::RunnerOptions MakeRunnerOptions(const BenchArgs& a, bench::VolumeProvider* provider) {
   bench::RunnerOptions o;
   o.provider = provider;
+  o.stop = &g_interrupted;
   o.cold = a.cold;
   if (isatty(STDERR_FILENO)) o.status_out = stderr;
   if (!a.max_runtime.empty()) {
@@ -252,6 +266,7 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   }
   RunPool rp;
   OpenRunPool(a, set, &rp);
+  signal(SIGINT, OnInterrupt);
   VolumeOptions vo;
   vo.record_size_bytes = static_cast<uint32_t>(SizeArg("--recordsize", a.recordsize));
   bench::PoolVolumeProvider provider(rp.pool.get(), vo);

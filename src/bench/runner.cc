@@ -180,14 +180,15 @@ void StatusLoop(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOpt
 }
 
 Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o, Clock* clock) {
-  std::atomic<bool> abort{false};
+  static const std::atomic<bool> kNever{false};
+  const std::atomic<bool>* abort = o.stop != nullptr ? o.stop : &kNever;
   std::shared_ptr<const stats::Snapshot> before;
   if (o.cold) ARC_RETURN_IF_ERROR(o.provider->DropCaches());
   if (o.stats_hook) {
     ARC_ASSIGN_OR_RETURN(stats::Snapshot s, o.stats_hook());
     before = std::make_shared<stats::Snapshot>(std::move(s));
   }
-  for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, &abort));
+  for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, abort));
   std::atomic<bool> all_done{false};
   std::thread status, sampler;
   if (o.status_out != nullptr) status = std::thread(StatusLoop, std::cref(tasks), std::cref(o), clock, &all_done);
@@ -285,6 +286,7 @@ Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
       }
       i++;
     } while (i < set.jobs.size() && !set.jobs[i].stonewall);
+    if (o.stop != nullptr && o.stop->load(std::memory_order_relaxed)) break;
     ARC_RETURN_IF_ERROR(RunBatch(batch, o, clock));
     for (auto& t : batch) all.push_back(std::move(t->result));
   }

@@ -31,6 +31,10 @@ struct RunnerOptions {
   // this long) and its size and filesize.
   std::optional<uint64_t> max_runtime_ns;
   std::optional<uint64_t> max_size_bytes;
+  // When set (by another thread or a signal handler), running jobs stop at
+  // their next I/O and report what they did, and no further batch starts
+  // (fio's Ctrl-C). Null: jobs run to their end.
+  const std::atomic<bool>* stop = nullptr;
   // Empty the provider's caches before each batch (--cold).
   bool cold = false;
   // Where fio's live status line goes ("Jobs: 1 (f=1): [w(1)]..."); null:

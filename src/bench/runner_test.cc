@@ -2,6 +2,8 @@
 // that verification catches corruption.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "bench/job_file.h"
 #include "bench/runner.h"
 #include "bench/test_volumes.h"
@@ -337,6 +339,44 @@ TEST(Runner, SamplesEngineGaugesDuringABatch) {
   EXPECT_DOUBLE_EQ(*v.peak_dirty_pct, 75.0);
   EXPECT_EQ(*v.arc_c_min, 1000);
   EXPECT_LT(*v.arc_size_min, *v.arc_size_max);
+}
+
+}  // namespace
+}  // namespace arcstore::bench
+
+namespace arcstore::bench {
+namespace {
+
+TEST(Runner, StopEndsRunningJobsAndSkipsLaterBatches) {
+  MemoryVolumeProvider p(4096);
+  std::atomic<bool> stop{false};
+  RunnerOptions o;
+  o.provider = &p;
+  o.stop = &stop;
+  // The stats hook runs before each batch: the second call (after the
+  // first batch) raises the flag, as Ctrl-C would during the run.
+  int calls = 0;
+  stats::Registry reg;
+  o.stats_hook = [&]() -> Result<stats::Snapshot> {
+    if (++calls == 2) stop.store(true);
+    return reg.TakeSnapshot();
+  };
+  JobSet set = Parse("[a]\nfilename=v\nsize=1m\nrw=write\n[b]\nstonewall\nfilename=v\nsize=1m\nrw=read\n");
+  auto r = RunJobs(set, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->jobs.size(), 1u);  // b never started
+  EXPECT_EQ(r->jobs[0].dirs[kWrite].io_bytes, 1u << 20);
+  // A flag already raised stops a time-based job at once.
+  JobSet forever = Parse("[t]\nfilename=w\nsize=1m\nrw=randwrite\ntime_based\nruntime=1h\n");
+  RunnerOptions o2;
+  o2.provider = &p;
+  std::atomic<bool> raised{false};
+  o2.stop = &raised;
+  std::thread stopper([&] { raised.store(true); });
+  auto r2 = RunJobs(forever, o2);
+  stopper.join();
+  ASSERT_TRUE(r2.ok());
+  EXPECT_LE(r2->jobs.size(), 1u);
 }
 
 }  // namespace
