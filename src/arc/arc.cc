@@ -185,10 +185,10 @@ Header* Arc::NewHeader(const ArcKey& key, uint64_t bytes, BufKind kind, uint32_t
   Header* h = new Header();
   h->key = key;
   h->key_hash = key.Hash();
-  h->bytes = bytes;
+  h->bytes = static_cast<uint32_t>(bytes);
   h->kind = kind;
   h->shard = shard;
-  h->sublist = static_cast<uint16_t>((h->key_hash >> 40) % options_.list_sublists);
+  h->sublist = static_cast<uint8_t>((h->key_hash >> 40) % options_.list_sublists);
   shards_[shard].LinkAll(h);
   live_headers_.fetch_add(1, std::memory_order_relaxed);
   size_bytes_.fetch_add(static_cast<int64_t>(header_bytes_), std::memory_order_relaxed);
@@ -335,7 +335,7 @@ void Arc::CountMiss(BufKind kind, const LookupOptions& o) {
 }
 
 LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
-  ARC_CHECK_GT(o.bytes, 0u) << "lookup of " << key.ToString() << " without a size";
+  ARC_CHECK(o.bytes > 0 && o.bytes <= kMaxNodeBytes) << "lookup of " << key.ToString() << " with size " << o.bytes;
   const uint64_t hash = key.Hash();
   const uint32_t si = static_cast<uint32_t>(hash & (shard_count_ - 1));
   Shard& sh = shards_[si];
@@ -384,7 +384,7 @@ LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
         const ArcState ghost = policy_.GhostHit(h);  // adapts p; off the ghost list
         h->fill_target = ArcState::kMfu;
         h->fill_in_b2 = ghost == ArcState::kMfuGhost;
-        h->bytes = o.bytes;
+        h->bytes = static_cast<uint32_t>(o.bytes);
         h->kind = o.kind;
       }
     }
@@ -519,7 +519,7 @@ void FillToken::Abandon() {
 // ---- Anon buffers, publishing, volumes --------------------------------------------
 
 ArcHold Arc::AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder) {
-  ARC_CHECK_GT(bytes, 0u);
+  ARC_CHECK(bytes > 0 && bytes <= kMaxNodeBytes) << "anon buffer of " << bytes << " bytes";
   ReserveMemory(bytes);
   std::unique_ptr<uint8_t[]> data(new uint8_t[bytes]);
   const uint32_t si =
@@ -580,7 +580,7 @@ ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
     h->key = key;
     h->key_hash = hash;
     h->shard = si;
-    h->sublist = static_cast<uint16_t>((hash >> 40) % options_.list_sublists);
+    h->sublist = static_cast<uint8_t>((hash >> 40) % options_.list_sublists);
     sh.LinkAll(h);
     if (Header* e = sh.Find(key, hash); e != nullptr) RemoveFromCacheLocked(e, &r);
     sh.Insert(h);

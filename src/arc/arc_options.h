@@ -46,7 +46,7 @@ struct ArcOptions {
   // ---- Policy refinements (sim mode has them all off) --------------------------
   uint64_t min_residence_ns = 62'000'000;  // ZFS ARC_MINTIME: MRU hits promote after this
   uint32_t p_min_shift = 4;        // p in [c >> 4, c - (c >> 4)]; 0 = [0, c]
-  uint32_t list_sublists = 1;      // ZFS multilist sublists per state
+  uint32_t list_sublists = 1;      // ZFS multilist sublists per state, <= 256
 
   // ---- Structure ------------------------------------------------------------
   uint32_t hash_shards = 64;       // power of two

@@ -31,8 +31,8 @@ PolicyOptions PolicyOptions::Paper(uint64_t c_bytes) {
 
 Status PolicyOptions::Validate() const {
   if (c_bytes == 0) return Status::InvalidArgument("arc policy: c must be > 0 bytes");
-  if (sublists == 0 || sublists > 1024) {
-    return Status::InvalidArgument("arc policy: sublists must be in [1, 1024], not " +
+  if (sublists == 0 || sublists > kMaxSublists) {
+    return Status::InvalidArgument("arc policy: sublists must be in [1, 256], not " +
                                    std::to_string(sublists));
   }
   if (p_min_shift > 16) {

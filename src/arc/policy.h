@@ -77,14 +77,18 @@ struct ListLinks {
 
 // The policy's part of a buffer header. The caller sets `bytes`, `kind` and
 // `sublist` before handing the node to the policy and leaves the rest alone.
+// 32 bytes: the simulator keeps millions of them, so every byte shows in
+// its cache footprint.
 struct PolicyNode : ListLinks {
-  uint64_t bytes = 0;      // logical size; a ghost keeps the size it had
   uint64_t access_ns = 0;  // time of the last insert or promotion
+  uint32_t bytes = 0;      // logical size (<= kMaxNodeBytes); a ghost keeps the size it had
   ArcState state = ArcState::kNone;
   BufKind kind = BufKind::kData;
   bool on_list = false;    // evictable: linked into its state's list
-  uint16_t sublist = 0;    // which sublist of its state (< PolicyOptions::sublists)
+  uint8_t sublist = 0;     // which sublist of its state (< PolicyOptions::sublists)
 };
+inline constexpr uint64_t kMaxNodeBytes = UINT32_MAX;
+inline constexpr uint32_t kMaxSublists = 256;
 
 struct PolicyOptions {
   uint64_t c_bytes = 0;

@@ -5,7 +5,7 @@
 // hashing, deletion by backward shift (no tombstones), no allocation after
 // construction: the capacity is fixed by the most entries the caller will
 // ever hold (the simulated cache bounds it: at most 2c pages are tracked),
-// at a load factor of at most 1/2.
+// at a load factor of at most 2/3.
 //
 // Thread-safety: none. Owns nothing that the values point to.
 #pragma once
@@ -22,7 +22,7 @@ template <typename V>
 class FlatTable {
  public:
   explicit FlatTable(uint64_t max_entries) {
-    uint64_t cap = std::bit_ceil(std::max<uint64_t>(16, 2 * max_entries + 2));
+    uint64_t cap = std::bit_ceil(std::max<uint64_t>(16, max_entries + max_entries / 2 + 1));
     shift_ = 64 - std::countr_zero(cap);
     mask_ = cap - 1;
     slots_ = std::make_unique<Slot[]>(cap);

@@ -62,7 +62,9 @@ Result<SimPolicy> ParseSimPolicy(std::string_view name) {
 
 Status SimOptions::Validate() const {
   if (cache_pages == 0) return Status::InvalidArgument("cache size must be at least one page");
-  if (page_bytes == 0) return Status::InvalidArgument("page size must be > 0");
+  if (page_bytes == 0 || page_bytes > (uint64_t{1} << 30)) {
+    return Status::InvalidArgument("page size must be in [1, 1 GiB]");
+  }
   if (cache_pages > (uint64_t{1} << 40) / page_bytes) {
     return Status::InvalidArgument("cache size too large to simulate");
   }

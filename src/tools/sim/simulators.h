@@ -41,7 +41,7 @@ class ArcSim final : private arc::PolicyHooks {
     n = free_;
     free_ = static_cast<Node*>(n->next);
     n->key = key;
-    n->bytes = page_bytes_;
+    n->bytes = page_bytes_;  // <= kMaxNodeBytes (SimOptions::Validate)
     table_.Insert(key, n);
     policy_.Insert(n, arc::ArcState::kMru, false, 0, false);
     return false;
@@ -62,7 +62,7 @@ class ArcSim final : private arc::PolicyHooks {
     free_ = n;
   }
 
-  const uint64_t page_bytes_;
+  const uint32_t page_bytes_;
   std::unique_ptr<Node[]> nodes_;
   Node* free_ = nullptr;
   FlatTable<Node> table_;
