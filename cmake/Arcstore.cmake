@@ -46,13 +46,13 @@ function(arcstore_test name)
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     TEST_LIST ${name}_TESTS
-    PROPERTIES TIMEOUT ${A_TIMEOUT}
-      ENVIRONMENT "ARCSTORE_SHARED_DIR=${ARCSTORE_SHARED_DIR};ARCSTORE_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
-  # PROPERTIES flattens a list value, so several labels are set afterwards,
-  # once the tests are discovered.
+    PROPERTIES TIMEOUT ${A_TIMEOUT})
+  # PROPERTIES flattens list values, so the labels and the environment (two
+  # lists) are set afterwards, once the tests are discovered.
   set(labels "${A_LABELS}")
+  set(env "ARCSTORE_SHARED_DIR=${ARCSTORE_SHARED_DIR};ARCSTORE_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake
-    "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\")\nendif()\n")
+    "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\" ENVIRONMENT \"${env}\")\nendif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
     ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
 endfunction()
