@@ -158,7 +158,7 @@ Arc::~Arc() {
   }
   registry_->RemoveModule(stats_module_);
   for (int k = 0; k < kNumHolderKinds; k++) {
-    ARC_CHECK_EQ(held_bytes_[k].load(), 0)
+    ARC_CHECK_EQ(HeldBytes(k), 0)
         << "ARC destroyed while " << HolderKindName(static_cast<HolderKind>(k)) << " holds buffers";
   }
   for (uint32_t i = 0; i < shard_count_; i++) {
@@ -213,30 +213,33 @@ void Arc::FreeIfUnreferenced(Header* h) {
 
 // ---- Holds --------------------------------------------------------------------
 
-void Arc::AddHoldLocked(Header* h, HolderKind kind) {
-  h->holds++;
-  h->holds_by_kind[static_cast<int>(kind)]++;
-  held_bytes_[static_cast<int>(kind)].fetch_add(static_cast<int64_t>(h->bytes),
-                                                std::memory_order_relaxed);
+int64_t Arc::HeldBytes(int kind) const {
+  int64_t total = 0;
+  for (uint32_t i = 0; i < shard_count_; i++) total += shards_[i].held[kind].load(std::memory_order_relaxed);
+  return total;
 }
 
-namespace {
-void RemoveHold(Header* h, HolderKind kind, std::atomic<int64_t>* held) {
+void Arc::AddHoldLocked(Header* h, HolderKind kind) ARC_NO_THREAD_SAFETY_ANALYSIS /* h's shard lock */ {
+  h->holds++;
+  h->holds_by_kind[static_cast<int>(kind)]++;
+  shards_[h->shard].AddHeld(static_cast<int>(kind), static_cast<int64_t>(h->bytes));
+}
+
+void Arc::RemoveHoldLocked(Header* h, HolderKind kind) ARC_NO_THREAD_SAFETY_ANALYSIS /* h's shard lock */ {
   const int k = static_cast<int>(kind);
   ARC_CHECK_GT(h->holds_by_kind[k], 0u) << "releasing a " << HolderKindName(kind)
                                         << " hold that was not taken: " << h->key.ToString();
   h->holds--;
   h->holds_by_kind[k]--;
-  held[k].fetch_sub(static_cast<int64_t>(h->bytes), std::memory_order_relaxed);
+  shards_[h->shard].AddHeld(k, -static_cast<int64_t>(h->bytes));
 }
-}  // namespace
 
 void Arc::Release(Header* h, HolderKind kind) {
   Reclaim r;
   {
     Shard& sh = shards_[h->shard];
     MutexLock l(&sh.mu);
-    RemoveHold(h, kind, held_bytes_);
+    RemoveHoldLocked(h, kind);
     if (h->holds == 0 && !h->io_in_flight) {
       MutexLock pl(&policy_mu_);
       if (h->hashed) {
@@ -432,7 +435,7 @@ ArcHold Arc::FinishFill(Header* h, HolderKind kind) {
   MutexLock l(&sh.mu);
   ARC_CHECK(h->io_in_flight);
   h->io_in_flight = false;
-  RemoveHold(h, HolderKind::kReadInFlight, held_bytes_);
+  RemoveHoldLocked(h, HolderKind::kReadInFlight);
   AddHoldLocked(h, kind);
   if (!h->hashed) {
     MutexLock pl(&policy_mu_);
@@ -457,7 +460,7 @@ void Arc::AbandonFill(Header* h, bool buffered) {
       }
       policy_.Remove(h);
     }
-    RemoveHold(h, HolderKind::kReadInFlight, held_bytes_);
+    RemoveHoldLocked(h, HolderKind::kReadInFlight);
     h->dead = true;
     sh.fill_cv.SignalAll();
     FreeIfUnreferenced(h);
@@ -570,6 +573,7 @@ ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
     MutexLock l(&old.mu);
     ARC_CHECK(!h->hashed && h->holds == 1) << "Publish needs an anon buffer with one hold";
     old.UnlinkAll(h);
+    old.AddHeld(static_cast<int>(kind), -static_cast<int64_t>(h->bytes));
   }
   const uint64_t hash = key.Hash();
   const uint32_t si = static_cast<uint32_t>(hash & (shard_count_ - 1));
@@ -582,6 +586,7 @@ ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
     h->shard = si;
     h->sublist = static_cast<uint8_t>((hash >> 40) % options_.list_sublists);
     sh.LinkAll(h);
+    sh.AddHeld(static_cast<int>(kind), static_cast<int64_t>(h->bytes));
     if (Header* e = sh.Find(key, hash); e != nullptr) RemoveFromCacheLocked(e, &r);
     sh.Insert(h);
     MutexLock pl(&policy_mu_);

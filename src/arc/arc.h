@@ -253,10 +253,13 @@ class Arc {
   void FreeHeader(Header* h);
   void FreeIfUnreferenced(Header* h);
   void CountHit(const Header* h, const LookupOptions& o);
+  // Bytes held by `kind` (a sum over the shards).
+  int64_t HeldBytes(int kind) const;
   void CountMiss(BufKind kind, const LookupOptions& o);
 
   // Holds (shard lock held).
   void AddHoldLocked(Header* h, HolderKind kind);
+  void RemoveHoldLocked(Header* h, HolderKind kind);
   void Release(Header* h, HolderKind kind);
   ArcHold CloneHold(Header* h, HolderKind kind);
 
@@ -320,7 +323,6 @@ class Arc {
   // Sizes, readable without locks.
   std::atomic<int64_t> size_bytes_{0};
   std::atomic<int64_t> live_headers_{0};
-  std::atomic<int64_t> held_bytes_[kNumHolderKinds] = {};
   std::atomic<uint64_t> largest_bytes_{0};
   std::atomic<uint64_t> anon_rr_{0};
 

@@ -2,6 +2,7 @@
 // list and the waiter. Included only by src/arc/*.cc.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -42,8 +43,15 @@ struct Header : PolicyNode {
 // A slice of the hash table with its own lock. Also keeps every live header
 // whose shard it is (hashed or not) on `all`, so that the invariant check
 // and the destructor can find anon buffers and orphans.
-struct Arc::Shard {
+struct alignas(64) Arc::Shard {
   mutable Mutex mu;
+  // Bytes held per holder kind by this shard's headers, kept per shard so
+  // that holds on different shards never share a cache line. Written under
+  // mu, read without it by the stats.
+  std::atomic<int64_t> held[kNumHolderKinds] = {};
+  void AddHeld(int kind, int64_t delta) ARC_REQUIRES(mu) {
+    held[kind].store(held[kind].load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  }
   CondVar fill_cv;  // lookups wait here for fills of this shard's headers
   std::vector<Header*> buckets ARC_GUARDED_BY(mu);
   uint64_t hashed ARC_GUARDED_BY(mu) = 0;

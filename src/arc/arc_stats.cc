@@ -110,7 +110,7 @@ void Arc::RegisterStats() {
   for (int k = 0; k < kNumHolderKinds; k++) {
     const std::string kind(HolderKindName(static_cast<HolderKind>(k)));
     gauge("held_bytes_" + kind, Unit::kBytes, "bytes held by " + kind + " (per hold)",
-          [this, k] { return held_bytes_[k].load(); });
+          [this, k] { return HeldBytes(k); });
   }
   gauge("waiters", Unit::kOps, "allocations waiting for eviction now", [this] {
     MutexLock l(&evict_mu_);
@@ -142,7 +142,7 @@ ArcSizes Arc::Sizes() const {
   z.size = size_bytes();
   z.headers = static_cast<uint64_t>(live_headers_.load());
   z.hdr_size = z.headers * header_bytes_;
-  for (int k = 0; k < kNumHolderKinds; k++) z.held_bytes[k] = static_cast<uint64_t>(held_bytes_[k].load());
+  for (int k = 0; k < kNumHolderKinds; k++) z.held_bytes[k] = static_cast<uint64_t>(HeldBytes(k));
   {
     MutexLock l(&evict_mu_);
     z.waiters = waiters_.size() - waiters_head_;
@@ -237,8 +237,8 @@ Status Arc::CheckInvariants() const {
     if (policy_.c() != c_bytes_.load()) err << "policy c " << policy_.c() << " != c " << c_bytes_.load() << "; ";
   }
   for (int k = 0; k < kNumHolderKinds; k++) {
-    if (static_cast<int64_t>(held[k]) != held_bytes_[k].load()) {
-      err << "held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << held_bytes_[k].load()
+    if (static_cast<int64_t>(held[k]) != HeldBytes(k)) {
+      err << "held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << HeldBytes(k)
           << " != holds' " << held[k] << "; ";
     }
   }

@@ -150,9 +150,9 @@ void Arc::MaybeGrow(uint64_t bytes) {
 std::string Arc::PinnedSummary() const {
   int top = 0;
   for (int k = 1; k < kNumHolderKinds; k++) {
-    if (held_bytes_[k].load() > held_bytes_[top].load()) top = k;
+    if (HeldBytes(k) > HeldBytes(top)) top = k;
   }
-  return FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, held_bytes_[top].load()))) +
+  return FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, HeldBytes(top)))) +
          " held by " + std::string(HolderKindName(static_cast<HolderKind>(top)));
 }
 
