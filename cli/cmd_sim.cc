@@ -37,8 +37,8 @@ uint64_t ParseCacheSize(const std::string& text, uint64_t page_bytes) {
 void ParseCsvColumns(const std::string& text, sim::TraceOptions* t) {
   int cols[3] = {-1, -1, -1};
   int n = std::sscanf(text.c_str(), "%d,%d,%d", &cols[0], &cols[1], &cols[2]);
-  if (n < 2 || cols[0] < 0 || cols[1] < 0 || cols[0] > 15 || cols[1] > 15 || cols[2] > 15) {
-    throw CommandFailed("--csv-columns: want OFFSET,SIZE[,OP] column numbers (0-15)", 2);
+  if (n < 2 || cols[0] < 0 || cols[1] < -1 || cols[0] > 15 || cols[1] > 15 || cols[2] > 15) {
+    throw CommandFailed("--csv-columns: want OFFSET,SIZE[,OP] column numbers (0-15; SIZE -1: OFFSET is a page key)", 2);
   }
   t->csv_offset_column = cols[0];
   t->csv_size_column = cols[1];
@@ -146,7 +146,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--format", args->format, "auto (from the file name), lis, lirs or csv")
       ->capture_default_str();
   cmd->add_option("--csv-columns", args->csv_columns,
-                  "CSV: 0-based columns of OFFSET,SIZE[,OP]")
+                  "CSV: 0-based columns of OFFSET,SIZE[,OP]; SIZE -1: OFFSET is a page key")
       ->capture_default_str();
   cmd->add_flag("--reads-only", args->reads_only, "CSV: skip write requests (op W..., w... or 1)");
   cmd->add_flag("--json", args->json, "Print one JSON object of integers (and the names)");

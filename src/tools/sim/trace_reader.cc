@@ -201,17 +201,24 @@ Status TraceReader::ParseCsv(const char* p, const char* end, KeyRun* out, bool* 
     return LineError("expected numbers");
   }
   if (ncols <= need) return LineError("too few columns");
-  uint64_t offset, size;
+  uint64_t offset, size = 0;
   const char* q = col[options_.csv_offset_column];
   if (!ParseU64(&q, col_end[options_.csv_offset_column], &offset)) return LineError("bad offset");
-  q = col[options_.csv_size_column];
-  if (!ParseU64(&q, col_end[options_.csv_size_column], &size)) return LineError("bad size");
+  if (options_.csv_size_column >= 0) {
+    q = col[options_.csv_size_column];
+    if (!ParseU64(&q, col_end[options_.csv_size_column], &size)) return LineError("bad size");
+  }
   if (options_.reads_only && options_.csv_op_column >= 0 && options_.csv_op_column < ncols) {
     const char* op = col[options_.csv_op_column];
     while (op < col_end[options_.csv_op_column] && IsBlank(*op)) op++;
     if (op < col_end[options_.csv_op_column] && (*op == 'W' || *op == 'w' || *op == '1')) {
       return Status::Ok();
     }
+  }
+  if (options_.csv_size_column < 0) {  // the column is a key
+    *out = KeyRun{offset, 1};
+    *got = true;
+    return Status::Ok();
   }
   if (size == 0) return Status::Ok();
   const uint64_t page = options_.page_bytes;

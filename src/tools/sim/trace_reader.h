@@ -9,7 +9,9 @@
 //  - kCsv ("*.csv", "*.csv.gz"): "offset,size[,op]" in bytes, one request
 //    per line (the columns can be moved with TraceOptions), split into pages
 //    of page_bytes: the run floor(offset / page) .. floor((offset+size-1) /
-//    page). A first line that does not start with a digit is a header.
+//    page). With no size column the offset column is a page key itself (one
+//    request per line: libCacheSim's csv "lbn"). A first line that does not
+//    start with a digit is a header.
 // Any of them may be zstd- or gzip-compressed (byte_source.h).
 //
 // Parsing is by hand over a 1 MiB buffer: no allocation per line, no
@@ -48,8 +50,9 @@ TraceFormat FormatFromPath(std::string_view path);
 struct TraceOptions {
   TraceFormat format = TraceFormat::kAuto;
   // CSV only: the page size requests are split into, and the columns
-  // (0-based; op_column -1 = none). With reads_only, lines whose op is a
-  // write ("W...", "w...", "1") are skipped.
+  // (0-based; size_column -1 = the offset column holds page keys; op_column
+  // -1 = none). With reads_only, lines whose op is a write ("W...", "w...",
+  // "1") are skipped.
   uint64_t page_bytes = 512;
   int csv_offset_column = 0;
   int csv_size_column = 1;

@@ -122,6 +122,16 @@ TEST(TraceReaderTest, CsvColumnsCanMove) {
   EXPECT_EQ(ReadAll(d.File("msr.csv"), o), want);
 }
 
+TEST(TraceReaderTest, CsvKeyColumn) {
+  TempDir d;
+  WritePlain(d.File("k.csv"), "version,time,op,size,lbn\n1,5,1,512,77\n1,6,1,512,78\n");
+  TraceOptions o;
+  o.csv_offset_column = 4;
+  o.csv_size_column = -1;
+  const std::vector<KeyRun> want = {{77, 1}, {78, 1}};
+  EXPECT_EQ(ReadAll(d.File("k.csv"), o), want);
+}
+
 TEST(TraceReaderTest, MalformedLineNamesTheLine) {
   TempDir d;
   WritePlain(d.File("bad.lis"), "1 1 0 0\nhello\n");
