@@ -51,6 +51,11 @@ class RawClient {
     timeval tv{10, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   }
+  // Adopts a connected socket (a TCP connection, say).
+  explicit RawClient(int connected_fd) : fd_(connected_fd), connected_(true) {
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
   ~RawClient() { ::close(fd_); }
 
   void Send(const void* p, size_t n) {

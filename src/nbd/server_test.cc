@@ -4,6 +4,8 @@
 // still work.
 #include "nbd/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -595,6 +597,29 @@ TEST(ServerOptionsTest, ExportsAreChecked) {
   EXPECT_FALSE(ValidateExports({{std::string(4097, 'a'), v, false, ""}}, o).ok());
   o.default_export = "b";
   EXPECT_FALSE(ValidateExports({{"a", v, false, ""}}, o).ok());
+}
+
+TEST(ServerStartTest, ServesOverLoopbackTcp) {
+  ServerOptions o;
+  o.listen_address = "127.0.0.1:0";  // a free port
+  auto v = std::make_shared<arcstore::testing::MemoryVolume>(VolumeInfo{"a", 1, 1 << 20, 4096, ""});
+  auto server = Server::Start(o, {{"a", v, false, ""}});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  uint16_t port = (*server)->port();
+  ASSERT_NE(port, 0);
+  EXPECT_EQ((*server)->address(), "127.0.0.1:" + std::to_string(port));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  RawClient c(fd);
+  ASSERT_NE(c.Connect("a", true), 0);
+  std::vector<uint8_t> w = Pattern(100000, 6), r;
+  ASSERT_EQ(c.Do(kCmdWrite, 12345, 100000, kCmdFlagFua, &w), 0u);
+  ASSERT_EQ(c.Do(kCmdRead, 12345, 100000, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, w);
 }
 
 TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
