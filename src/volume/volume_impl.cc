@@ -6,7 +6,15 @@
 //
 //                      newest                                   oldest
 //   reads look here:   dirty[open] -> dirty[quiescing] -> dirty[syncing]
-//                        -> committed (tree: disk, verified on read)
+//                        -> committed: handle cache -> ARC -> disk
+//                           (the tree gives the block; verified on read)
+//
+// Committed records are read through the ARC (one read per record however
+// many readers miss at once) and kept held in the pool's handle cache when
+// hot. Demand reads of consecutive records start the prefetcher, which reads
+// ahead on the pool's work queue. Dirty copies are anon ARC buffers; when
+// their txg commits they are published as the cached versions (and the
+// handle cache drops the old ones) before the copies go.
 //
 // Writes. A write joins the open txg through the txg manager (which applies
 // the write throttle) and, holding the txg, puts its bytes into the open
@@ -29,6 +37,9 @@
 //
 // Durability. Flush and FUA wait for the txg holding the writes to commit
 // (the intent log will shorten this to one log write).
+//
+// Asynchrony. Submit* run the operation on the pool's work queue and
+// complete there; the synchronous calls run on the caller's thread.
 //
 // Locking: mu_ guards the dirty maps; it is never held across I/O or a txg
 // assignment. The tree has its own lock. Order: txg hold, then mu_, then the
