@@ -324,6 +324,7 @@ Status PoolImpl::Start() {
       options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : PhysicalMemoryBytes();
   // Dirty data is ARC data: it may not pass half of c.
   t.arc_dirty_limit_bytes = [arc = arc_.get()] { return arc->target_bytes() / 2; };
+  t.on_memory_throttle = [arc = arc_.get()] { arc->CountMemoryThrottle(); };
   t.dirty_max_bytes = options_.dirty_max_bytes != 0 ? options_.dirty_max_bytes
                                                     : std::min<uint64_t>(memory / 4, 4 * kGiB);
   t.timeout_ns = options_.txg_timeout_ns;

@@ -234,6 +234,7 @@ Status TxgManager::WaitArcLimit(uint64_t dirty_bytes) {
     return Status::Ok();
   }
   stats_.memory_throttle_count->Add();
+  if (options_.on_memory_throttle) options_.on_memory_throttle();
   const uint64_t start = clock_->NowNs();
   while (failed_.ok() && unsynced_bytes_ > 0 && unsynced_bytes_ + dirty_bytes > limit) {
     if (open_->dirty_bytes > 0 && open_->requested == SyncReason::kNone) {

@@ -53,6 +53,9 @@ struct TxgOptions {
   // Returns the ARC's current dirty limit in bytes (50% of c), or 0 for
   // none. Called on every Assign(); must be cheap and thread-safe.
   std::function<uint64_t()> arc_dirty_limit_bytes;
+  // Called (with mu_ held, so it must not block) each time a write waits
+  // for the ARC dirty limit: the ARC counts it as memory_throttle_count.
+  std::function<void()> on_memory_throttle;
 
   Status Validate() const;
 };

@@ -248,6 +248,8 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   TxgOptions o = Opts(1000 * kMiB);
   static constexpr uint64_t limit = 10 * kMiB;
   o.arc_dirty_limit_bytes = [] { return limit; };
+  std::atomic<int> throttled{0};
+  o.on_memory_throttle = [&throttled] { throttled++; };
   TxgManager* mp = nullptr;
   SyncLog log;
   log.during = [&](uint64_t txg) { mp->Undirty(txg, UINT64_MAX); };
@@ -261,6 +263,7 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   }
   ASSERT_TRUE(m.Stop().ok());
   EXPECT_GE(reg.TakeSnapshot().Get("txg", "memory_throttle_count"), 1);
+  EXPECT_EQ(throttled.load(), reg.TakeSnapshot().Get("txg", "memory_throttle_count"));
   EXPECT_EQ(Row(m, 1).reason, SyncReason::kArcDirtyLimit);
 }
 
