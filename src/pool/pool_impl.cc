@@ -44,8 +44,6 @@
 // thread (and to Load before it starts).
 #include "pool/pool_impl.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -81,12 +79,6 @@ uint64_t WallNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-uint64_t PhysicalMemoryBytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
-                               : 4 * kGiB;
 }
 
 size_t Align(const io::Device& d) { return std::max<size_t>(d.buffer_alignment(), 64); }
@@ -320,8 +312,11 @@ Status PoolImpl::Start() {
   handles_ = std::make_unique<volume::HandleCache>(arc_.get(), volume::HandleCacheOptions(),
                                                    &registry_);
   txg::TxgOptions t;
-  const uint64_t memory =
-      options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : PhysicalMemoryBytes();
+  // dirty_max comes from the same memory limit the ARC plans for (the
+  // monitor's: cgroup limit, MemTotal, or the configured cap).
+  Result<MemoryReading> reading = monitor_->Read();
+  const uint64_t memory = reading.ok() && reading->limit_bytes != 0 ? reading->limit_bytes
+                                                                    : 16 * kGiB;
   // Dirty data is ARC data: it may not pass half of c.
   t.arc_dirty_limit_bytes = [arc = arc_.get()] { return arc->target_bytes() / 2; };
   t.on_memory_throttle = [arc = arc_.get()] { arc->CountMemoryThrottle(); };
