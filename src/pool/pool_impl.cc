@@ -52,6 +52,7 @@
 #include "base/units.h"
 #include "format/encoding.h"
 #include "format/indirect_block.h"
+#include "format/label_io.h"
 #include "format/space_log.h"
 #include "arc/monitor/system_memory_monitor.h"
 #include "io/file_device.h"
@@ -82,17 +83,6 @@ uint64_t WallNs() {
 }
 
 size_t Align(const io::Device& d) { return std::max<size_t>(d.buffer_alignment(), 64); }
-
-Status WriteUberblockOn(io::Device* device, const format::DeviceLayout& layout,
-                        const format::Uberblock& ub) {
-  std::vector<uint8_t> encoded = format::EncodeUberblock(ub);
-  io::AlignedBuffer slot(layout.allocation_unit, Align(*device));
-  std::memcpy(slot.data(), encoded.data(), encoded.size());
-  for (auto pos : {format::LabelPosition::kFront, format::LabelPosition::kBack}) {
-    ARC_RETURN_IF_ERROR(io::WriteSync(*device, layout.SlotOffset(pos, ub.slot()), slot.span()));
-  }
-  return Status::Ok();
-}
 
 class RecordSinkAdapter final : public volume::RecordSink {
  public:
@@ -133,27 +123,16 @@ Status PoolImpl::Format(io::Device* device, const std::string& name) {
   h.device_size_bytes = layout.end_bytes;
   h.allocation_unit = unit;
   h.config.Set("pool_name", name);
-  for (auto pos : {format::LabelPosition::kFront, format::LabelPosition::kBack}) {
-    h.position = pos;
-    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, format::EncodeLabelHeader(h));
-    io::AlignedBuffer buf(bytes.size(), Align(*device));
-    std::memcpy(buf.data(), bytes.data(), bytes.size());
-    const uint64_t at = pos == format::LabelPosition::kFront ? layout.front_header
-                                                              : layout.back_header;
-    ARC_RETURN_IF_ERROR(io::WriteSync(*device, at, buf.span()));
-    // Clear the ring: uberblocks of an earlier pool on this device must go.
-    io::AlignedBuffer ring(layout.ring_bytes, Align(*device));
-    const uint64_t ring_at = pos == format::LabelPosition::kFront ? layout.front_ring
-                                                                   : layout.back_ring;
-    ARC_RETURN_IF_ERROR(io::WriteSync(*device, ring_at, ring.span()));
-  }
+  // Both headers, and both rings cleared: uberblocks of an earlier pool on
+  // this device must go.
+  ARC_RETURN_IF_ERROR(format::WriteLabels(*device, h));
   ARC_RETURN_IF_ERROR(io::FlushSync(*device));
   format::Uberblock ub;
   ub.txg = 1;
   ub.timestamp_ns = WallNs();
   ub.pool_guid = h.pool_guid;
   ub.guid_sum = h.device_guid;
-  ARC_RETURN_IF_ERROR(WriteUberblockOn(device, layout, ub));
+  ARC_RETURN_IF_ERROR(format::WriteUberblock(*device, layout, ub));
   return io::FlushSync(*device);
 }
 
@@ -492,14 +471,14 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   ub.root = table_bp_;
   ub.space_log = log_head_;
   if (unsafe_.uberblock_before_blocks) {
-    ARC_RETURN_IF_ERROR(WriteUberblockOn(device_.get(), layout_, ub));
+    ARC_RETURN_IF_ERROR(format::WriteUberblock(*device_, layout_, ub));
     ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
   }
   ARC_RETURN_IF_ERROR(writer.Finish());
   txg_->NoteSyncIo(txg, txg::SyncIo{0, 0, writer.written_bytes(), writer.device_writes()});
   if (!unsafe_.skip_flush_before_uberblock) ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
   if (!unsafe_.uberblock_before_blocks) {
-    ARC_RETURN_IF_ERROR(WriteUberblockOn(device_.get(), layout_, ub));
+    ARC_RETURN_IF_ERROR(format::WriteUberblock(*device_, layout_, ub));
   }
   ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
   // Txg is durable.
