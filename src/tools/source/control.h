@@ -36,7 +36,7 @@ namespace arcstore::tools {
 
 inline constexpr size_t kMaxControlRequestBytes = 4096;
 inline constexpr size_t kMaxHttpRequestBytes = 8192;
-inline constexpr uint64_t kMaxTraceRingEntries = uint64_t{1} << 26;
+inline constexpr uint64_t kMaxTraceRingEntries = uint64_t{1} << 24;  // the pool allows 4 .. 16M
 
 // The server side: a whole reply (status line and body) to one request line
 // (without its newline).

@@ -5,13 +5,13 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "nbd/listen.h"
 #include "nbd/options.h"
 
 namespace arcstore::tools {
@@ -20,17 +20,6 @@ namespace {
 
 Status Errno(const std::string& what) {
   return Status::IOError(what + ": " + std::strerror(errno));
-}
-
-Result<sockaddr_un> UnixAddress(const std::string& path) {
-  sockaddr_un a{};
-  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
-    return Status::InvalidArgument("unix socket path '" + path + "' is empty or longer than " +
-                                   std::to_string(sizeof(a.sun_path) - 1) + " bytes");
-  }
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path, path.data(), path.size());
-  return a;
 }
 
 // Waits until `fd` is ready for `events`; false on timeout.
@@ -50,7 +39,7 @@ Status SocketServerOptions::Validate() const {
   if (unix_path.empty() == listen_address.empty()) {
     return Status::InvalidArgument("socket server: give exactly one of a unix path and a listen address");
   }
-  if (!unix_path.empty()) ARC_RETURN_IF_ERROR(UnixAddress(unix_path).status());
+  if (!unix_path.empty()) ARC_RETURN_IF_ERROR(nbd::UnixSocketAddress(unix_path).status());
   if (!listen_address.empty()) ARC_RETURN_IF_ERROR(nbd::ParseListenAddress(listen_address).status());
   if (io_timeout_ms == 0 || io_timeout_ms > 600000) {
     return Status::InvalidArgument("socket server: io_timeout_ms must be in 1..600000");
@@ -59,7 +48,7 @@ Status SocketServerOptions::Validate() const {
 }
 
 Result<int> ConnectUnix(const std::string& path) {
-  ARC_ASSIGN_OR_RETURN(sockaddr_un a, UnixAddress(path));
+  ARC_ASSIGN_OR_RETURN(sockaddr_un a, nbd::UnixSocketAddress(path));
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno("socket");
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
@@ -138,45 +127,11 @@ Status SocketServer::Listen() {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Errno("eventfd");
   if (!options_.unix_path.empty()) {
-    // A socket file left by a server that died is replaced; a live one is not.
-    Result<int> live = ConnectUnix(options_.unix_path);
-    if (live.ok()) {
-      ::close(*live);
-      return Status::AlreadyExists(options_.unix_path + " is in use by a running server");
-    }
-    struct stat st;
-    if (::lstat(options_.unix_path.c_str(), &st) == 0) {
-      if (!S_ISSOCK(st.st_mode)) return Status::AlreadyExists(options_.unix_path + " exists and is not a socket");
-      ::unlink(options_.unix_path.c_str());
-    }
-    ARC_ASSIGN_OR_RETURN(sockaddr_un a, UnixAddress(options_.unix_path));
-    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) return Errno("socket");
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      return Errno("bind " + options_.unix_path);
-    }
+    ARC_ASSIGN_OR_RETURN(listen_fd_, nbd::ListenUnix(options_.unix_path, options_.socket_mode, 16));
     created_socket_file_ = true;
-    if (::chmod(options_.unix_path.c_str(), options_.socket_mode) != 0) {
-      return Errno("chmod " + options_.unix_path);
-    }
   } else {
-    ARC_ASSIGN_OR_RETURN(nbd::ListenAddress la, nbd::ParseListenAddress(options_.listen_address));
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) return Errno("socket");
-    int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(la.port);
-    a.sin_addr.s_addr = htonl(la.ipv4_host_order);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      return Errno("bind " + options_.listen_address);
-    }
-    socklen_t len = sizeof(a);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    ARC_ASSIGN_OR_RETURN(listen_fd_, nbd::ListenLoopbackTcp(options_.listen_address, 16, &port_));
   }
-  if (::listen(listen_fd_, 16) != 0) return Errno("listen");
   return Status::Ok();
 }
 
