@@ -13,6 +13,7 @@
 
 #include "base/units.h"
 #include "stats/registry.h"
+#include "tools/source/pool_access.h"
 #include "tools/source/socket_server.h"
 #include "tools/source/stats_source.h"
 
@@ -188,6 +189,28 @@ TEST_F(ControlTest, OpenStatsSourcePrefersALiveServerElseOpensThePool) {
             std::string::npos)
       << none.status().ToString();
   ASSERT_TRUE(local->pool->Close().ok());
+}
+
+// StartTraceOn/StopTraceOn call the pool's trace methods when its class has
+// them and say NotSupported when it does not (a build before Pool grew them).
+struct PoolWithTrace {
+  Status StartTrace(const std::string& path, uint64_t ring_entries) {
+    started = path + " " + std::to_string(ring_entries);
+    return Status::Ok();
+  }
+  Status StopTrace() { return Status::Aborted("stopped"); }
+  std::string started;
+};
+struct PoolWithoutTrace {};
+
+TEST(PoolAccessTest, TraceCallsReachThePoolWhenItHasThem) {
+  PoolWithTrace with;
+  EXPECT_TRUE(internal::StartTrace(with, "/t", 64).ok());
+  EXPECT_EQ(with.started, "/t 64");
+  EXPECT_EQ(internal::StopTrace(with).code(), StatusCode::kAborted);
+  PoolWithoutTrace without;
+  EXPECT_EQ(internal::StartTrace(without, "/t", 64).code(), StatusCode::kNotSupported);
+  EXPECT_EQ(internal::StopTrace(without).code(), StatusCode::kNotSupported);
 }
 
 }  // namespace
