@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -29,7 +30,9 @@ class FakeSource final : public StatsSource {
   }
   Result<stats::Snapshot> TakeSnapshot() override { return registry.TakeSnapshot(42); }
   Result<std::vector<TxgRow>> TxgHistory() override { return rows; }
+  // Called on the server's thread; read by the test after the reply.
   Status StartTrace(const std::string& path, uint64_t ring_entries) override {
+    std::lock_guard<std::mutex> l(mu);
     trace_path = path;
     trace_ring = ring_entries;
     return Status::Ok();
@@ -40,6 +43,7 @@ class FakeSource final : public StatsSource {
   stats::Registry registry;
   stats::Counter* hits;
   std::vector<TxgRow> rows;
+  std::mutex mu;
   std::string trace_path;
   uint64_t trace_ring = 0;
 };
@@ -92,8 +96,11 @@ TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
   EXPECT_EQ((*rows)[0].delay_ns, 12345u);
 
   ASSERT_TRUE(remote.StartTrace("/tmp/a trace file", 4096).ok());
-  EXPECT_EQ(fake.trace_path, "/tmp/a trace file");
-  EXPECT_EQ(fake.trace_ring, 4096u);
+  {
+    std::lock_guard<std::mutex> l(fake.mu);
+    EXPECT_EQ(fake.trace_path, "/tmp/a trace file");
+    EXPECT_EQ(fake.trace_ring, 4096u);
+  }
   Status stop = remote.StopTrace();
   EXPECT_FALSE(stop.ok());
   EXPECT_NE(stop.message().find("no trace running"), std::string::npos) << stop.ToString();
