@@ -62,4 +62,8 @@ wait "$NBD_SERVER_PID" || fail "serve exited with $?"
 NBD_SERVER_PID=""
 [[ ! -e "$P.ctl" ]] || fail "control socket left behind"
 "$ARCSTORE" doctor --live --pool "$P" >/dev/null 2>&1 && fail "doctor --live without a server succeeded"
+# Without a server the tools open the pool in-process, read-only.
+"$ARCSTORE" doctor --pool "$P" >"$NBD_WORK/doctor" || fail "doctor --pool at rest: $(cat "$NBD_WORK/doctor")"
+grep -q 'cold_cache' "$NBD_WORK/doctor" || fail "doctor --pool at rest: not a cold cache"
+"$ARCSTORE" txgs "$P" | grep -Eq '^[0-9]+ +[0-9]+ +O ' || fail "txgs at rest: no open txg"
 echo "observe e2e: ok"
