@@ -161,7 +161,7 @@ Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options) {
   std::string plot = "plot " + Q(f.data) + " using 1:2:3 with points pt 7 ps 0.4 lc palette title 'I/O'";
   if (!trace.syncs.empty()) {
     plot += ", " + Q(f.markers) +
-            " using 1:(0):($2-$1):(1) axes x1y2 with boxxyerror fs transparent solid 0.12 noborder "
+            " using 1:(0.5):1:2:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.12 noborder "
             "lc rgb 'gray' notitle, " +
             Q(f.markers) + " using 1:(1) axes x1y2 with impulses lw 1.5 lc rgb 'red' title 'txg sync start'";
   }
