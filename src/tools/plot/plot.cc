@@ -69,12 +69,12 @@ Status RunGnuplot(const PlotOptions& o, const std::string& script) {
 // The script's frame: SVG first, then the same plot as PNG.
 std::string Frame(const PlotOptions& o, const PlotFiles& f, const std::string& body) {
   std::string size = std::to_string(o.width_px) + "," + std::to_string(o.height_px);
-  std::string s = "set terminal svg size " + size + " dynamic background rgb 'white'\n";
+  std::string s = "set terminal svg size " + size + " dynamic background rgb 'white' noenhanced\n";
   s += "set output " + Q(f.svg) + "\n";
   s += "set title " + Q(o.title) + " noenhanced\n";
   s += "set grid\nset key outside bottom center horizontal\n";
   s += body;
-  s += "set terminal pngcairo size " + size + " background rgb 'white'\n";
+  s += "set terminal pngcairo size " + size + " background rgb 'white' noenhanced\n";
   s += "set output " + Q(f.png) + "\nreplot\nunset output\n";
   return s;
 }
@@ -181,10 +181,10 @@ Result<PlotFiles> PlotArc(const std::vector<stats::Snapshot>& samples, const Plo
   f.points = samples.size();
   std::string d = Q(f.data);
   std::string body =
-      "set xlabel 'time (s)'\nset ylabel 'bytes'\nset format y '%.1s %cB'\n"
-      "plot " + d + " using 1:2 with lines lw 2 title 'size', " + d +
-      " using 1:3 with lines lw 2 title 'c (target)', " + d +
-      " using 1:4 with lines dt 2 title 'c_min', " + d + " using 1:5 with lines dt 2 title 'c_max'\n";
+      "set xlabel 'time (s)'\nset ylabel 'MiB'\nM = 1048576.0\n"
+      "plot " + d + " using 1:($2/M) with lines lw 2 title 'size', " + d +
+      " using 1:($3/M) with lines lw 2 title 'c (target)', " + d +
+      " using 1:($4/M) with lines dt 2 title 'c_min', " + d + " using 1:($5/M) with lines dt 2 title 'c_max'\n";
   return Finish(options, f, data, "", body);
 }
 
@@ -208,10 +208,10 @@ Result<PlotFiles> PlotThrottle(const std::vector<stats::Snapshot>& samples, cons
   f.points = samples.size();
   std::string d = Q(f.data);
   std::string body =
-      "set xlabel 'time (s)'\nset ylabel 'dirty bytes'\nset format y '%.1s %cB'\n"
+      "set xlabel 'time (s)'\nset ylabel 'dirty (MiB)'\nM = 1048576.0\n"
       "set y2label 'throttle delay (ms per s)'\nset y2tics\nset ytics nomirror\n"
-      "plot " + d + " using 1:2 with lines lw 2 title 'dirty (unsynced)', " + d +
-      " using 1:3 with lines dt 2 title 'limit min(dirty_max, c/2)', " + d +
+      "plot " + d + " using 1:($2/M) with lines lw 2 title 'dirty (unsynced)', " + d +
+      " using 1:($3/M) with lines dt 2 title 'limit min(dirty_max, c/2)', " + d +
       " using 1:4 axes x1y2 with lines lw 2 title 'throttle delay'\n";
   return Finish(options, f, data, "", body);
 }
