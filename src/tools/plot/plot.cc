@@ -156,7 +156,7 @@ Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options) {
   f.markers_n = trace.syncs.size();
   std::string body =
       "set xlabel 'I/O start time (s since trace start)'\nset ylabel 'latency (ms)'\n"
-      "set logscale y\nset cblabel 'log2(I/O size in bytes)'\nset palette rgbformulae 33,13,10\n"
+      "set xrange [0:*]\nset logscale y\nset cblabel 'log2(I/O size in bytes)'\nset palette rgbformulae 33,13,10\n"
       "set y2range [0:1]\nunset y2tics\n";
   std::string plot = "plot " + Q(f.data) + " using 1:2:3 with points pt 7 ps 0.4 lc palette title 'I/O'";
   if (!trace.syncs.empty()) {
