@@ -24,6 +24,15 @@ grep -q "^control socket $P.ctl\$" "$NBD_WORK/serve.out" || fail "no control soc
 URL=$(sed -n 's/^metrics \(http:.*\)$/\1/p' "$NBD_WORK/serve.out")
 [[ -n "$URL" ]] || fail "serve did not print its metrics address"
 
+# The per-I/O trace: a pool built without Pool::StartTrace says so; with it,
+# the writes below land in the file and plot latency draws them.
+TRACING=0
+if "$ARCSTORE" trace start "$P" --output "$NBD_WORK/t.trace" >"$NBD_WORK/trace.out" 2>&1; then
+  TRACING=1
+else
+  grep -q 'no per-I/O trace' "$NBD_WORK/trace.out" || fail "trace start: $(cat "$NBD_WORK/trace.out")"
+fi
+
 /usr/bin/python3 - "$S" <<'PY'
 import nbd, sys
 h = nbd.NBD(); h.set_export_name("vol0"); h.connect_unix(sys.argv[1])
@@ -32,6 +41,14 @@ h.pwrite(b"\x5a" * 4096, 100 * 4096)   # a partial record: read-modify-write
 h.flush()
 assert h.pread(4096, 100 * 4096) == b"\x5a" * 4096
 PY
+
+if [[ $TRACING -eq 1 ]]; then
+  "$ARCSTORE" trace stop "$P" >/dev/null || fail "trace stop"
+  [[ $(head -1 "$NBD_WORK/t.trace") == "# arcstore io trace v1" ]] || fail "trace header"
+  n=$(grep -c '^I	' "$NBD_WORK/t.trace" || true)
+  [[ $n -gt 0 ]] || fail "no I/O in the trace"
+  "$ARCSTORE" plot latency "$NBD_WORK/t.trace" -o "$NBD_WORK/lat" | grep -q "($n points" || fail "plot latency"
+fi
 
 # stat: header, then one row per interval.
 out=$("$ARCSTORE" stat "$P" -f time,read,hit%,arcsz,c,dirty,dlim,txg 0.1 2)
