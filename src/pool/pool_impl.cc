@@ -355,6 +355,8 @@ Status PoolImpl::Start() {
   loaded_entries_.clear();
   registry_.AddGaugeFn("pool", "allocated_bytes", stats::Unit::kBytes, "allocated space",
                        [this] { return static_cast<int64_t>(Info().allocated_bytes); });
+  registry_.AddGaugeFn("pool", "free_bytes", stats::Unit::kBytes, "free space",
+                       [this] { return static_cast<int64_t>(Info().free_bytes); });
   if (!options_.read_only) txg_->Start();
   return Status::Ok();
 }
