@@ -48,8 +48,14 @@ Status PoolOptions::Validate() const {
   if (txg_timeout_ns < kNsPerMs || txg_timeout_ns > 600 * kNsPerSec) {
     return Status::InvalidArgument("txg_timeout_ns must be in [1 ms, 600 s]");
   }
-  return Status::Ok();
+  return pool::QueueOptionsFrom(io).Validate().WithContext("PoolOptions.io");
 }
+
+Status Pool::StartTrace(const std::string& path, uint64_t ring_entries) {
+  return Status::NotSupported("this pool has no I/O trace");
+}
+
+Status Pool::StopTrace() { return Status::NotSupported("this pool has no I/O trace"); }
 
 Status VolumeOptions::Validate() const {
   const std::string who = "volume '" + name + "': ";
