@@ -225,7 +225,9 @@ std::shared_ptr<QueuedDevice::Op> QueuedDevice::PickLocked(double fraction) {
   class_stats_[c].active->Add(1);
   inflight_depth_->Record(total_active_);
   op->issue_ns = clock_->NowNs();
-  class_stats_[c].queue_ns->Record(op->issue_ns - op->submit_ns);
+  if (op->io_op == IoOp::kRead || op->io_op == IoOp::kWrite) {
+    class_stats_[c].queue_ns->Record(op->issue_ns - op->submit_ns);
+  }
   return op;
 }
 

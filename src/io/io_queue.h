@@ -28,7 +28,7 @@
 // io.C_active, io.C_queued; io.inflight_depth (I/Os at the device, sampled
 // at each issue), io.flushes, io.flush_latency_ns, io.discards,
 // io.trace_dropped. Flushes and discards use their class's slots but count
-// only in io.flushes/io.discards.
+// only in io.flushes/io.discards (not in C_ops, C_queue_ns, ...).
 //
 // Completion: on whatever thread the inner device completes on (inline for
 // psync and memory devices, the io_uring thread for io_uring). A completion

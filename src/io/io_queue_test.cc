@@ -238,6 +238,7 @@ TEST_F(IoQueueTest, AccountsPerClassWithExactTimes) {
   EXPECT_EQ(Stat("flushes").counter, 1u);
   EXPECT_EQ(Stat("flush_latency_ns").histogram.max, 1000u);
   EXPECT_EQ(Stat("sync_write_ops").counter, 0u);  // flushes count only as flushes
+  EXPECT_EQ(Stat("sync_write_queue_ns").histogram.count, 0u);
   EXPECT_EQ(Stat("inflight_depth").histogram.count, 4u);
 }
 

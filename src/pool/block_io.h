@@ -11,6 +11,10 @@
 //                returns space to the allocator (deferred by it). Finish()
 //                submits what is queued and waits for every write.
 //
+// I/O classes (io/io_queue.h): BlockReader's demand reads are sync reads,
+// its PrefetchBlockInto reads async reads; TxgWriter's writes are async
+// writes that carry the number of blocks merged into them (IoRequest.parts).
+//
 // Thread-safety: BlockReader is thread-safe. A TxgWriter belongs to the sync
 // thread of one txg; its completion callbacks may run on device threads.
 #pragma once
