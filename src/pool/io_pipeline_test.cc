@@ -171,3 +171,26 @@ TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
 
 }  // namespace
 }  // namespace arcstore::pool
+
+namespace arcstore::pool {
+namespace {
+
+TEST(PoolIoOptionsTest, QueueBoundsAreCheckedAtOpen) {
+  PoolOptions po;
+  EXPECT_TRUE(po.Validate().ok());
+  po.io.async_write = IoClassActive{5, 2};
+  Status s = po.Validate();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("PoolOptions.io"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("async_write: min_active 5 exceeds max_active 2"), std::string::npos)
+      << s.ToString();
+  po = PoolOptions();
+  po.io.max_active_total = 0;
+  EXPECT_NE(po.Validate().message().find("max_active_total"), std::string::npos);
+  auto dev = *io::MemoryDevice::Create({.size_bytes = 64 * kMiB});
+  ASSERT_TRUE(PoolImpl::Format(dev.get(), "io").ok());
+  EXPECT_FALSE(PoolImpl::OpenOnDevice(std::move(dev), po).ok());
+}
+
+}  // namespace
+}  // namespace arcstore::pool
