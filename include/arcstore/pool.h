@@ -131,9 +131,12 @@ class Pool {
   // io.trace_dropped) to `path`, in the text format of docs/format.md
   // ("I/O trace"). Busy when a trace already runs; IOError naming the path
   // when the file cannot be created.
-  virtual Status StartTrace(const std::string& path, uint64_t ring_entries);
+  // (A pool without a device, such as a test's fake, returns NotSupported.)
+  virtual Status StartTrace(const std::string& path, uint64_t ring_entries) {
+    return Status::NotSupported("this pool has no I/O trace");
+  }
   // Stops the trace and closes its file; NotFound when none runs.
-  virtual Status StopTrace();
+  virtual Status StopTrace() { return Status::NotSupported("this pool has no I/O trace"); }
 };
 
 }  // namespace arcstore

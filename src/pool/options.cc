@@ -51,12 +51,6 @@ Status PoolOptions::Validate() const {
   return pool::QueueOptionsFrom(io).Validate().WithContext("PoolOptions.io");
 }
 
-Status Pool::StartTrace(const std::string& path, uint64_t ring_entries) {
-  return Status::NotSupported("this pool has no I/O trace");
-}
-
-Status Pool::StopTrace() { return Status::NotSupported("this pool has no I/O trace"); }
-
 Status VolumeOptions::Validate() const {
   const std::string who = "volume '" + name + "': ";
   if (name.empty() || name.size() > format::kMaxVolumeNameBytes) {
