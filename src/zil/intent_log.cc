@@ -387,7 +387,8 @@ Status IntentLog::CommitBatch() {
     }
     io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
     std::copy(enc->begin(), enc->end(), buf.data());
-    s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span());
+    s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span(),
+                     io::IoClass::kLogWrite);
     if (!s.ok()) break;
   }
   if (s.ok() && !options_.unsafe_skip_flush) {
