@@ -10,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -19,6 +18,7 @@
 #include "nbd/server.h"
 #include "nbd/threaded_volume.h"
 #include "testing/memory_volume.h"
+#include "testing/process_memory.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -38,13 +38,7 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-uint64_t ResidentBytes() {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
+using arcstore::testing::ResidentBytes;
 
 TEST(NbdLimitsTest, FloodedConnectionsStayBoundedAndOthersAreServed) {
   char tmpl[] = "/tmp/nbd_limits.XXXXXX";

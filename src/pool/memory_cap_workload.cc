@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,23 +27,12 @@
 #include "base/units.h"
 #include "pool/pool_impl.h"
 #include "stats/registry.h"
+#include "testing/process_memory.h"
 
 namespace arcstore::pool {
 namespace {
 
 constexpr uint64_t kStamp = 4096;
-
-uint64_t StatusField(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const size_t n = std::strlen(key);
-  while (std::getline(in, line)) {
-    if (line.compare(0, n, key) == 0 && line.size() > n && line[n] == ':') {
-      return std::stoull(line.substr(n + 1)) * 1024;  // "VmRSS:   1234 kB"
-    }
-  }
-  return 0;
-}
 
 void Stamp(uint64_t offset, std::span<uint8_t> buf, uint8_t fill) {
   std::memset(buf.data(), fill, buf.size());
@@ -126,9 +114,6 @@ Status Fill(Volume* v, const MemoryCapOptions& o) {
 
 }  // namespace
 
-uint64_t ResidentBytes() { return StatusField("VmRSS"); }
-uint64_t PeakResidentBytes() { return StatusField("VmHWM"); }
-
 MemoryCapResult RunMemoryCapWorkload(const MemoryCapOptions& o) {
   MemoryCapResult res;
   const std::string path = o.dir + "/memcap_pool_" + std::to_string(getpid());
@@ -164,7 +149,7 @@ MemoryCapResult RunMemoryCapWorkload(const MemoryCapOptions& o) {
     std::unique_lock<std::mutex> l(sh.mu);
     while (!sh.stop) {
       res.max_arc_bytes = std::max(res.max_arc_bytes, arc.size_bytes());
-      res.peak_rss_bytes = std::max(res.peak_rss_bytes, ResidentBytes());
+      res.peak_rss_bytes = std::max(res.peak_rss_bytes, arcstore::testing::ResidentBytes());
       res.samples++;
       sh.cv.wait_for(l, std::chrono::milliseconds(o.sample_interval_ms));  // pacing
     }
@@ -196,7 +181,7 @@ MemoryCapResult RunMemoryCapWorkload(const MemoryCapOptions& o) {
   v->reset();
   Status closed = pool->Close();
   if (res.setup.ok() && !closed.ok()) res.setup = closed;
-  res.peak_rss_bytes = std::max(res.peak_rss_bytes, PeakResidentBytes());
+  res.peak_rss_bytes = std::max(res.peak_rss_bytes, arcstore::testing::PeakResidentBytes());
   res.requests = sh.requests;
   res.reads = sh.reads;
   res.writes = sh.writes;

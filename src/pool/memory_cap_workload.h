@@ -42,9 +42,4 @@ struct MemoryCapResult {
 MemoryCapResult RunMemoryCapWorkload(const MemoryCapOptions& options);
 void PrintMemoryCapResult(const MemoryCapOptions& options, const MemoryCapResult& r);
 
-// The process's resident set now (VmRSS) and its peak (VmHWM), in bytes;
-// 0 when /proc/self/status cannot be read.
-uint64_t ResidentBytes();
-uint64_t PeakResidentBytes();
-
 }  // namespace arcstore::pool
