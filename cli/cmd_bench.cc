@@ -68,6 +68,7 @@ struct BenchArgs {
   std::string recordsize = "128K";
   bool cold = false;
   bool sparse = false;
+  bool no_intent_log = false;
   std::string output_format = "normal";
   std::string output;
   std::vector<std::string> compare;
@@ -172,6 +173,7 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   }
   PoolOptions po;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
+  po.intent_log = !a.no_intent_log;
   // Writes land in memory (the txg writes them later) and cached reads need
   // no device: such I/O completes fastest on the job's own thread, as fio's
   // psync does. Only reads at a queue depth above 1 gain from the pool's
@@ -238,7 +240,7 @@ std::string Render(const bench::RunResult& run, bench::OutputFormat format, cons
             (rp.created ? ", created " + FormatBytes(rp.created_bytes) + (a.sparse ? " sparse" : " written once")
                         : "") +
             (a.arc_max.empty() ? "" : ", arc_max " + a.arc_max) + (a.cold ? ", cold cache per batch" : "") +
-            "\n";
+            (a.no_intent_log ? ", intent log off (flush = txg sync)" : "") + "\n";
     return text;
   }
   nlohmann::ordered_json j = bench::ToFioJson(run, format == bench::OutputFormat::kJsonPlus);
@@ -249,6 +251,7 @@ std::string Render(const bench::RunResult& run, bench::OutputFormat format, cons
                            {"sparse", rp.created && a.sparse},
                            {"arc_max", a.arc_max},
                            {"cold", a.cold},
+                           {"intent_log", !a.no_intent_log},
                            {"recordsize", a.recordsize}};
   if (verdict) j["arcstore"]["doctor"] = verdict->json;
   return j.dump(2) + "\n";
@@ -331,6 +334,8 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("--arc-max", args.arc_max, "ARC size for the run (e.g. 256M)");
   c->add_option("--recordsize", args.recordsize, "record size of volumes the bench creates");
   c->add_flag("--cold", args.cold, "empty the pool's cache before each stonewalled batch");
+  c->add_flag("--no-intent-log", args.no_intent_log,
+              "flushes and FUA writes wait for a txg sync instead of an intent log commit");
   c->add_flag("--sparse", args.sparse, "leave a new pool file sparse instead of writing it once");
   c->add_option("--output-format", args.output_format, "normal, json or json+");
   c->add_option("--output", args.output, "write the report to FILE");

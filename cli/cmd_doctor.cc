@@ -1,12 +1,15 @@
 // arcstore doctor and arcstore summary: diagnose an ARC from its statistics.
 //
 //   arcstore doctor --arcstats FILE|- [--json]   findings; exit 0 healthy/info,
-//                                                1 warnings, 2 critical
+//   arcstore doctor --pool POOL [--live]         1 warnings, 2 critical
+//   arcstore doctor --live --control PATH
 //   arcstore summary --arcstats FILE|- [--json]  arc_summary-style report
+//   arcstore summary POOL [--live]               ... of an arcstore pool
 //
 // FILE is any dump src/tools/doctor/arcstats_reader.h reads (Linux kstat,
-// illumos kstat, FreeBSD sysctl, arc_summary). --pool and --live arrive with
-// the engine; they are refused with a clear message until then.
+// illumos kstat, FreeBSD sysctl, arc_summary). POOL is read through its
+// server's control socket when one serves it, else opened in-process
+// (cli/observe.h); --live insists on the server.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -17,10 +20,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/observe.h"
 #include "tools/doctor/arcstats_reader.h"
 #include "tools/doctor/doctor.h"
 #include "tools/doctor/report_format.h"
 #include "tools/doctor/summary.h"
+#include "tools/summary/pool_summary.h"
 
 namespace arcstore::cli {
 namespace {
@@ -50,16 +55,17 @@ doctor::StatsView ReadView(const std::string& path) {
   return std::move(*view);
 }
 
-void RefuseEngineModes(const std::string& pool, bool live) {
-  if (!pool.empty() || live)
-    throw CommandFailed("--pool and --live need the arcstore engine, which is not built yet; "
-                        "use --arcstats FILE");
+// A pool's (or a live server's) stats as the doctor's view.
+doctor::StatsView PoolView(const SourceArgs& source) {
+  tools::OpenedSource src = OpenSource(source);
+  return doctor::FromSnapshot(OrFail(src.source->TakeSnapshot(), src.source->Describe()));
 }
 
 void AddDoctor(CLI::App& app) {
   struct Args {
-    std::string arcstats, pool;
-    bool live = false, json = false;
+    std::string arcstats;
+    SourceArgs source;
+    bool json = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -67,13 +73,17 @@ void AddDoctor(CLI::App& app) {
   cmd->add_option("--arcstats", args->arcstats,
                   "arcstats dump: /proc/spl/kstat/zfs/arcstats, kstat -m/-p, sysctl or "
                   "arc_summary output; '-' for stdin");
-  cmd->add_option("--pool", args->pool, "an arcstore pool (when the engine exists)");
-  cmd->add_flag("--live", args->live, "the running arcstore server (when the engine exists)");
+  cmd->add_option("--pool", args->source.pool,
+                  "an arcstore pool: its server's stats (control socket) or the pool opened read-only");
+  AddSourceOptions(cmd, &args->source);
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args] {
-    RefuseEngineModes(args->pool, args->live);
-    if (args->arcstats.empty()) throw CommandFailed("doctor needs --arcstats FILE (or '-')");
-    doctor::Report report = doctor::Diagnose(ReadView(args->arcstats));
+    bool engine = !args->source.pool.empty() || args->source.live;
+    if (engine == !args->arcstats.empty()) {
+      throw CommandFailed("doctor needs one of --arcstats FILE (or '-'), --pool POOL, --live");
+    }
+    doctor::Report report =
+        doctor::Diagnose(engine ? PoolView(args->source) : ReadView(args->arcstats));
     std::string out = args->json ? doctor::RenderJson(report) + "\n" : doctor::RenderText(report);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
@@ -84,15 +94,27 @@ void AddDoctor(CLI::App& app) {
 void AddSummary(CLI::App& app) {
   struct Args {
     std::string arcstats;
+    SourceArgs source;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("summary", "An arc_summary-style report of ARC statistics");
-  cmd->add_option("--arcstats", args->arcstats, "arcstats dump (any format doctor reads); '-' for stdin")
-      ->required();
+  cmd->add_option("POOL", args->source.pool, "an arcstore pool (or give --arcstats)");
+  cmd->add_option("--arcstats", args->arcstats, "arcstats dump (any format doctor reads); '-' for stdin");
+  AddSourceOptions(cmd, &args->source);
   cmd->add_flag("--json", args->json, "print the normalized statistics as JSON");
   cmd->callback([args] {
-    doctor::StatsView view = ReadView(args->arcstats);
+    bool engine = !args->source.pool.empty() || args->source.live;
+    if (engine == !args->arcstats.empty()) {
+      throw CommandFailed("summary needs POOL or --arcstats FILE (or '-'), not both");
+    }
+    if (engine && !args->json) {
+      tools::OpenedSource src = OpenSource(args->source);
+      stats::Snapshot snap = OrFail(src.source->TakeSnapshot(), src.source->Describe());
+      std::vector<tools::TxgRow> rows = OrFail(src.source->TxgHistory(), src.source->Describe());
+      return Print(tools::RenderPoolSummary(snap, rows));
+    }
+    doctor::StatsView view = engine ? PoolView(args->source) : ReadView(args->arcstats);
     std::string out;
     if (args->json) {
       nlohmann::ordered_json j;

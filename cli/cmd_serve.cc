@@ -3,6 +3,12 @@
 //   arcstore serve POOL [--socket PATH | --listen 127.0.0.1:PORT]
 //                       [--export VOL ...] [--read-only] [--max-connections N]
 //                       [--max-in-flight N] [--max-payload SIZE] [--socket-mode MODE]
+//                       [--control PATH | --no-control] [--metrics 127.0.0.1:PORT]
+//
+// The control socket (default POOL.ctl) answers the observability tools
+// (stat, iostat, txgs, summary, doctor --live, trace) without stopping the
+// server; --metrics serves Prometheus text on GET /metrics
+// (src/tools/source/control.h). Both stop before the pool closes.
 //
 // Every volume is exported under its own name unless --export narrows the
 // set. SIGINT and SIGTERM stop accepting, let in-flight requests finish,
@@ -18,6 +24,8 @@
 #include "base/units.h"
 #include "cli/commands.h"
 #include "nbd/server.h"
+#include "tools/source/control.h"
+#include "tools/source/socket_server.h"
 
 namespace arcstore::cli {
 namespace {
@@ -29,8 +37,40 @@ struct ServeArgs {
   std::string max_payload;
   std::string socket_mode = "0600";
   bool print_stats = false;
+  std::string control_path;  // empty: POOL.ctl
+  bool no_control = false;
+  std::string metrics_address;
   nbd::ServerOptions server;
 };
+
+// The control socket and the metrics endpoint over the pool's stats.
+struct Observers {
+  std::unique_ptr<tools::PoolStatsSource> source;
+  std::unique_ptr<tools::SocketServer> control, metrics;
+};
+
+Observers StartObservers(Pool& pool, const ServeArgs& a) {
+  Observers o;
+  o.source = std::make_unique<tools::PoolStatsSource>(&pool, a.pool_path);
+  tools::StatsSource* src = o.source.get();
+  if (!a.no_control) {
+    tools::SocketServerOptions so;
+    so.unix_path = a.control_path.empty() ? tools::DefaultControlPath(a.pool_path) : a.control_path;
+    auto s = tools::SocketServer::Start(
+        so, [src, t = so.io_timeout_ms](int fd) { tools::ServeControlConnection(*src, fd, t); });
+    if (!s.ok()) throw CommandFailed("serve --control: " + s.status().ToString());
+    o.control = std::move(*s);
+  }
+  if (!a.metrics_address.empty()) {
+    tools::SocketServerOptions so;
+    so.listen_address = a.metrics_address;
+    auto s = tools::SocketServer::Start(
+        so, [src, t = so.io_timeout_ms](int fd) { tools::ServeMetricsConnection(*src, fd, t); });
+    if (!s.ok()) throw CommandFailed("serve --metrics: " + s.status().ToString());
+    o.metrics = std::move(*s);
+  }
+  return o;
+}
 
 nbd::ServerOptions ServerOptionsFrom(const ServeArgs& a) {
   nbd::ServerOptions o = a.server;
@@ -92,14 +132,21 @@ void Serve(const ServeArgs& a) {
   Result<std::unique_ptr<nbd::Server>> server =
       nbd::Server::Start(options, exports, &(*pool)->stats());
   if (!server.ok()) throw CommandFailed("serve: " + server.status().ToString());
+  Observers observers = StartObservers(**pool, a);
   std::printf("serving %zu volume(s) of %s on %s\n", exports.size(), a.pool_path.c_str(),
               (*server)->address().c_str());
+  if (observers.control) std::printf("control socket %s\n", observers.control->address().c_str());
+  if (observers.metrics) {
+    std::printf("metrics http://%s/metrics\n", observers.metrics->address().c_str());
+  }
   std::fflush(stdout);
 
   int sig = 0;
   sigwait(&sigs, &sig);
   std::fprintf(stderr, "arcstore serve: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->Shutdown();
+  observers.control.reset();
+  observers.metrics.reset();
   if (a.print_stats) {
     std::fprintf(stderr, "%s", stats::ToKstatText((*pool)->stats().TakeSnapshot()).c_str());
   }
@@ -125,6 +172,11 @@ void AddServeCommand(CLI::App& app) {
   c->add_option("--max-payload", a.max_payload, "largest READ/WRITE payload (default 32M)");
   c->add_option("--socket-mode", a.socket_mode, "unix socket permissions (octal, default 0600)");
   c->add_flag("--stats", a.print_stats, "print every stat on stderr at exit");
+  c->add_option("--control", a.control_path,
+                "control socket for stat/iostat/txgs/summary/doctor/trace (default POOL.ctl)");
+  c->add_flag("--no-control", a.no_control, "no control socket");
+  c->add_option("--metrics", a.metrics_address,
+                "serve Prometheus metrics on http://127.0.0.1:PORT/metrics (loopback only)");
   c->callback([] { Serve(a); });
 }
 

@@ -33,5 +33,7 @@ void AddDoctorCommands(CLI::App& app);       // cmd_doctor.cc: doctor, summary
 void AddBenchCommand(CLI::App& app);         // cmd_bench.cc: arcstore bench
 void AddServeCommand(CLI::App& app);         // cmd_serve.cc: arcstore serve
 void AddPoolCommands(CLI::App& app);         // cmd_pool.cc: pool, vol, fsck
+void AddStatCommands(CLI::App& app);         // cmd_stat.cc: stat, iostat, txgs
+void AddTraceCommands(CLI::App& app);        // cmd_trace.cc: trace, plot
 
 }  // namespace arcstore::cli

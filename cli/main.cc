@@ -22,6 +22,12 @@ int main(int argc, char** argv) {
 #ifdef ARCSTORE_HAVE_POOL
   arcstore::cli::AddPoolCommands(app);
 #endif
+#ifdef ARCSTORE_HAVE_STAT
+  arcstore::cli::AddStatCommands(app);
+#endif
+#ifdef ARCSTORE_HAVE_PLOT
+  arcstore::cli::AddTraceCommands(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

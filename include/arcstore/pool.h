@@ -53,6 +53,10 @@ struct PoolOptions {
   // Flushes and FUA writes commit through the intent log when true, or by
   // syncing a whole txg when false (for comparison).
   bool intent_log = true;
+  // The intent log's arena, allocated from pool space the first time the
+  // pool syncs with the log on; 0 = min(max(1/32 of the pool, 4 MiB),
+  // 1/8 of the pool, 256 MiB). Fixed once allocated.
+  uint64_t intent_log_bytes = 0;
   // Threads that run operations submitted through Volume::Submit*, and how
   // many may wait for one. 0 threads: Submit* run on the caller's thread.
   uint32_t work_threads = 8;
@@ -95,6 +99,10 @@ class Pool {
   virtual Result<std::shared_ptr<Volume>> OpenVolume(const std::string& name) = 0;
   // Drops every clean cached buffer (bench --cold).
   virtual Status DropCaches() = 0;
+  // Commits every change made so far in a txg (like `zpool sync`): when it
+  // returns OK the changes are in the pool's trees, not only in the intent
+  // log. A flush is enough for durability; this is for tools and tests.
+  virtual Status Sync() = 0;
   // Syncs everything and stops the engine; further calls fail with Aborted.
   virtual Status Close() = 0;
   // Every stat of the pool (ARC, txg, I/O, volumes, ...).

@@ -36,6 +36,7 @@ class FakePool final : public Pool {
     if (it == volumes_.end()) return Status::NotFound("no volume " + name);
     return std::shared_ptr<Volume>(it->second);
   }
+  Status Sync() override { return Status::Ok(); }
   Status DropCaches() override {
     drops++;
     return Status::Ok();

@@ -19,7 +19,7 @@
 namespace arcstore::format {
 
 // The on-disk format version this build writes and the only one it reads.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 
 // An 8-character magic as the u64 whose little-endian bytes spell it, so
 // that a hex dump of the device shows the text.

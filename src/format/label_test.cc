@@ -73,7 +73,7 @@ TEST(Label, VersionMismatchNamesBothVersions) {
   auto got = DecodeLabelHeader(*bytes);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().message(),
-            "label header: format version 7 is not supported (this build reads version 1)");
+            "label header: format version 7 is not supported (this build reads version 2)");
 }
 
 TEST(Label, EncodeRefusesBadGeometryAndConfig) {

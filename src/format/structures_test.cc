@@ -1,4 +1,4 @@
-// Uberblock, indirect block, volume table and space log: round trips,
+// Uberblock, indirect block, volume table, space log and intent log blocks: round trips,
 // damage detection (every single-bit flip), lengths and versions.
 #include <gtest/gtest.h>
 
@@ -6,6 +6,7 @@
 
 #include "format/encoding.h"
 #include "format/indirect_block.h"
+#include "format/intent_log.h"
 #include "format/space_log.h"
 #include "format/test_samples.h"
 #include "format/uberblock.h"
@@ -47,7 +48,7 @@ void ExpectLengthsChecked(std::vector<uint8_t> bytes, const Decoder& decode) {
 void ExpectVersionRefused(std::vector<uint8_t> bytes, const Decoder& decode, std::string what) {
   StoreLe32(bytes.data() + 8, kFormatVersion + 1);
   Status s = decode(bytes);
-  EXPECT_EQ(s.message(), what + ": format version 2 is not supported (this build reads version 1)");
+  EXPECT_EQ(s.message(), what + ": format version 3 is not supported (this build reads version 2)");
 }
 
 // A block checksummed by its parent: verify with the pointer, then decode.
@@ -241,6 +242,62 @@ TEST(SpaceLog, RecordsAndChainAreValidated) {
   std::vector<uint8_t> bytes = *EncodeSpaceLogBlock(samples::SpaceLog());
   StoreLe64(bytes.data() + 24, 17);
   EXPECT_FALSE(DecodeSpaceLogBlock(bytes).ok());
+}
+
+}  // namespace
+}  // namespace arcstore::format
+
+namespace arcstore::format {
+namespace {
+
+Status DecodeLog(std::span<const uint8_t> in) { return DecodeLogBlock(in, nullptr).status(); }
+
+TEST(IntentLogBlock, RoundTrip) {
+  const std::vector<LogRecord> records = samples::LogRecords();
+  ASSERT_EQ(LogBlockPayloadBytes(records), 64u + 48 + 16 + 48 * 3);
+  auto bytes = EncodeLogBlock(samples::kLogGuidSample, 12, records, 4096);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  ASSERT_EQ(bytes->size(), 4096u);
+  LogBlockHeader h;
+  auto back = DecodeLogBlock(*bytes, &h);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, records);
+  EXPECT_EQ(h.log_guid, samples::kLogGuidSample);
+  EXPECT_EQ(h.sequence, 12u);
+  EXPECT_EQ(h.block_bytes, 4096u);
+  EXPECT_EQ(h.records, 4u);
+  auto header = DecodeLogBlockHeader(std::span(bytes->data(), kLogBlockHeaderBytes));
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header->sequence, 12u);
+}
+
+TEST(IntentLogBlock, DamageAndLengths) {
+  auto bytes = EncodeLogBlock(samples::kLogGuidSample, 3, samples::LogRecords(), 512);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  ExpectEveryBitFlipDetected(*bytes, DecodeLog);
+  ExpectLengthsChecked(*bytes, DecodeLog);
+  ExpectVersionRefused(*bytes, DecodeLog, "intent log block");
+}
+
+TEST(IntentLogBlock, EncoderRefusesWhatCannotBeRead) {
+  std::vector<LogRecord> r = samples::LogRecords();
+  EXPECT_FALSE(EncodeLogBlock(1, 1, r, 256).ok());  // does not fit
+  r[0].data.pop_back();                               // length disagrees with data
+  EXPECT_FALSE(EncodeLogBlock(1, 1, r, 4096).ok());
+  r = samples::LogRecords();
+  r[1].length = 0;
+  EXPECT_FALSE(EncodeLogBlock(1, 1, r, 4096).ok());
+}
+
+TEST(Uberblock, IntentLogHeaderChecked) {
+  Uberblock ub = samples::UberblockSample();
+  ub.log.replay_offset_bytes = ub.log.arena_bytes;  // past the arena
+  auto back = DecodeUberblock(EncodeUberblock(ub));
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("intent log header"), std::string::npos);
+  ub.log = IntentLogHeader{};
+  ub.log.log_guid = 5;  // a guid without an arena
+  EXPECT_FALSE(DecodeUberblock(EncodeUberblock(ub)).ok());
 }
 
 }  // namespace

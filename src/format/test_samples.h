@@ -8,6 +8,7 @@
 
 #include "format/block_pointer.h"
 #include "format/indirect_block.h"
+#include "format/intent_log.h"
 #include "format/label.h"
 #include "format/space_log.h"
 #include "format/uberblock.h"
@@ -74,8 +75,30 @@ inline Uberblock UberblockSample() {
                   .birth_txg = 42,
                   .checksum = {7, 8}};
   ub.intent_log = {.type = BlockType::kHole};
+  ub.log = {.arena_offset_bytes = 1 << 20,
+            .arena_bytes = 4 << 20,
+            .log_guid = 0xabcdef0011223344ull,
+            .replay_offset_bytes = 8192,
+            .replay_sequence = 17};
   return ub;
 }
+
+// An intent log block with one record of each type.
+inline std::vector<LogRecord> LogRecords() {
+  std::vector<LogRecord> r;
+  LogRecord w{.type = LogRecordType::kWrite, .volume_guid = 77, .txg = 43, .seq = 5,
+              .offset = 4096, .length = 13};
+  w.data.assign(13, 0x5a);
+  r.push_back(w);
+  r.push_back({.type = LogRecordType::kTrim, .volume_guid = 77, .txg = 43, .seq = 6,
+               .offset = 0, .length = 8192});
+  r.push_back({.type = LogRecordType::kZero, .volume_guid = 78, .txg = 44, .seq = 9,
+               .offset = 65536, .length = 512});
+  r.push_back({.type = LogRecordType::kZeroNoHole, .volume_guid = 78, .txg = 44, .seq = 10,
+               .offset = 1, .length = 2});
+  return r;
+}
+inline constexpr uint64_t kLogGuidSample = 0xabcdef0011223344ull;
 
 inline IndirectBlock Indirect() {
   IndirectBlock b{

@@ -2,7 +2,9 @@
 //
 //   0 magic | 8 version | 12 reserved | 16 txg | 24 timestamp | 32 pool guid
 //   40 guid sum | 48 allocated bytes | 56 reserved | 64 root bp
-//   128 space log bp | 192 intent log bp | 256..495 reserved (zero)
+//   128 space log bp | 192 intent log bp (reserved) | 256 log arena offset
+//   264 log arena bytes | 272 log guid | 280 replay offset | 288 replay seq
+//   296..495 reserved (zero)
 //   496 xxh3-128 of bytes 0..495
 #include "format/uberblock.h"
 
@@ -28,6 +30,11 @@ std::vector<uint8_t> EncodeUberblock(const Uberblock& ub) {
   EncodeBlockPointer(ub.root, p + 64);
   EncodeBlockPointer(ub.space_log, p + 128);
   EncodeBlockPointer(ub.intent_log, p + 192);
+  StoreLe64(p + 256, ub.log.arena_offset_bytes);
+  StoreLe64(p + 264, ub.log.arena_bytes);
+  StoreLe64(p + 272, ub.log.log_guid);
+  StoreLe64(p + 280, ub.log.replay_offset_bytes);
+  StoreLe64(p + 288, ub.log.replay_sequence);
   StoreChecksum(p + kChecksumAt, Xxh3_128(p, kChecksumAt));
   return out;
 }
@@ -52,7 +59,7 @@ Result<Uberblock> DecodeUberblock(std::span<const uint8_t> in) {
     return CorruptionAt(kWhat, "checksum mismatch at byte " + std::to_string(kChecksumAt) +
                                    ": stored " + stored.ToHex() + ", computed " + computed.ToHex());
   }
-  if (LoadLe32(p + 12) != 0 || LoadLe64(p + 56) != 0 || !AllZero(p + 256, kChecksumAt - 256)) {
+  if (LoadLe32(p + 12) != 0 || LoadLe64(p + 56) != 0 || !AllZero(p + 296, kChecksumAt - 296)) {
     return CorruptionAt(kWhat, "reserved bytes are not zero");
   }
   Uberblock ub{.txg = LoadLe64(p + 16),
@@ -67,6 +74,22 @@ Result<Uberblock> DecodeUberblock(std::span<const uint8_t> in) {
                        DecodePointerOfType(p, 128, BlockType::kSpaceLog, "space log"));
   ARC_ASSIGN_OR_RETURN(ub.intent_log,
                        DecodePointerOfType(p, 192, BlockType::kIntentLog, "intent log"));
+  ub.log = IntentLogHeader{.arena_offset_bytes = LoadLe64(p + 256),
+                           .arena_bytes = LoadLe64(p + 264),
+                           .log_guid = LoadLe64(p + 272),
+                           .replay_offset_bytes = LoadLe64(p + 280),
+                           .replay_sequence = LoadLe64(p + 288)};
+  if (!ub.log.present()) {
+    if (!(ub.log == IntentLogHeader{})) {
+      return CorruptionAt(kWhat, "intent log fields set at bytes 256..295 without an arena");
+    }
+  } else if (ub.log.log_guid == 0 || ub.log.replay_offset_bytes >= ub.log.arena_bytes ||
+             ub.log.arena_offset_bytes > UINT64_MAX - ub.log.arena_bytes) {
+    return CorruptionAt(kWhat, "intent log header at bytes 256..295 is inconsistent (arena " +
+                                   std::to_string(ub.log.arena_offset_bytes) + "+" +
+                                   std::to_string(ub.log.arena_bytes) + ", replay at " +
+                                   std::to_string(ub.log.replay_offset_bytes) + ")");
+  }
   for (const BlockPointer* bp : {&ub.root, &ub.space_log, &ub.intent_log}) {
     if (bp->birth_txg > ub.txg) {
       return CorruptionAt(kWhat, "a pointer born at txg " + std::to_string(bp->birth_txg) +

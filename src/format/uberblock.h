@@ -7,7 +7,8 @@
 // table), the space log head, the intent log head (reserved: a hole until
 // the intent log uses it) and the pool's allocated bytes. The ring slot of
 // txg T is T mod kUberblockSlots. The newest uberblock whose checksum and
-// referenced root verify is the pool's state.
+// referenced root verify is the pool's state. The intent log header names
+// the log's arena and where replay starts (format/intent_log.h).
 //
 // Encoded as kUberblockBytes (512) bytes, the last 16 an xxHash3-128 of the
 // rest. Decoding treats the input as hostile.
@@ -26,6 +27,19 @@ namespace arcstore::format {
 inline constexpr size_t kUberblockBytes = 512;
 inline constexpr uint32_t kUberblockSlots = 128;
 
+// Where the intent log is and where replay of it starts. All zero: the
+// pool has no log arena (yet).
+struct IntentLogHeader {
+  uint64_t arena_offset_bytes = 0;  // on the device
+  uint64_t arena_bytes = 0;
+  uint64_t log_guid = 0;             // blocks of other guids are not this log's
+  uint64_t replay_offset_bytes = 0;  // in the arena: the first block to replay
+  uint64_t replay_sequence = 0;      // the sequence number expected there
+
+  bool present() const { return arena_bytes != 0; }
+  friend bool operator==(const IntentLogHeader&, const IntentLogHeader&) = default;
+};
+
 struct Uberblock {
   uint64_t txg = 0;
   uint64_t timestamp_ns = 0;  // wall clock at commit, informational
@@ -34,7 +48,8 @@ struct Uberblock {
   uint64_t allocated_bytes = 0;
   BlockPointer root;        // volume table (or a hole: no volumes)
   BlockPointer space_log;   // newest space log block (or a hole)
-  BlockPointer intent_log;  // intent log head (reserved; a hole)
+  BlockPointer intent_log;  // reserved for a dedicated log device (a hole)
+  IntentLogHeader log;
 
   uint32_t slot() const { return static_cast<uint32_t>(txg % kUberblockSlots); }
   friend bool operator==(const Uberblock&, const Uberblock&) = default;

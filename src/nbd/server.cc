@@ -105,6 +105,7 @@
 #include <cstring>
 
 #include "nbd/connection.h"
+#include "nbd/listen.h"
 #include "nbd/nbd_stats.h"
 
 namespace arcstore::nbd {
@@ -115,26 +116,6 @@ constexpr size_t kMaxRefusing = 8;
 
 Status Errno(const std::string& what) {
   return Status::IOError(what + ": " + std::strerror(errno));
-}
-
-// Removes a stale unix socket left by a dead server; refuses to touch a live
-// one or anything that is not a socket.
-Status ClearStaleSocket(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
-  if (!S_ISSOCK(st.st_mode)) {
-    return Status::AlreadyExists(path + " exists and is not a socket");
-  }
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Errno("socket");
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
-  bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-  ::close(fd);
-  if (live) return Status::AlreadyExists(path + " is in use by a running server");
-  ::unlink(path.c_str());
-  return Status::Ok();
 }
 
 }  // namespace
@@ -169,38 +150,11 @@ Status Server::Listen() {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Errno("eventfd");
   if (!options_.socket_path.empty()) {
-    ARC_RETURN_IF_ERROR(ClearStaleSocket(options_.socket_path));
-    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) return Errno("socket");
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::strncpy(a.sun_path, options_.socket_path.c_str(), sizeof(a.sun_path) - 1);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      return Errno("bind " + options_.socket_path);
-    }
+    ARC_ASSIGN_OR_RETURN(listen_fd_, ListenUnix(options_.socket_path, options_.socket_mode, 128));
     bound_socket_file_ = true;
-    // Nobody can connect before listen(), so the mode is set in time.
-    if (::chmod(options_.socket_path.c_str(), options_.socket_mode) != 0) {
-      return Errno("chmod " + options_.socket_path);
-    }
   } else {
-    ARC_ASSIGN_OR_RETURN(ListenAddress la, ParseListenAddress(options_.listen_address));
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) return Errno("socket");
-    int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(la.port);
-    a.sin_addr.s_addr = htonl(la.ipv4_host_order);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      return Errno("bind " + options_.listen_address);
-    }
-    socklen_t len = sizeof(a);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    ARC_ASSIGN_OR_RETURN(listen_fd_, ListenLoopbackTcp(options_.listen_address, 128, &port_));
   }
-  if (::listen(listen_fd_, 128) != 0) return Errno("listen");
   return Status::Ok();
 }
 

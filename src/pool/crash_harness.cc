@@ -42,30 +42,126 @@ const VolumeSpec kVolumes[] = {
 
 using Model = std::vector<std::vector<uint8_t>>;  // per volume
 
-PoolOptions HarnessPoolOptions() {
+PoolOptions HarnessPoolOptions(bool intent_log) {
   PoolOptions po;
-  po.txg_timeout_ns = 600 * kNsPerSec;  // txgs end at flushes only
+  po.txg_timeout_ns = 600 * kNsPerSec;  // txgs end when the workload asks
   po.dirty_max_bytes = 1 * kGiB;
+  po.intent_log = intent_log;
+  po.work_threads = 0;
   return po;
 }
 
-// Compares every volume of `pool` with `model`; "" when equal.
-std::string Compare(PoolImpl& pool, const Model& model) {
-  for (size_t v = 0; v < model.size(); v++) {
-    Result<std::shared_ptr<Volume>> vol = pool.OpenVolume(kVolumes[v].name);
-    if (!vol.ok()) return "volume " + kVolumes[v].name + ": " + vol.status().ToString();
-    std::vector<uint8_t> got(model[v].size());
-    Status s = (*vol)->Read(0, got);
-    if (!s.ok()) return "volume " + kVolumes[v].name + ": " + s.ToString();
-    for (size_t i = 0; i < got.size(); i++) {
-      if (got[i] != model[v][i]) {
+// One change of the workload: a write, trim or zeroing of one volume. The
+// engine logs it as one record per volume record it touches, with
+// consecutive seqs from first_seq, all in `txg`.
+struct Change {
+  uint64_t first_seq = 0;
+  uint64_t txg = 0;
+  size_t volume = 0;
+  uint64_t offset = 0, length = 0;
+  bool zeros = false;
+  uint64_t data_seed = 0;  // the bytes of a write, regenerated on demand
+};
+
+std::vector<uint8_t> ChangeData(const Change& c) {
+  std::vector<uint8_t> d(c.length);
+  SeededRandom(c.data_seed).Fill(d.data(), d.size());
+  return d;
+}
+
+// The records (pieces) of a change: [offset, length) per volume record.
+template <typename Fn>
+void ForEachPiece(const Change& c, Fn fn) {
+  const uint64_t rec = kVolumes[c.volume].record;
+  uint64_t seq = c.first_seq;
+  for (uint64_t pos = 0; pos < c.length; seq++) {
+    const uint64_t at = c.offset + pos;
+    const uint64_t n = std::min(rec - at % rec, c.length - pos);
+    fn(seq, pos, n);
+    pos += n;
+  }
+}
+
+uint64_t PieceCount(const Change& c) {
+  uint64_t n = 0;
+  ForEachPiece(c, [&](uint64_t, uint64_t, uint64_t) { n++; });
+  return n;
+}
+
+// Applies the pieces of `c` with seq <= max_seq (all: UINT64_MAX).
+void Apply(const Change& c, uint64_t max_seq, Model* model) {
+  std::vector<uint8_t> data = c.zeros ? std::vector<uint8_t>() : ChangeData(c);
+  std::vector<uint8_t>& m = (*model)[c.volume];
+  ForEachPiece(c, [&](uint64_t seq, uint64_t pos, uint64_t n) {
+    if (seq > max_seq) return;
+    if (c.zeros) {
+      std::memset(m.data() + c.offset + pos, 0, n);
+    } else {
+      std::memcpy(m.data() + c.offset + pos, data.data() + pos, n);
+    }
+  });
+}
+
+// Reads every volume of `pool`.
+Result<Model> ReadAll(PoolImpl& pool) {
+  Model out;
+  for (const auto& v : kVolumes) {
+    ARC_ASSIGN_OR_RETURN(std::shared_ptr<Volume> vol, pool.OpenVolume(v.name));
+    std::vector<uint8_t> got(v.size);
+    ARC_RETURN_IF_ERROR((*vol).Read(0, got));
+    out.push_back(std::move(got));
+  }
+  return out;
+}
+
+// "" when equal, else where the first difference is.
+std::string Diff(const Model& got, const Model& want) {
+  for (size_t v = 0; v < want.size(); v++) {
+    if (got[v] == want[v]) continue;
+    for (size_t i = 0; i < want[v].size(); i++) {
+      if (got[v][i] != want[v][i]) {
         return "volume " + kVolumes[v].name + " differs from the model at byte " +
-               std::to_string(i) + " (got " + std::to_string(got[i]) + ", expected " +
-               std::to_string(model[v][i]) + ")";
+               std::to_string(i) + " (got " + std::to_string(got[v][i]) + ", expected " +
+               std::to_string(want[v][i]) + ")";
       }
     }
   }
   return "";
+}
+
+// What a completed flush, FUA write or sync made durable.
+struct DurableMark {
+  uint64_t flushes = 0;  // device flushes completed when it returned
+  uint64_t seq = 0;      // every change up to this seq
+  uint64_t txg = 0;      // every txg up to this one
+};
+
+struct Opened {
+  std::unique_ptr<PoolImpl> pool;
+  uint64_t txg = 0;       // the uberblock opened
+  uint64_t last_seq = 0;  // of the last log record replay read
+};
+
+Result<Opened> OpenImage(const io::MemoryDeviceOptions& mo, std::vector<uint8_t> image,
+                         bool intent_log, io::RecordingDevice** recorder,
+                         std::unique_ptr<io::Device>* keep) {
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::MemoryDevice> img,
+                       io::MemoryDevice::FromImage(mo, std::move(image)));
+  std::unique_ptr<io::Device> dev = std::move(img);
+  if (recorder != nullptr) {
+    ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::RecordingDevice> rec,
+                         io::RecordingDevice::Create(dev.get(), io::RecordingOptions{}));
+    *recorder = rec.get();
+    *keep = std::move(dev);
+    dev = std::move(rec);
+  }
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<PoolImpl> p,
+                       PoolImpl::OpenOnDevice(std::move(dev), HarnessPoolOptions(intent_log)));
+  Opened o;
+  o.txg = p->open_report().txg;
+  o.last_seq = p->open_report().log_last_seq;
+  o.pool = std::move(p);
+  return o;
 }
 
 }  // namespace
@@ -87,16 +183,18 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
   CrashHarnessResult result;
   SeededRandom rnd(options.seed);
+  const PoolOptions pool_options = HarnessPoolOptions(options.intent_log);
 
   // The pool with its volumes, before recording starts.
   io::MemoryDeviceOptions mo;
   mo.size_bytes = options.device_bytes;
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::MemoryDevice> mem, io::MemoryDevice::Create(mo));
   ARC_RETURN_IF_ERROR(PoolImpl::Format(mem.get(), "crash"));
+  uint64_t base_txg = 0;  // where the recording starts: empty volumes
   {
     ARC_ASSIGN_OR_RETURN(std::unique_ptr<PoolImpl> p,
                          PoolImpl::OpenOnDevice(std::make_unique<CountingDevice>(mem.get()),
-                                                HarnessPoolOptions()));
+                                                pool_options));
     for (const auto& v : kVolumes) {
       VolumeOptions vo;
       vo.name = v.name;
@@ -106,6 +204,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
       ARC_RETURN_IF_ERROR(p->CreateVolume(vo));
     }
     ARC_RETURN_IF_ERROR(p->Close());
+    base_txg = p->Info().txg;
   }
 
   // The workload, recorded.
@@ -115,14 +214,29 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   auto counting = std::make_unique<CountingDevice>(rec.get());
   CountingDevice* counter = counting.get();
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<PoolImpl> pool,
-                       PoolImpl::OpenOnDevice(std::move(counting), HarnessPoolOptions(),
-                                              options.unsafe));
+                       PoolImpl::OpenOnDevice(std::move(counting), pool_options, options.unsafe));
+  auto last_seq = [&] { return pool->intent_log() ? pool->intent_log()->last_seq() : 0; };
   Model model;
   for (const auto& v : kVolumes) model.emplace_back(v.size, 0);
-  std::map<uint64_t, Model> at_txg;  // model at each committed txg
-  at_txg[pool->Info().txg] = model;
-  // (device flushes completed when an API flush returned, its txg)
-  std::vector<std::pair<uint64_t, uint64_t>> durable_marks;
+  std::map<uint64_t, Model> at_txg;        // contents at each committed txg
+  std::map<uint64_t, size_t> changes_at;   // changes made before each txg committed
+  std::vector<Change> changes;
+  std::vector<DurableMark> marks;
+  uint64_t committed = pool->Info().txg;
+  for (uint64_t t : {base_txg, committed}) {
+    at_txg[t] = model;
+    changes_at[t] = 0;
+  }
+  auto note_commits = [&] {
+    // Txgs commit only when the workload asks (a sync, or a flush that
+    // fell back to one), and then hold every change made so far.
+    const uint64_t now = pool->Info().txg;
+    if (now != committed) {
+      committed = now;
+      at_txg[now] = model;
+      changes_at[now] = changes.size();
+    }
+  };
   std::vector<std::shared_ptr<Volume>> vols;
   for (const auto& v : kVolumes) {
     ARC_ASSIGN_OR_RETURN(std::shared_ptr<Volume> h, pool->OpenVolume(v.name));
@@ -130,28 +244,56 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   }
   for (uint32_t op = 0; op < options.operations; op++) {
     const size_t v = rnd.Uniform(vols.size());
-    std::vector<uint8_t>& m = model[v];
     if (rnd.OneIn(options.flush_one_in)) {
       ARC_RETURN_IF_ERROR(vols[v]->Flush());
-      const uint64_t txg = pool->Info().txg;
-      at_txg[txg] = model;
-      durable_marks.emplace_back(counter->flushes(), txg);
+      note_commits();
+      marks.push_back(DurableMark{counter->flushes(), last_seq(), options.intent_log ? 0 : committed});
+      result.durable_flushes++;
       continue;
     }
-    const uint64_t off = rnd.Uniform(m.size());
-    const uint64_t len = rnd.Range(1, std::min<uint64_t>(m.size() - off, 3 * kVolumes[v].record));
-    const uint64_t kind = rnd.Uniform(10);
-    if (kind < 7) {
-      std::vector<uint8_t> d(len);
-      rnd.Fill(d.data(), len);
-      ARC_RETURN_IF_ERROR(vols[v]->Write(off, d));
-      std::memcpy(m.data() + off, d.data(), len);
-    } else if (kind < 9) {
-      ARC_RETURN_IF_ERROR(vols[v]->Trim(off, len));
-      std::memset(m.data() + off, 0, len);
+    if (rnd.OneIn(options.sync_one_in)) {
+      ARC_RETURN_IF_ERROR(pool->Sync());
+      note_commits();
+      marks.push_back(DurableMark{counter->flushes(), 0, committed});
+      continue;
+    }
+    Change c;
+    c.volume = v;
+    c.offset = rnd.Uniform(kVolumes[v].size);
+    c.length = rnd.Range(1, std::min<uint64_t>(kVolumes[v].size - c.offset,
+                                               3 * kVolumes[v].record));
+    c.first_seq = last_seq() + 1;
+    c.txg = pool->txgs().open_txg();
+    const uint64_t kind = rnd.Uniform(20);
+    bool fua = false;
+    Status s;
+    if (kind < 14) {
+      c.data_seed = rnd.Uniform(UINT64_MAX);
+      fua = kind == 0;
+      s = vols[v]->Write(c.offset, ChangeData(c), fua ? kFua : 0);
+    } else if (kind < 18) {
+      c.zeros = true;
+      s = vols[v]->Trim(c.offset, c.length);
     } else {
-      ARC_RETURN_IF_ERROR(vols[v]->WriteZeroes(off, len, rnd.OneIn(2) ? kZeroNoHole : kZeroNone));
-      std::memset(m.data() + off, 0, len);
+      c.zeros = true;
+      s = vols[v]->WriteZeroes(c.offset, c.length, rnd.OneIn(2) ? kZeroNoHole : kZeroNone);
+    }
+    ARC_RETURN_IF_ERROR(s);
+    if (options.intent_log && last_seq() != c.first_seq - 1 + PieceCount(c)) {
+      return Status::Internal("crash harness: op " + std::to_string(op) + " logged " +
+                              std::to_string(last_seq() - c.first_seq + 1) + " records, expected " +
+                              std::to_string(PieceCount(c)));
+    }
+    Apply(c, UINT64_MAX, &model);
+    changes.push_back(c);
+    if (fua) {
+      // A FUA write may have fallen back to a txg sync holding it.
+      note_commits();
+      marks.push_back(DurableMark{counter->flushes(), last_seq(), options.intent_log ? 0 : committed});
+      result.durable_flushes++;
+    } else if (pool->txgs().open_txg() != c.txg || pool->Info().txg != committed) {
+      return Status::Internal("crash harness: a txg ended during op " + std::to_string(op) +
+                              "; the model assumes txgs end only when the workload asks");
     }
   }
   vols.clear();
@@ -159,15 +301,48 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   io::Recording recording = rec->TakeRecording();
   pool.reset();  // stops without a final sync being needed by the points below
 
+  // The contents a pool opened at txg T with log records up to seq k must
+  // have: T's state, then every later change's pieces with seq <= k.
+  auto expected = [&](uint64_t txg, uint64_t k) -> Result<Model> {
+    auto at = at_txg.find(txg);
+    if (at == at_txg.end()) {
+      return Status::NotFound("txg " + std::to_string(txg) + " was never committed by the workload");
+    }
+    Model m = at->second;
+    for (size_t i = changes_at[txg]; i < changes.size(); i++) Apply(changes[i], k, &m);
+    return m;
+  };
+  // The newest change a crash after `marks` may not lose, as a check on (T, k).
+  auto lost = [&](uint64_t must_seq, uint64_t txg, uint64_t k) -> std::string {
+    for (size_t i = changes_at[txg]; i < changes.size(); i++) {
+      const Change& c = changes[i];
+      std::string what;
+      ForEachPiece(c, [&](uint64_t seq, uint64_t, uint64_t) {
+        if (what.empty() && seq <= must_seq && seq > k) {
+          what = "durable record seq " + std::to_string(seq) + " (volume " +
+                 kVolumes[c.volume].name + " offset " + std::to_string(c.offset) + ", txg " +
+                 std::to_string(c.txg) + ") is missing: opened at txg " + std::to_string(txg) +
+                 ", log replayed up to seq " + std::to_string(k);
+        }
+      });
+      if (!what.empty()) return what;
+    }
+    return "";
+  };
+
   // Every crash point, several images each.
   const std::vector<uint64_t> points = recording.FlushCrashPoints();
+  io::CrashImageBuilder builder(recording);
   for (size_t i = 0; i < points.size(); i++) {
     // Flushes 0..i-1 had completed at point i (the last point: all of them).
-    uint64_t must_have = 0;
-    for (const auto& [flushes, txg] : durable_marks) {
-      if (flushes <= i) must_have = std::max(must_have, txg);
+    uint64_t must_txg = 0, must_seq = 0;
+    for (const DurableMark& m : marks) {
+      if (m.flushes <= i) {
+        must_txg = std::max(must_txg, m.txg);
+        must_seq = std::max(must_seq, m.seq);
+      }
     }
-    io::CrashState state = recording.StateAt(points[i]);
+    const io::CrashState& state = builder.AdvanceTo(points[i]);
     result.crash_points++;
     for (uint32_t k = 0; k < options.images_per_point; k++) {
       std::vector<io::PendingChoice> choices =
@@ -179,30 +354,73 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
                                   std::to_string(state.pending.size()) +
                                   " pending writes landed): " + what);
       };
-      ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> image, recording.BuildImage(state, choices));
+      ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> image, builder.Build(choices));
       result.images++;
-      ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::MemoryDevice> img,
-                           io::MemoryDevice::FromImage(mo, std::move(image)));
-      PoolOptions po = HarnessPoolOptions();
-      po.read_only = true;
-      Result<std::unique_ptr<PoolImpl>> opened = PoolImpl::OpenOnDevice(std::move(img), po);
+      const bool cut_replay =
+          options.replay_crash_one_in != 0 && rnd.OneIn(options.replay_crash_one_in);
+      std::vector<uint8_t> copy = cut_replay ? image : std::vector<uint8_t>();
+      Result<Opened> opened = OpenImage(mo, std::move(image), options.intent_log, nullptr, nullptr);
+      Model contents;
       if (!opened.ok()) {
         fail("pool does not open: " + opened.status().ToString());
       } else {
-        PoolImpl& p = **opened;
-        const uint64_t txg = p.Info().txg;
+        PoolImpl& p = *opened->pool;
+        const uint64_t txg = opened->txg;
         if (txg < p.open_report().newest_seen_txg) result.fallbacks++;
+        if (p.open_report().log_records_replayed > 0) {
+          result.replayed_images++;
+          result.replayed_records += p.open_report().log_records_replayed;
+        }
         PoolImpl::Census c = p.Check();
-        auto model_at = at_txg.find(txg);
+        Result<Model> want = expected(txg, opened->last_seq);
+        Result<Model> got = ReadAll(p);
         if (!c.problems.empty()) {
           fail("check at txg " + std::to_string(txg) + ": " + c.problems.front());
-        } else if (txg < must_have) {
-          fail("opened at txg " + std::to_string(txg) + " but txg " + std::to_string(must_have) +
-               " was durable (a completed flush waited for it)");
-        } else if (model_at == at_txg.end()) {
-          fail("opened at txg " + std::to_string(txg) + ", which the workload never committed");
-        } else if (std::string diff = Compare(p, model_at->second); !diff.empty()) {
-          fail("at txg " + std::to_string(txg) + ": " + diff);
+        } else if (txg < must_txg) {
+          fail("opened at txg " + std::to_string(txg) + " but txg " + std::to_string(must_txg) +
+               " was durable (a completed sync waited for it)");
+        } else if (!want.ok()) {
+          fail("opened at txg " + std::to_string(txg) + ": " + want.status().ToString());
+        } else if (std::string miss = lost(must_seq, txg, opened->last_seq); !miss.empty()) {
+          fail(miss);
+        } else if (!got.ok()) {
+          fail("reading the volumes: " + got.status().ToString());
+        } else if (std::string diff = Diff(*got, *want); !diff.empty()) {
+          fail("at txg " + std::to_string(txg) + " + log to seq " +
+               std::to_string(opened->last_seq) + ": " + diff);
+        } else {
+          contents = std::move(*got);
+        }
+        opened->pool.reset();
+      }
+      // Replay cut short: the open of this image, itself cut at each of its
+      // flushes, must reopen to the same contents.
+      if (cut_replay && !contents.empty() && opened.ok()) {
+        io::RecordingDevice* recorder = nullptr;
+        std::unique_ptr<io::Device> base;
+        Result<Opened> again = OpenImage(mo, std::move(copy), options.intent_log, &recorder, &base);
+        if (!again.ok()) {
+          fail("second open: " + again.status().ToString());
+        } else {
+          io::Recording replay = recorder->TakeRecording();
+          again->pool.reset();
+          for (uint64_t point : replay.FlushCrashPoints()) {
+            io::CrashState cut = replay.StateAt(point);
+            std::vector<io::PendingChoice> landed = replay.RandomChoices(cut, rnd, options.tear_one_in);
+            ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> twice, replay.BuildImage(cut, landed));
+            result.replay_crash_images++;
+            Result<Opened> third = OpenImage(mo, std::move(twice), options.intent_log, nullptr, nullptr);
+            if (!third.ok()) {
+              fail("open after a crash during replay: " + third.status().ToString());
+              continue;
+            }
+            Result<Model> got = ReadAll(*third->pool);
+            if (!got.ok()) {
+              fail("reading after a crash during replay: " + got.status().ToString());
+            } else if (std::string diff = Diff(*got, contents); !diff.empty()) {
+              fail("after a crash during replay (cut at " + std::to_string(point) + "): " + diff);
+            }
+          }
         }
       }
       if (options.stop_at_first_failure && !result.failures.empty()) return result;

@@ -47,6 +47,9 @@ class FaultTest : public ::testing::Test {
     pool_.reset();
     PoolOptions po;
     po.txg_timeout_ns = 600 * kNsPerSec;
+    // Most tests here are about a failing txg sync: flushes sync txgs. The
+    // intent log's own failures have their tests below.
+    po.intent_log = intent_log_;
     auto p = PoolImpl::OpenOnDevice(std::make_unique<Ref>(d), po);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     pool_ = std::move(*p);
@@ -75,7 +78,62 @@ class FaultTest : public ::testing::Test {
   std::unique_ptr<PoolImpl> pool_;
   std::shared_ptr<Volume> v_;
   std::vector<uint8_t> good_;
+  bool intent_log_ = false;
 };
+
+// With the intent log on: the fixture's data committed by a txg, then a
+// flush that goes through the log.
+class LogFaultTest : public FaultTest {
+ protected:
+  void SetUp() override {
+    intent_log_ = true;
+    FaultTest::SetUp();
+    ASSERT_TRUE(pool_->Sync().ok());
+  }
+  // After reopening on the healthy device, the volume is either the
+  // committed state or that state with `change` at offset 0: a failed log
+  // write or flush may have reached the media, whole, and is replayed.
+  void ExpectCommittedOrWithChange(const std::vector<uint8_t>& change) {
+    faults_->ClearRules();
+    Open(mem_.get());
+    PoolImpl::Census c = pool_->Check();
+    for (const auto& p : c.problems) ADD_FAILURE() << p;
+    auto v = *pool_->OpenVolume("v");
+    std::vector<uint8_t> got(good_.size());
+    ASSERT_TRUE(v->Read(0, got).ok());
+    std::vector<uint8_t> with = good_;
+    std::copy(change.begin(), change.end(), with.begin());
+    EXPECT_TRUE(got == good_ || got == with)
+        << "replayed " << pool_->open_report().log_records_replayed << " records";
+  }
+};
+
+TEST_F(LogFaultTest, LogWriteErrorFailsThePool) {
+  FailNext(io::FaultKind::kIoError, io::kFaultOnWrite);
+  const std::vector<uint8_t> change(8192, 0x31);
+  ASSERT_TRUE(v_->Write(0, change).ok());
+  Status s = v_->Flush();
+  ASSERT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
+  EXPECT_NE(s.message().find("intent log commit"), std::string::npos) << s.ToString();
+  EXPECT_EQ(v_->Write(0, std::vector<uint8_t>(10)).code(), StatusCode::kIOError)
+      << "a failed pool takes no more writes";
+  EXPECT_EQ(v_->Flush().code(), StatusCode::kIOError) << "the failure sticks";
+  EXPECT_EQ(pool_->Close().code(), StatusCode::kIOError) << "and no txg syncs at close";
+  ExpectCommittedOrWithChange(change);
+}
+
+TEST_F(LogFaultTest, FailedLogFlushFailsThePool) {
+  FailNext(io::FaultKind::kIoError, io::kFaultOnFlush);
+  const std::vector<uint8_t> change(4096, 0x32);
+  Status s = v_->Write(0, change, kFua);
+  ASSERT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
+  EXPECT_EQ(v_->Write(0, std::vector<uint8_t>(4096, 0x33), kFua).code(), StatusCode::kIOError)
+      << "no write is acknowledged as durable after a failed flush";
+  std::vector<uint8_t> got(64 * 1024);
+  ASSERT_TRUE(v_->Read(1 * kMiB, got).ok()) << "reads go on";
+  EXPECT_EQ(pool_->Close().code(), StatusCode::kIOError);
+  ExpectCommittedOrWithChange(change);
+}
 
 TEST_F(FaultTest, WriteErrorDuringSyncFailsThePoolAndLosesNothingCommitted) {
   FailNext(io::FaultKind::kIoError, io::kFaultOnWrite);

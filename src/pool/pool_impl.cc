@@ -27,7 +27,8 @@
 //      FLUSH. Only now is T durable: its waiters are released, the
 //      allocator ages its deferred frees, the volumes drop T's dirty copies.
 //
-// A failure anywhere fails the txg manager: the pool stops taking writes
+// A failure anywhere (a txg sync, or an intent log commit's write or
+// flush) fails the txg manager: the pool stops taking writes
 // (every write and flush returns the error) and never writes another
 // uberblock, so a failed device flush never makes unflushed data live.
 // Reads go on working from what is committed.
@@ -143,6 +144,7 @@ Result<std::unique_ptr<PoolImpl>> PoolImpl::OpenOnDevice(std::unique_ptr<io::Dev
   std::unique_ptr<PoolImpl> p(new PoolImpl(std::move(device), options, unsafe));
   ARC_RETURN_IF_ERROR(p->Load());
   ARC_RETURN_IF_ERROR(p->Start());
+  ARC_RETURN_IF_ERROR(p->ReplayLog());
   return p;
 }
 
@@ -265,6 +267,7 @@ Status PoolImpl::LoadState(const format::Uberblock& ub) {
   log_chain_ = chain;
   log_sequence_ = blocks.empty() ? 0 : blocks.back().sequence;
   loaded_entries_ = table.volumes;
+  loaded_log_ = ub.log;
   MutexLock l(&mu_);
   committed_txg_ = ub.txg;
   usage_ = allocator_->Usage();
@@ -310,6 +313,37 @@ Status PoolImpl::Start() {
   }
   txg_ = std::make_unique<txg::TxgManager>(
       t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
+  // The intent log: read what the last life committed to it (replayed by
+  // ReplayLog once the volumes exist); a read-only pool only reports it.
+  Result<zil::LogReplay> chain = zil::ReadLog(device_.get(), layout_.allocation_unit, loaded_log_);
+  if (!chain.ok()) return chain.status().WithContext("intent log");
+  open_report_.log_last_seq = chain->last_seq;
+  if (!options_.read_only) {
+    zil::IntentLogOptions lo;
+    lo.enabled = options_.intent_log;
+    lo.unsafe_skip_flush = unsafe_.log_ack_before_flush;
+    // Copies of changes not yet logged: enough for flush-heavy work (a
+    // commit empties them); without flushes they are dropped at the cap and
+    // the next flush syncs a txg instead.
+    lo.max_pending_bytes = std::clamp<uint64_t>(t.dirty_max_bytes / 16, kMiB, 64 * kMiB);
+    ARC_RETURN_IF_ERROR(lo.Validate());
+    zil::IntentLogEnv le;
+    le.device = device_.get();
+    le.unit_bytes = layout_.allocation_unit;
+    le.clock = clock_;
+    le.registry = &registry_;
+    le.sync_all = [this] {
+      return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);
+    };
+    le.on_failure = [this](const Status& why) { txg_->Fail(why); };
+    zil::LogStart start = chain->start;
+    start.last_record_seq = chain->last_seq;
+    log_ = std::make_unique<zil::IntentLog>(lo, le, start);
+    replay_ = std::move(chain->records);
+  } else if (!chain->records.empty()) {
+    open_report_.notes.push_back("intent log holds " + std::to_string(chain->records.size()) +
+                                 " records not replayed (pool opened read-only)");
+  }
   if (options_.work_threads > 0) {
     work_ = std::make_unique<WorkQueue>("pool", options_.work_threads, options_.work_queue_limit);
   }
@@ -325,6 +359,69 @@ Status PoolImpl::Start() {
   return Status::Ok();
 }
 
+Status PoolImpl::ReplayLog() {
+  if (!log_) return Status::Ok();
+  uint64_t opened_at;
+  std::map<uint64_t, std::shared_ptr<volume::VolumeImpl>> by_guid;
+  {
+    MutexLock l(&mu_);
+    opened_at = committed_txg_;
+    for (const auto& [name, v] : volumes_) by_guid.emplace(v->entry().guid, v);
+  }
+  // Records of txgs the uberblock already holds are skipped; the rest are
+  // applied in log order as ordinary (unlogged) changes.
+  log_->SetReplaying(true);
+  uint64_t applied = 0, orphans = 0;
+  Status s;
+  for (const format::LogRecord& r : replay_) {
+    if (r.txg <= opened_at) continue;
+    auto it = by_guid.find(r.volume_guid);
+    if (it == by_guid.end()) {
+      orphans++;
+      continue;
+    }
+    volume::VolumeImpl& v = *it->second;
+    switch (r.type) {
+      case format::LogRecordType::kWrite: s = v.Write(r.offset, r.data, 0); break;
+      case format::LogRecordType::kTrim: s = v.Trim(r.offset, r.length); break;
+      case format::LogRecordType::kZero: s = v.WriteZeroes(r.offset, r.length, kZeroNone); break;
+      case format::LogRecordType::kZeroNoHole:
+        s = v.WriteZeroes(r.offset, r.length, kZeroNoHole);
+        break;
+    }
+    if (!s.ok()) {
+      log_->SetReplaying(false);
+      return s.WithContext("intent log replay of record " + std::to_string(r.seq));
+    }
+    applied++;
+  }
+  log_->SetReplaying(false);
+  replay_.clear();
+  log_->ReplayApplied(txg_->open_txg(), applied);
+  open_report_.log_records_replayed = applied;
+  if (applied > 0 || orphans > 0) {
+    open_report_.notes.push_back("intent log: replayed " + std::to_string(applied) +
+                                 " records" +
+                                 (orphans > 0 ? ", skipped " + std::to_string(orphans) +
+                                                    " of volumes that no longer exist"
+                                              : ""));
+  }
+  // This life writes its log under a new guid; the uberblock must name it
+  // (and hold the replayed changes) before anyone can commit to it. The
+  // same sync allocates the arena of a pool that has none yet.
+  return txg_->ForceSync(txg::SyncReason::kExplicitWait);
+}
+
+uint64_t PoolImpl::ArenaBytes() const {
+  const uint64_t unit = layout_.allocation_unit;
+  const uint64_t space = layout_.data_end - layout_.data_begin;
+  uint64_t bytes = options_.intent_log_bytes;
+  if (bytes == 0) {
+    bytes = std::min({std::max<uint64_t>(space / 32, 4 * kMiB), space / 8, 256 * kMiB});
+  }
+  return bytes / unit * unit;
+}
+
 Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::VolumeEntry& e) {
   ARC_RETURN_IF_ERROR(format::ValidateVolumeEntry(e));
   volume::VolumeEnv env;
@@ -333,6 +430,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.arc = arc_.get();
   env.work = work_.get();
   env.handles = handles_.get();
+  env.log = options_.intent_log ? log_.get() : nullptr;
   env.prefetch = options_.prefetch;
   env.registry = &registry_;
   env.read_only = options_.read_only;
@@ -436,6 +534,14 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
     table_changed = table_dirty_;
     table_dirty_ = false;
   }
+  if (log_ && options_.intent_log && !log_->has_arena()) {
+    // The log's arena, once per pool: recorded in this txg's space log and
+    // named by its uberblock. A pool too full for it keeps syncing txgs
+    // for flushes.
+    Result<space::Extent> arena =
+        allocator_->Allocate(ArenaBytes(), space::AllocClass::kData, txg);
+    if (arena.ok()) log_->SetArena(arena->offset_bytes, arena->length_bytes);
+  }
   TxgWriter writer(device_.get(), allocator_.get(), txg, TxgWriterOptions{}, &io_stats_,
                    [this, txg](uint64_t bytes) { txg_->Undirty(txg, bytes); });
   RecordSinkAdapter sink(&writer);
@@ -470,6 +576,7 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   ub.allocated_bytes = allocator_->Usage().allocated_bytes;
   ub.root = table_bp_;
   ub.space_log = log_head_;
+  ub.log = log_ ? log_->HeaderFor(txg) : loaded_log_;
   if (unsafe_.uberblock_before_blocks) {
     ARC_RETURN_IF_ERROR(format::WriteUberblock(*device_, layout_, ub));
     ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
@@ -484,6 +591,7 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   // Txg is durable.
   allocator_->SyncDone(txg);
   for (const auto& v : vols) v->TxgCommitted(txg);
+  if (log_) log_->TxgCommitted(txg, ub.log);
   MutexLock l(&mu_);
   committed_txg_ = txg;
   usage_ = allocator_->Usage();
@@ -602,6 +710,11 @@ Status PoolImpl::DropCaches() {
   return Status::Ok();
 }
 
+Status PoolImpl::Sync() {
+  if (options_.read_only) return Status::Ok();
+  return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);
+}
+
 Status PoolImpl::Close() {
   {
     MutexLock l(&mu_);
@@ -633,6 +746,16 @@ PoolImpl::Census PoolImpl::Check() {
     if (!r.ok()) c.problems.push_back(where + ": " + r.status().ToString());
   };
   note("volume table", table_bp_);
+  const format::IntentLogHeader arena = log_ ? log_->HeaderFor(UINT64_MAX) : loaded_log_;
+  if (arena.present()) {
+    const space::Extent e{arena.arena_offset_bytes, arena.arena_bytes};
+    c.referenced_bytes += e.length_bytes;
+    referenced.push_back(e);
+    if (!allocator_->IsAllocated(e)) {
+      c.problems.push_back("intent log arena " + std::to_string(e.offset_bytes) + "+" +
+                           std::to_string(e.length_bytes) + " is not allocated in the space map");
+    }
+  }
   for (size_t i = 0; i < log_chain_.size(); i++) {
     note("space log block " + std::to_string(i), log_chain_[i]);
     c.log_blocks++;

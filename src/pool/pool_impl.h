@@ -27,6 +27,7 @@
 #include "stats/registry.h"
 #include "txg/txg_manager.h"
 #include "volume/volume_impl.h"
+#include "zil/intent_log.h"
 
 namespace arcstore::pool {
 
@@ -36,6 +37,7 @@ struct UnsafeTestSwitches {
   bool skip_flush_before_uberblock = false;
   bool uberblock_before_blocks = false;
   bool reuse_frees_early = false;  // reuse before the freeing txg commits
+  bool log_ack_before_flush = false;  // intent log commits without their device flush
 };
 
 // What Open found, for `pool info`, fsck and logs.
@@ -43,6 +45,10 @@ struct OpenReport {
   uint64_t txg = 0;                  // the txg the pool opened at
   uint64_t newest_seen_txg = 0;      // the newest uberblock with a valid checksum
   std::vector<std::string> notes;    // e.g. "uberblock 17 rejected: ... ; using 16"
+  // The intent log at open: records replayed (those of txgs after `txg`),
+  // and the seq of the last record of the valid chain (0: none).
+  uint64_t log_records_replayed = 0;
+  uint64_t log_last_seq = 0;
 };
 
 class PoolImpl final : public Pool {
@@ -61,11 +67,14 @@ class PoolImpl final : public Pool {
   Status DestroyVolume(const std::string& name) override;
   Result<std::shared_ptr<Volume>> OpenVolume(const std::string& name) override;
   Status DropCaches() override;
+  Status Sync() override;
   Status Close() override;
   stats::Registry& stats() override { return registry_; }
 
   const OpenReport& open_report() const { return open_report_; }
   txg::TxgManager& txgs() { return *txg_; }
+  // nullptr on a read-only pool.
+  zil::IntentLog* intent_log() { return log_.get(); }
   arc::Arc& arc() { return *arc_; }
   // Blocks of every kind reachable from the live uberblock, for fsck.
   struct Census {
@@ -83,6 +92,9 @@ class PoolImpl final : public Pool {
   Status Load();
   Status LoadState(const format::Uberblock& ub);
   Status Start();
+  // Applies the intent log's records read at Start and syncs them.
+  Status ReplayLog();
+  uint64_t ArenaBytes() const;
   Status SyncTxg(uint64_t txg);
   Status WriteSpaceLog(uint64_t txg, TxgWriter* writer);
   Status WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
@@ -107,6 +119,8 @@ class PoolImpl final : public Pool {
   std::unique_ptr<volume::HandleCache> handles_;  // before arc_ in destruction
   std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
   std::unique_ptr<txg::TxgManager> txg_;
+  std::unique_ptr<zil::IntentLog> log_;  // nullptr when read-only
+  std::vector<format::LogRecord> replay_;  // read by Start, applied by ReplayLog
   std::unique_ptr<WorkQueue> work_;  // runs Submit* operations
   OpenReport open_report_;
 
@@ -116,6 +130,7 @@ class PoolImpl final : public Pool {
   std::vector<format::BlockPointer> log_chain_;  // oldest first
   uint64_t log_sequence_ = 0;                    // of the head
   std::vector<format::VolumeEntry> loaded_entries_;  // from Load, for Start
+  format::IntentLogHeader loaded_log_;               // from Load, for Start
 
   Mutex mu_;
   std::map<std::string, std::shared_ptr<volume::VolumeImpl>> volumes_ ARC_GUARDED_BY(mu_);

@@ -416,12 +416,18 @@ void TxgManager::Retire(std::unique_ptr<Txg> t) {
   history_.push_back(t->rec);
 }
 
+void TxgManager::Fail(const Status& why) {
+  MutexLock l(&mu_);
+  if (failed_.ok()) failed_ = why;
+  cv_.SignalAll();
+}
+
 void TxgManager::SyncLoop() {
   MutexLock l(&mu_);
   while (true) {
     SyncReason reason = SyncReason::kNone;
     while (!SyncWanted(clock_->NowNs(), &reason)) {
-      if (stopping_) return;
+      if (stopping_ || !failed_.ok()) return;
       // The timeout is measured on the injected clock; wake at least every
       // 10 ms of real time to look at it (a manual clock moves without us).
       const uint64_t now = clock_->NowNs();
@@ -429,6 +435,7 @@ void TxgManager::SyncLoop() {
       const uint64_t wait_ns = std::clamp<uint64_t>(due > now ? due - now : 0, 1, 10 * kNsPerMs);
       cv_.WaitFor(&mu_, std::chrono::nanoseconds(wait_ns));
     }
+    if (!failed_.ok()) return;  // failed from outside (Fail) while waiting
     // Quiesce: the open txg stops taking writers and the next one opens.
     uint64_t now = clock_->NowNs();
     quiescing_ = std::move(open_);

@@ -146,6 +146,10 @@ class TxgManager {
   // Syncs the open txg even when nothing is dirty (to age deferred frees on
   // a full pool) and waits for it.
   Status ForceSync(SyncReason reason);
+  // Fails the pipeline from outside (the intent log's device write or flush
+  // failed): like a failed sync, every later assignment and wait returns
+  // `why`, and no further txg is synced.
+  void Fail(const Status& why);
 
   uint64_t open_txg();
   uint64_t last_committed_txg();

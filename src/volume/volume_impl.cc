@@ -35,8 +35,15 @@
 // stay readable until the pool has committed T (TxgCommitted), so a reader
 // never finds a record missing in between.
 //
-// Durability. Flush and FUA wait for the txg holding the writes to commit
-// (the intent log will shorten this to one log write).
+// Durability. Every change is also appended to the pool's intent log
+// (zil/intent_log.h) under mu_, so the log's order is the order changes
+// were applied to each record; Flush and FUA commit the log (one log write
+// and one device flush, batched with other committers). Without a log they
+// wait for the open txg to commit.
+//
+// A writer holding txg T may apply its piece after txg T+1 copied the
+// record (quiescing does not stop writers); the piece is then applied to
+// the newer copies too, and logged with the newest txg that holds it.
 //
 // Asynchrony. Submit* run the operation on the pool's work queue and
 // complete there; the synchronous calls run on the caller's thread.
@@ -289,41 +296,85 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
   if (becomes_data && estimate > 0) spare = NewBuffer();
   ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, env_.txg->Assign(estimate));
   const uint64_t t = hold.txg();
-  for (int attempt = 0; attempt < 4; attempt++) {
-    Applied a;
-    {
-      MutexLock l(&mu_);
-      a = TryApply(t, record, piece, &spare);
-    }
-    if (a == Applied::kDone) return Status::Ok();
-    if (a == Applied::kNeedBuffer) {
-      spare = NewBuffer();
-      continue;
-    }
-    // Read-modify-write from the committed record, without the lock; then
-    // look again, since another writer may have made a copy meanwhile.
-    ARC_ASSIGN_OR_RETURN(arc::ArcHold base, HoldCommitted(record, arc::AccessKind::kDemand));
-    stats_->rmw_reads->Add();
-    if (!spare) spare = NewBuffer();
-    MutexLock l(&mu_);
-    a = TryApply(t, record, piece, &spare);
-    if (a == Applied::kDone) return Status::Ok();
-    if (a == Applied::kNeedBase) {
-      Dirty d;
-      d.kind = Dirty::Kind::kData;
-      d.buf = std::move(spare);
-      if (base) {
-        std::memcpy(d.buf.mutable_data().data(), base.data().data(), record_bytes_);
-      } else {
-        std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
+  bool applied = false;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    if (!applied) {
+      Applied a;
+      {
+        MutexLock l(&mu_);
+        a = TryApply(t, record, piece, &spare);
+        if (a == Applied::kDone) {
+          applied = true;
+          if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
+        }
       }
-      ApplyPiece(d, piece, nullptr);
-      dirty_[t].emplace(record, std::move(d));
-      return Status::Ok();
+      if (a == Applied::kNeedBase) {
+        // Read-modify-write from the committed record, without the lock;
+        // then look again, since another writer may have made a copy
+        // meanwhile.
+        ARC_ASSIGN_OR_RETURN(arc::ArcHold base, HoldCommitted(record, arc::AccessKind::kDemand));
+        stats_->rmw_reads->Add();
+        if (!spare) spare = NewBuffer();
+        MutexLock l(&mu_);
+        a = TryApply(t, record, piece, &spare);
+        if (a == Applied::kNeedBase) {
+          Dirty d;
+          d.kind = Dirty::Kind::kData;
+          d.buf = std::move(spare);
+          if (base) {
+            std::memcpy(d.buf.mutable_data().data(), base.data().data(), record_bytes_);
+          } else {
+            std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
+          }
+          ApplyPiece(d, piece, nullptr);
+          dirty_[t].emplace(record, std::move(d));
+          a = Applied::kDone;
+        }
+        if (a == Applied::kDone) {
+          applied = true;
+          if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
+        }
+        continue;  // kNeedBuffer or a newer copy needs one: allocate below
+      }
+    } else {
+      MutexLock l(&mu_);
+      if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
     }
+    if (!spare) spare = NewBuffer();
   }
   return Status::Internal("volume " + entry_.name + ": record " + std::to_string(record) +
                           " kept changing under a write");
+}
+
+bool VolumeImpl::FinishPiece(uint64_t txg, uint64_t record, const Piece& piece,
+                             arc::ArcHold* spare) {
+  // A newer txg may have copied this record while this writer still held
+  // `txg` (quiescing does not stop writers): the copy must not lose the
+  // piece. Newer copies needing a buffer take `spare`, one at a time.
+  uint64_t newest = txg;
+  for (auto it = dirty_.upper_bound(txg); it != dirty_.end(); ++it) {
+    auto f = it->second.find(record);
+    if (f == it->second.end()) continue;
+    Dirty& d = f->second;
+    const bool needs_buffer = d.kind != Dirty::Kind::kData &&
+                              !(piece.whole && piece.full_kind != Dirty::Kind::kData);
+    if (needs_buffer && !*spare) return false;
+    ApplyPiece(d, piece, spare);
+    newest = it->first;
+  }
+  if (env_.log != nullptr) {
+    // In apply order (this lock), with the newest txg holding the piece.
+    using format::LogRecordType;
+    LogRecordType type = LogRecordType::kWrite;
+    if (piece.data == nullptr) {
+      type = piece.full_kind == Dirty::Kind::kHole   ? LogRecordType::kTrim
+             : piece.full_kind == Dirty::Kind::kZero ? LogRecordType::kZero
+                                                     : LogRecordType::kZeroNoHole;
+    }
+    env_.log->Append(type, entry_.guid, newest, record * record_bytes_ + piece.in_record, piece.n,
+                     piece.data);
+  }
+  return true;
 }
 
 Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* data,
@@ -358,6 +409,7 @@ Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* d
 Status VolumeImpl::Flush() {
   ARC_RETURN_IF_ERROR(CheckOpen());
   if (env_.read_only) return Status::Ok();  // nothing can be dirty
+  if (env_.log != nullptr) return env_.log->Commit();
   return env_.txg->WaitSynced(env_.txg->open_txg(), txg::SyncReason::kExplicitWait);
 }
 

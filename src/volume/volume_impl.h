@@ -32,6 +32,7 @@
 #include "txg/txg_manager.h"
 #include "volume/block_tree.h"
 #include "volume/handle_cache.h"
+#include "zil/intent_log.h"
 
 namespace arcstore::volume {
 
@@ -52,6 +53,7 @@ struct VolumeEnv {
   arc::Arc* arc = nullptr;        // caches committed records; holds dirty ones
   WorkQueue* work = nullptr;      // runs Submit* operations; nullptr: inline
   HandleCache* handles = nullptr; // hot committed records, held; may be nullptr
+  zil::IntentLog* log = nullptr;  // every change is appended; flush commits it
   bool prefetch = true;           // the sequential-stream prefetcher
   stats::Registry* registry = nullptr;
   bool read_only = false;
@@ -136,6 +138,11 @@ class VolumeImpl final : public Volume {
   // older dirty version when there is one. kNeedBase: only the committed
   // record can be the base; kNeedBuffer: `spare` was needed and empty.
   Applied TryApply(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare)
+      ARC_REQUIRES(mu_);
+  // After `piece` applied to txg's copy: applies it to newer txgs' copies
+  // of the record and appends it to the intent log. False when a newer
+  // copy needs `spare` and it is empty (call again with one).
+  bool FinishPiece(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare)
       ARC_REQUIRES(mu_);
   arc::ArcHold NewBuffer();
   arc::ArcKey KeyOf(uint64_t record) const { return arc::ArcKey{entry_.guid, record, 0}; }

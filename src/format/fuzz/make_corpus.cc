@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   size_t label_used = kLabelHeaderFixedBytes + label[64] + (label[65] << 8);
   Put(out / "label", "sample", std::vector<uint8_t>(label.begin(), label.begin() + label_used));
   Put(out / "uberblock", "sample", EncodeUberblock(samples::UberblockSample()));
+  Put(out / "intent_log", "sample",
+      *EncodeLogBlock(samples::kLogGuidSample, 7, samples::LogRecords(), 4096));
   std::vector<uint8_t> bp(kBlockPointerBytes);
   EncodeBlockPointer(samples::DataPointer(), bp.data());
   Put(out / "block_pointer", "data", bp);

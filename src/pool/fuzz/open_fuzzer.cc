@@ -1,7 +1,8 @@
 // Fuzz target: open() on a mutated small pool image. The input is a list
 // of patches, each [u8 region][u32 offset][u8 length][bytes], applied to a
 // pool built once at start-up (labels, uberblock rings, a volume table,
-// indirect blocks, records, the space log). Whatever the damage, opening,
+// indirect blocks, records, the space log, an intent log to replay).
+// Whatever the damage, opening,
 // checking and reading the pool must fail cleanly or succeed; never crash,
 // hang or read out of bounds.
 #include <cstddef>
@@ -31,6 +32,7 @@ Seed Build() {
   auto dev = *io::MemoryDevice::Create(mo);
   io::MemoryDevice* raw = dev.get();
   (void)PoolImpl::Format(raw, "fuzz");
+  std::vector<uint8_t> seed_image;
   {
     PoolOptions po;
     po.work_threads = 0;
@@ -49,12 +51,15 @@ Seed Build() {
       (void)v->Trim(4096, 4096);
       (void)v->Flush();
     }
+    // Taken before Close: the flushed changes are still only in the intent
+    // log, so every open of the seed replays it.
+    seed_image = raw->Contents();
     (void)p->Close();
   }
   Seed s;
-  s.image = raw->Contents();
+  s.image = std::move(seed_image);
   s.layout = *format::ComputeLayout(kImageBytes, 4096);
-  s.used_end = s.layout.data_begin + (1 << 20);
+  s.used_end = s.layout.data_begin + (2 << 20);
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "tools/doctor/arcstore_stat_names.h"
 
 namespace arcstore::doctor {
 namespace {
@@ -26,6 +27,7 @@ class Summary {
   void States();
   void Hits();
   void Memory();
+  void Arcstore();
 
   const StatsView& v_;
   std::string out_;
@@ -61,25 +63,11 @@ std::string Summary::PctOf(std::string_view a, std::string_view b) {
 }
 
 void Summary::Row(std::string_view label, const std::vector<std::string>& cells) {
-  char buf[256];
-  std::string line = "        " + std::string(label);
-  if (line.size() < 32) line.append(32 - line.size(), ' ');
-  for (const auto& c : cells) {
-    std::snprintf(buf, sizeof(buf), "%14s", c.c_str());
-    line += buf;
-  }
-  out_ += line + "\n";
+  AppendSummaryRow(&out_, label, cells);
 }
 
 void Summary::Heading(std::string_view title, const std::vector<std::string>& columns) {
-  std::string line(title);
-  if (line.size() < 32) line.append(32 - line.size(), ' ');
-  char buf[64];
-  for (const auto& c : columns) {
-    std::snprintf(buf, sizeof(buf), "%14s", c.c_str());
-    line += buf;
-  }
-  out_ += "\n" + line + "\n";
+  AppendSummaryHeading(&out_, title, columns);
 }
 
 void Summary::Sizes() {
@@ -156,6 +144,51 @@ void Summary::Memory() {
   Row("memory_throttle_count", {Count("memory_throttle_count"), ""});
 }
 
+// arcstore's own sections: what OpenZFS's arcstats cannot say.
+void Summary::Arcstore() {
+  Heading("Changes of c, by cause", {"changes", "bytes moved"});
+  for (std::string_view cause : names::kCCauses) {
+    std::string c(cause);
+    Row(c, {Count(std::string(names::kCChangesPrefix) + c), Bytes(std::string(names::kCChangeBytesPrefix) + c)});
+  }
+  Heading("Held bytes, by holder kind", {"bytes", "of size"});
+  for (std::string_view kind : names::kHolderKinds) {
+    std::string n = std::string(names::kHeldBytesPrefix) + std::string(kind);
+    Row(kind, {Bytes(n), PctOf(n, "size")});
+  }
+  Heading("Handle cache", {"value", "of target"});
+  Row("size", {Bytes("handle_cache.size"), PctOf("handle_cache.size", "handle_cache.target")});
+  Row("target (c / 32)", {Bytes("handle_cache.target"), ""});
+  Row("hits", {Count("handle_cache.hits"), ""});
+  Row("misses", {Count("handle_cache.misses"), ""});
+  Row("evictions (background)", {Count("handle_cache.evictions"), ""});
+  Row("evictions (direct)", {Count("handle_cache.direct_evictions"), ""});
+  Heading("Dirty data and throttle", {"value", "of limit"});
+  auto dirty_max = v_.Get("txg.dirty_max_bytes"), c = v_.Get("c");
+  std::string limit = "-";
+  if (dirty_max && c) limit = FormatBytes(static_cast<uint64_t>(std::max<int64_t>(0, std::min(*dirty_max, *c / 2))));
+  Row("dirty (unsynced)", {Bytes("txg.dirty_bytes"), PctOf("txg.dirty_bytes", "txg.dirty_max_bytes")});
+  Row("dirty_max", {Bytes("txg.dirty_max_bytes"), ""});
+  Row("effective dirty limit", {limit, ""});
+  Row("writes delayed", {Count("txg.delayed_writes"), ""});
+  Row("delay ns (all writers)", {Count("txg.delay_ns"), ""});
+  Row("writes blocked", {Count("txg.blocked_writes"), ""});
+  Row("blocked (ns)", {Count("txg.blocked_ns"), ""});
+  Row("ARC dirty limit waits", {Count("memory_throttle_count"), ""});
+  Row("rmw reads from disk", {Count(names::kRmwReads), ""});
+  Row("rmw on a dirty copy", {Count(names::kRmwDirty), ""});
+  Heading("Txgs synced, by reason", {"syncs", "of all"});
+  int64_t all = 0;
+  for (std::string_view r : names::kSyncReasons) all += v_.Get(std::string(names::kTxgSyncsPrefix) + std::string(r)).value_or(0);
+  for (std::string_view r : names::kSyncReasons) {
+    std::string n = std::string(names::kTxgSyncsPrefix) + std::string(r);
+    auto x = v_.Get(n);
+    char pct[32] = "-";
+    if (x && all > 0) std::snprintf(pct, sizeof(pct), "%.1f %%", 100.0 * static_cast<double>(*x) / static_cast<double>(all));
+    Row(r, {Count(n), pct});
+  }
+}
+
 std::string Summary::Render() {
   out_ = std::string(kWidth, '-') + "\nARC summary: " + std::string(FormatName(v_.format)) +
          "\nfield set: " + std::string(FieldSetName(v_.field_set)) + "\n";
@@ -163,6 +196,7 @@ std::string Summary::Render() {
   States();
   Hits();
   Memory();
+  if (v_.format == StatsFormat::kArcstore) Arcstore();
   if (!missing_.empty()) {
     std::string line = "\nnot in the input:";
     size_t col = line.size();
@@ -181,6 +215,29 @@ std::string Summary::Render() {
 }
 
 }  // namespace
+
+void AppendSummaryRow(std::string* out, std::string_view label, const std::vector<std::string>& cells) {
+  char buf[256];
+  std::string line = "        " + std::string(label);
+  if (line.size() < 32) line.append(32 - line.size(), ' ');
+  for (const auto& c : cells) {
+    std::snprintf(buf, sizeof(buf), "%14s", c.c_str());
+    line += buf;
+  }
+  *out += line + "\n";
+}
+
+void AppendSummaryHeading(std::string* out, std::string_view title,
+                          const std::vector<std::string>& columns) {
+  std::string line(title);
+  if (line.size() < 32) line.append(32 - line.size(), ' ');
+  char buf[64];
+  for (const auto& c : columns) {
+    std::snprintf(buf, sizeof(buf), "%14s", c.c_str());
+    line += buf;
+  }
+  *out += "\n" + line + "\n";
+}
 
 std::string RenderSummary(const StatsView& view) { return Summary(view).Render(); }
 

@@ -1,0 +1,91 @@
+// Shared by the observability subcommands (stat, iostat, txgs, summary,
+// doctor, trace): how a command names the pool it reads and opens its stats
+// source (src/tools/source/stats_source.h), and the sampling loop.
+//
+//   arcstore CMD POOL [--control PATH] [--live]
+//
+// POOL's server is reached on --control PATH (default POOL.ctl) when one
+// answers; otherwise the pool is opened in-process, read-only, unless --live
+// demands the server.
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "tools/source/stats_source.h"
+
+namespace arcstore::cli {
+
+struct SourceArgs {
+  std::string pool;
+  std::string control;
+  bool live = false;
+};
+
+inline void AddSourceOptions(CLI::App* cmd, SourceArgs* a) {
+  cmd->add_option("--control", a->control, "the server's control socket (default POOL.ctl)");
+  cmd->add_flag("--live", a->live, "read a running arcstore serve only; never open the pool");
+}
+
+inline tools::OpenedSource OpenSource(const SourceArgs& a) {
+  tools::SourceOptions o;
+  o.pool_path = a.pool;
+  o.control_path = a.control;
+  o.require_live = a.live;
+  Result<tools::OpenedSource> s = tools::OpenStatsSource(o);
+  if (!s.ok()) throw CommandFailed(s.status().message());
+  return std::move(*s);
+}
+
+template <typename T>
+T OrFail(Result<T> r, const std::string& what) {
+  if (!r.ok()) throw CommandFailed(what + ": " + r.status().message());
+  return std::move(*r);
+}
+
+// INTERVAL [COUNT] as arcstat and zpool iostat take them: no interval means
+// one sample over 1 s; COUNT 0 means until interrupted.
+struct Sampling {
+  double interval_s = 0;
+  uint64_t count = 0;
+};
+
+inline void AddSamplingOptions(CLI::App* cmd, Sampling* s) {
+  cmd->add_option("INTERVAL", s->interval_s, "seconds between samples")->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("COUNT", s->count, "samples to print (default: until interrupted; 1 without INTERVAL)");
+}
+
+// Calls `each(previous, current, seconds)` for every interval.
+inline void SampleLoop(tools::StatsSource& source, const Sampling& s,
+                       const std::function<void(const stats::Snapshot&, const stats::Snapshot&, double)>& each) {
+  double interval = s.interval_s > 0 ? s.interval_s : 1.0;
+  uint64_t count = s.interval_s > 0 ? s.count : 1;
+  stats::Snapshot prev = OrFail(source.TakeSnapshot(), source.Describe());
+  for (uint64_t n = 0; count == 0 || n < count; n++) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+    stats::Snapshot cur = OrFail(source.TakeSnapshot(), source.Describe());
+    double seconds = cur.taken_ns > prev.taken_ns ? static_cast<double>(cur.taken_ns - prev.taken_ns) / 1e9 : interval;
+    each(prev, cur, seconds);
+    prev = std::move(cur);
+  }
+}
+
+inline std::string WallClockHms() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+  return buf;
+}
+
+inline void Print(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace arcstore::cli

@@ -1,0 +1,106 @@
+#include "nbd/listen.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "nbd/options.h"
+
+namespace arcstore::nbd {
+
+namespace {
+
+Status Errno(const std::string& what) {
+  return Status::IOError(what + ": " + std::strerror(errno));
+}
+
+// Removes a stale unix socket left by a dead server; refuses to touch a live
+// one or anything that is not a socket.
+Status ClearStaleSocket(const std::string& path, const sockaddr_un& a) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
+  if (!S_ISSOCK(st.st_mode)) {
+    return Status::AlreadyExists(path + " exists and is not a socket");
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Errno("socket");
+  bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  if (live) return Status::AlreadyExists(path + " is in use by a running server");
+  ::unlink(path.c_str());
+  return Status::Ok();
+}
+
+// Closes `fd` (and removes `path` when given) unless released.
+class ListenGuard {
+ public:
+  explicit ListenGuard(int fd) : fd_(fd) {}
+  ~ListenGuard() {
+    if (fd_ < 0) return;
+    ::close(fd_);
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  void set_path(const std::string& path) { path_ = path; }
+  int Release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<sockaddr_un> UnixSocketAddress(const std::string& path) {
+  sockaddr_un a{};
+  if (path.empty() || path.size() >= sizeof(a.sun_path)) {
+    return Status::InvalidArgument("unix socket path '" + path + "' is empty or longer than " +
+                                   std::to_string(sizeof(a.sun_path) - 1) + " bytes");
+  }
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.data(), path.size());
+  return a;
+}
+
+Result<int> ListenUnix(const std::string& path, uint32_t mode, int backlog) {
+  ARC_ASSIGN_OR_RETURN(sockaddr_un a, UnixSocketAddress(path));
+  ARC_RETURN_IF_ERROR(ClearStaleSocket(path, a));
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Errno("socket");
+  ListenGuard guard(fd);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Errno("bind " + path);
+  guard.set_path(path);
+  // Nobody can connect before listen(), so the mode is set in time.
+  if (::chmod(path.c_str(), mode) != 0) return Errno("chmod " + path);
+  if (::listen(fd, backlog) != 0) return Errno("listen " + path);
+  return guard.Release();
+}
+
+Result<int> ListenLoopbackTcp(const std::string& address, int backlog, uint16_t* bound_port) {
+  ARC_ASSIGN_OR_RETURN(ListenAddress la, ParseListenAddress(address));
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Errno("socket");
+  ListenGuard guard(fd);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(la.port);
+  a.sin_addr.s_addr = htonl(la.ipv4_host_order);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Errno("bind " + address);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  if (bound_port != nullptr) *bound_port = ntohs(a.sin_port);
+  if (::listen(fd, backlog) != 0) return Errno("listen " + address);
+  return guard.Release();
+}
+
+}  // namespace arcstore::nbd

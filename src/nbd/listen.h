@@ -1,0 +1,34 @@
+// Listening sockets for servers on this machine: the NBD server and the
+// control socket and metrics endpoint of `arcstore serve`.
+//
+//   ListenUnix:        a unix socket at `path` with permissions `mode`; a
+//                      socket file left by a server that died is replaced,
+//                      a live one (something accepts on it) or a file that
+//                      is not a socket is refused (AlreadyExists).
+//   ListenLoopbackTcp: "127.x.x.x:PORT" (ParseListenAddress; loopback
+//                      only), port 0 for any free port; `bound_port` gets
+//                      the port bound.
+//
+// Both return a listening, close-on-exec descriptor the caller owns. On
+// error nothing is left behind (no descriptor, no socket file).
+//
+// Thread-safety: reentrant.
+#pragma once
+
+#include <sys/un.h>
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+
+namespace arcstore::nbd {
+
+// The address of a unix socket; InvalidArgument when `path` is empty or does
+// not fit.
+Result<sockaddr_un> UnixSocketAddress(const std::string& path);
+
+Result<int> ListenUnix(const std::string& path, uint32_t mode, int backlog);
+Result<int> ListenLoopbackTcp(const std::string& address, int backlog, uint16_t* bound_port);
+
+}  // namespace arcstore::nbd

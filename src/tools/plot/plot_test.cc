@@ -1,0 +1,186 @@
+// arcstore plot: the data handed to gnuplot (a trace with N I/Os and S syncs
+// gives N points and S markers; samples give one row each, with the values
+// computed by hand) and images that are not blank.
+#include "tools/plot/plot.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/units.h"
+#include "stats/wire.h"
+#include "tools/plot/png_probe.h"
+
+namespace arcstore::tools {
+namespace {
+
+class PlotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/plot_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  PlotOptions Options(const std::string& name) {
+    PlotOptions o;
+    o.output_prefix = dir_ + "/" + name;
+    o.title = name;
+    o.width_px = 640;
+    o.height_px = 400;
+    return o;
+  }
+  std::string dir_;
+};
+
+// N I/Os spread over 2 s, sizes 4 KiB .. 1 MiB; S syncs every 250 ms.
+std::string MakeTrace(int n, int s) {
+  std::string t = std::string(kTraceHeader) + "\n";
+  for (int i = 0; i < n; i++) {
+    uint64_t submit = static_cast<uint64_t>(i) * 2 * kNsPerSec / static_cast<uint64_t>(n);
+    uint64_t bytes = uint64_t{4096} << (i % 9);
+    uint64_t latency = 50 * kNsPerUs * static_cast<uint64_t>(1 + (i * 7) % 40);
+    t += "I\t" + std::to_string(submit) + "\t" + std::to_string(submit + 1000) + "\t" +
+         std::to_string(submit + latency) + "\t" + (i % 3 == 0 ? "sync_read" : "async_write") + "\t" +
+         (i % 3 == 0 ? "read" : "write") + "\t" + std::to_string(uint64_t(i) * 131072) + "\t" +
+         std::to_string(bytes) + "\t" + std::to_string(1 + i % 4) + "\tok\n";
+  }
+  for (int k = 0; k < s; k++) {
+    uint64_t at = static_cast<uint64_t>(k) * 250 * kNsPerMs + kNsPerMs;
+    t += "T\t" + std::to_string(at) + "\tsync_start\t" + std::to_string(100 + k) + "\n";
+    t += "T\t" + std::to_string(at + 80 * kNsPerMs) + "\tsync_end\t" + std::to_string(100 + k) + "\n";
+  }
+  return t;
+}
+
+size_t DataLines(const std::string& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += !line.empty() && line[0] != '#';
+  return n;
+}
+
+void ExpectDrawn(const PlotFiles& f, uint32_t min_colours) {
+  Result<PngFacts> png = ProbePng(f.png);
+  ASSERT_TRUE(png.ok()) << png.status().ToString();
+  EXPECT_EQ(png->width, 640u);
+  EXPECT_EQ(png->height, 400u);
+  // Axes, labels and data: well over 1% of the pixels, in several colours.
+  EXPECT_GT(png->non_background_pixels, uint64_t{640} * 400 / 100);
+  EXPECT_GE(png->colours, min_colours);
+  std::ifstream svg(f.svg);
+  std::stringstream ss;
+  ss << svg.rdbuf();
+  EXPECT_NE(ss.str().find("<svg"), std::string::npos);
+}
+
+TEST_F(PlotTest, LatencyPlotHasOnePointPerIoAndOneMarkerPerSync) {
+  const int n = 500, s = 7;
+  Result<Trace> trace = ParseTrace(MakeTrace(n, s));
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->ios.size(), size_t{n});
+  ASSERT_EQ(trace->syncs.size(), size_t{s});
+  Result<PlotFiles> f = PlotLatency(*trace, Options("latency"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(DataLines(f->data), size_t{n});
+  EXPECT_EQ(DataLines(f->markers), size_t{s});
+  // The first I/O: submit 0, latency 50 us = 0.05 ms, 4 KiB = 2^12.
+  std::ifstream in(f->data);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  EXPECT_EQ(first, "0.000000000 0.050000 12 sync_read");
+  std::ifstream m(f->markers);
+  std::getline(m, header);
+  std::getline(m, first);
+  EXPECT_EQ(first, "0.001000000 0.081000000 100");
+  ExpectDrawn(*f, 6);  // palette colours, red markers, grey spans, axes
+}
+
+TEST_F(PlotTest, ArcAndThrottlePlotsFromSamples) {
+  std::string lines;
+  stats::Registry r;
+  stats::Gauge* size = r.AddGauge("arcstats", "size", stats::Unit::kBytes, "");
+  stats::Gauge* c = r.AddGauge("arcstats", "c", stats::Unit::kBytes, "");
+  r.AddGauge("arcstats", "c_min", stats::Unit::kBytes, "")->Set(64 * int64_t{kMiB});
+  r.AddGauge("arcstats", "c_max", stats::Unit::kBytes, "")->Set(int64_t{kGiB});
+  stats::Gauge* dirty = r.AddGauge("txg", "dirty_bytes", stats::Unit::kBytes, "");
+  r.AddGauge("txg", "dirty_max_bytes", stats::Unit::kBytes, "")->Set(256 * int64_t{kMiB});
+  stats::Counter* delay = r.AddCounter("txg", "delay_ns", stats::Unit::kNanoseconds, "");
+  // c collapses from 1 GiB towards c_min while size stays: the seed's divergence.
+  for (int i = 0; i < 10; i++) {
+    size->Set(900 * int64_t{kMiB});
+    c->Set(int64_t{kGiB} >> i);
+    dirty->Set(int64_t{kMiB} * 10 * i);
+    delay->Add(static_cast<uint64_t>(i) * 5 * kNsPerMs);  // 5i ms of delay in second i
+    lines += stats::ToWireJson(r.TakeSnapshot(static_cast<uint64_t>(i) * kNsPerSec)) + "\n";
+  }
+  Result<std::vector<stats::Snapshot>> samples = ReadSamples(lines);
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  Result<PlotFiles> arc = PlotArc(*samples, Options("arc"));
+  ASSERT_TRUE(arc.ok()) << arc.status().ToString();
+  EXPECT_EQ(DataLines(arc->data), 10u);
+  ExpectDrawn(*arc, 4);
+  Result<PlotFiles> thr = PlotThrottle(*samples, Options("throttle"));
+  ASSERT_TRUE(thr.ok()) << thr.status().ToString();
+  EXPECT_EQ(DataLines(thr->data), 10u);
+  // Sample 3: dirty 30 MiB; limit min(256 MiB, (1 GiB >> 3) / 2 = 64 MiB);
+  // delay 15 ms added over 1 s.
+  std::ifstream in(thr->data);
+  std::string line;
+  for (int i = 0; i <= 4; i++) std::getline(in, line);
+  EXPECT_EQ(line, "3.000 31457280 67108864 15.000");
+  ExpectDrawn(*thr, 4);
+}
+
+TEST_F(PlotTest, SizeHistogramsOfTwoRunsSideBySide) {
+  Result<Trace> a = ParseTrace(MakeTrace(90, 1));
+  std::string small = std::string(kTraceHeader) + "\n";
+  for (int i = 0; i < 30; i++) small += "I\t1\t2\t3\tasync_write\twrite\t0\t4096\t1\tok\n";
+  Result<Trace> b = ParseTrace(small);
+  ASSERT_TRUE(a.ok() && b.ok());
+  PlotOptions o = Options("sizes");
+  o.label_a = "healthy";
+  o.label_b = "arc-max 256M";
+  Result<PlotFiles> f = PlotSizes(*a, *b, o);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  // 4K .. 1M: 9 buckets, 10 I/Os each in run a; run b: 30 at 4K.
+  EXPECT_EQ(DataLines(f->data), 9u);
+  std::ifstream in(f->data);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  EXPECT_EQ(first, "4K 10 30");
+  ExpectDrawn(*f, 3);
+}
+
+TEST(TraceFileTest, ErrorsNameTheLineAndField) {
+  EXPECT_NE(ParseTrace("hello\n").status().message().find("line 1"), std::string::npos);
+  std::string h = std::string(kTraceHeader) + "\n";
+  auto bad = ParseTrace(h + "I\t1\t2\t3\tsync_read\tread\t0\tx\t1\tok\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: bytes"), std::string::npos) << bad.status().ToString();
+  bad = ParseTrace(h + "I\t5\t2\t3\tsync_read\tread\t0\t1\t1\tok\n");
+  EXPECT_NE(bad.status().message().find("submit <= issue <= done"), std::string::npos);
+  bad = ParseTrace(h + "\nT\t5\tsync_middle\t3\n");
+  EXPECT_NE(bad.status().message().find("line 3: marker"), std::string::npos) << bad.status().ToString();
+  // An end without its start: the sync began before the trace did.
+  auto ok = ParseTrace(h + "T\t5\tsync_end\t3\n");
+  ASSERT_TRUE(ok.ok());
+  ASSERT_EQ(ok->syncs.size(), 1u);
+  EXPECT_EQ(ok->syncs[0].start_ns, 0u);
+  EXPECT_EQ(ok->syncs[0].end_ns, 5u);
+}
+
+TEST(PlotOptionsTest, QuotesInNamesAreRefused) {
+  PlotOptions o;
+  o.output_prefix = "/tmp/it's";
+  EXPECT_NE(o.Validate().message().find("quote"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arcstore::tools

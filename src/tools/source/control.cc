@@ -1,0 +1,138 @@
+#include "tools/source/control.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "stats/prometheus.h"
+#include "stats/wire.h"
+#include "tools/source/socket_server.h"
+
+namespace arcstore::tools {
+
+namespace {
+
+std::string Ok(std::string_view body = {}) { return "ok\n" + std::string(body); }
+
+std::string Error(const Status& s) {
+  std::string m = s.ToString();
+  for (char& c : m) {
+    if (c == '\n') c = ' ';
+  }
+  return "error " + m + "\n";
+}
+
+std::string TraceRequest(StatsSource& source, std::string_view args) {
+  if (args == "stop") {
+    Status s = source.StopTrace();
+    return s.ok() ? Ok() : Error(s);
+  }
+  if (args.substr(0, 6) != "start ") {
+    return Error(Status::InvalidArgument("trace: want 'trace start RING_ENTRIES PATH' or 'trace stop'"));
+  }
+  args.remove_prefix(6);
+  size_t space = args.find(' ');
+  if (space == std::string_view::npos || space + 1 >= args.size()) {
+    return Error(Status::InvalidArgument("trace start: want RING_ENTRIES PATH"));
+  }
+  std::string ring_text(args.substr(0, space));
+  char* end = nullptr;
+  unsigned long long ring = std::strtoull(ring_text.c_str(), &end, 10);
+  if (ring_text.empty() || *end != '\0' || ring == 0 || ring > kMaxTraceRingEntries) {
+    return Error(Status::InvalidArgument("trace start: ring entries '" + ring_text + "' not in 1.." +
+                                         std::to_string(kMaxTraceRingEntries)));
+  }
+  Status s = source.StartTrace(std::string(args.substr(space + 1)), ring);
+  return s.ok() ? Ok() : Error(s);
+}
+
+}  // namespace
+
+std::string HandleControlRequest(StatsSource& source, std::string_view request) {
+  while (!request.empty() && (request.back() == '\r' || request.back() == ' ')) request.remove_suffix(1);
+  if (request == "stats") {
+    Result<stats::Snapshot> s = source.TakeSnapshot();
+    return s.ok() ? Ok(stats::ToWireJson(*s)) : Error(s.status());
+  }
+  if (request == "txgs") {
+    Result<std::vector<TxgRow>> rows = source.TxgHistory();
+    return rows.ok() ? Ok(TxgRowsToJson(*rows).dump()) : Error(rows.status());
+  }
+  if (request.substr(0, 6) == "trace ") return TraceRequest(source, request.substr(6));
+  std::string shown(request.substr(0, 64));
+  return Error(Status::InvalidArgument("unknown control request '" + shown +
+                                       "' (want stats, txgs, trace start, trace stop)"));
+}
+
+void ServeControlConnection(StatsSource& source, int fd, uint32_t timeout_ms) {
+  Result<std::string> req = ReadUntil(fd, "\n", kMaxControlRequestBytes, timeout_ms);
+  std::string reply;
+  if (!req.ok()) {
+    reply = Error(Status::InvalidArgument("control request: " + req.status().message()));
+  } else {
+    std::string_view line = *req;
+    size_t nl = line.find('\n');
+    reply = HandleControlRequest(source, nl == std::string_view::npos ? line : line.substr(0, nl));
+  }
+  (void)WriteAll(fd, reply, timeout_ms);
+}
+
+Result<std::string> ControlCall(const std::string& socket_path, std::string_view request,
+                                uint32_t timeout_ms) {
+  if (request.size() + 1 > kMaxControlRequestBytes || request.find('\n') != std::string_view::npos) {
+    return Status::InvalidArgument("control request longer than " +
+                                   std::to_string(kMaxControlRequestBytes) + " bytes or multi-line");
+  }
+  ARC_ASSIGN_OR_RETURN(int fd, ConnectUnix(socket_path));
+  Status w = WriteAll(fd, std::string(request) + "\n", timeout_ms);
+  Result<std::string> reply = w.ok() ? ReadToEnd(fd, stats::kMaxWireBytes + 4096, timeout_ms)
+                                     : Result<std::string>(w);
+  ::close(fd);
+  if (!reply.ok()) {
+    return Status::IOError(socket_path + ": " + reply.status().message());
+  }
+  size_t nl = reply->find('\n');
+  std::string status_line = reply->substr(0, nl);
+  if (status_line == "ok") return nl == std::string::npos ? std::string() : reply->substr(nl + 1);
+  if (status_line.substr(0, 6) == "error ") {
+    return Status::Aborted(socket_path + ": " + status_line.substr(6));
+  }
+  return Status::Corruption(socket_path + ": reply without a status line");
+}
+
+std::string HandleMetricsRequest(StatsSource& source, std::string_view http_request) {
+  auto response = [](std::string_view status, std::string_view type, std::string_view body) {
+    return "HTTP/1.1 " + std::string(status) + "\r\nContent-Type: " + std::string(type) +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           std::string(body);
+  };
+  size_t eol = http_request.find("\r\n");
+  std::string_view line = http_request.substr(0, eol);
+  size_t sp1 = line.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) {
+    return response("400 Bad Request", "text/plain", "bad request line\n");
+  }
+  std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  if (method != "GET") return response("405 Method Not Allowed", "text/plain", "GET only\n");
+  if (target != "/metrics" && target != "/") {
+    return response("404 Not Found", "text/plain", "try /metrics\n");
+  }
+  Result<stats::Snapshot> s = source.TakeSnapshot();
+  if (!s.ok()) return response("500 Internal Server Error", "text/plain", s.status().ToString() + "\n");
+  return response("200 OK", "text/plain; version=0.0.4; charset=utf-8", stats::ToPrometheusText(*s));
+}
+
+void ServeMetricsConnection(StatsSource& source, int fd, uint32_t timeout_ms) {
+  Result<std::string> req = ReadUntil(fd, "\r\n\r\n", kMaxHttpRequestBytes, timeout_ms);
+  std::string reply =
+      req.ok() ? HandleMetricsRequest(source, *req)
+               : "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  (void)WriteAll(fd, reply, timeout_ms);
+}
+
+}  // namespace arcstore::tools

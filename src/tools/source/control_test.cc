@@ -1,0 +1,224 @@
+// The stats source end to end: a control socket and a metrics endpoint
+// served by SocketServer, read back through RemoteStatsSource and raw HTTP;
+// OpenStatsSource's choice between a live server and the pool in-process.
+#include "tools/source/control.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/units.h"
+#include "stats/registry.h"
+#include "tools/source/pool_access.h"
+#include "tools/source/socket_server.h"
+#include "tools/source/stats_source.h"
+
+namespace arcstore::tools {
+namespace {
+
+class FakeSource final : public StatsSource {
+ public:
+  FakeSource() {
+    hits = registry.AddCounter("arcstats", "hits", stats::Unit::kOps, "hits");
+    registry.AddGauge("arcstats", "c", stats::Unit::kBytes, "target")->Set(1 << 20);
+    registry.AddHistogram("io", "sync_read_latency_ns", stats::Unit::kNanoseconds, "latency")->Record(3000);
+  }
+  Result<stats::Snapshot> TakeSnapshot() override { return registry.TakeSnapshot(42); }
+  Result<std::vector<TxgRow>> TxgHistory() override { return rows; }
+  // Called on the server's thread; read by the test after the reply.
+  Status StartTrace(const std::string& path, uint64_t ring_entries) override {
+    std::lock_guard<std::mutex> l(mu);
+    trace_path = path;
+    trace_ring = ring_entries;
+    return Status::Ok();
+  }
+  Status StopTrace() override { return Status::NotSupported("no trace running"); }
+  std::string Describe() const override { return "fake"; }
+
+  stats::Registry registry;
+  stats::Counter* hits;
+  std::vector<TxgRow> rows;
+  std::mutex mu;
+  std::string trace_path;
+  uint64_t trace_ring = 0;
+};
+
+class ControlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/control_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<SocketServer> StartControl(StatsSource* source, const std::string& path) {
+    SocketServerOptions o;
+    o.unix_path = path;
+    auto s = SocketServer::Start(o, [source](int fd) { ServeControlConnection(*source, fd, 5000); });
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  std::string dir_;
+};
+
+TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
+  FakeSource fake;
+  fake.hits->Add(7);
+  TxgRow row;
+  row.txg = 9;
+  row.state = "C";
+  row.reason = "arc_dirty_limit";
+  row.stime_ns = 400 * kNsPerMs;
+  row.delay_ns = 12345;
+  fake.rows.push_back(row);
+  auto server = StartControl(&fake, dir_ + "/p.ctl");
+  ASSERT_NE(server, nullptr);
+
+  RemoteStatsSource remote(dir_ + "/p.ctl");
+  Result<stats::Snapshot> s = remote.TakeSnapshot();
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->taken_ns, 42u);
+  EXPECT_EQ(s->Get("arcstats", "hits"), 7);
+  EXPECT_EQ(s->Find("arcstats", "hits")->info.kind, stats::Kind::kCounter);
+  EXPECT_EQ(s->Find("io", "sync_read_latency_ns")->histogram.count, 1u);
+
+  Result<std::vector<TxgRow>> rows = remote.TxgHistory();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].txg, 9u);
+  EXPECT_EQ((*rows)[0].reason, "arc_dirty_limit");
+  EXPECT_EQ((*rows)[0].stime_ns, 400 * kNsPerMs);
+  EXPECT_EQ((*rows)[0].delay_ns, 12345u);
+
+  ASSERT_TRUE(remote.StartTrace("/tmp/a trace file", 4096).ok());
+  {
+    std::lock_guard<std::mutex> l(fake.mu);
+    EXPECT_EQ(fake.trace_path, "/tmp/a trace file");
+    EXPECT_EQ(fake.trace_ring, 4096u);
+  }
+  Status stop = remote.StopTrace();
+  EXPECT_FALSE(stop.ok());
+  EXPECT_NE(stop.message().find("no trace running"), std::string::npos) << stop.ToString();
+}
+
+TEST_F(ControlTest, BadRequestsGetErrorsThatNameThem) {
+  FakeSource fake;
+  EXPECT_EQ(HandleControlRequest(fake, "bogus").rfind("error ", 0), 0u);
+  EXPECT_NE(HandleControlRequest(fake, "bogus").find("'bogus'"), std::string::npos);
+  EXPECT_NE(HandleControlRequest(fake, "trace start 0 /x").find("ring entries '0'"), std::string::npos);
+  EXPECT_NE(HandleControlRequest(fake, "trace start 12").find("RING_ENTRIES PATH"), std::string::npos);
+  auto server = StartControl(&fake, dir_ + "/p.ctl");
+  ASSERT_NE(server, nullptr);
+  Result<std::string> r = ControlCall(dir_ + "/p.ctl", "nonesuch", 5000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("nonesuch"), std::string::npos);
+  // A second server on the same live socket is refused; the first keeps it.
+  SocketServerOptions o;
+  o.unix_path = dir_ + "/p.ctl";
+  EXPECT_EQ(SocketServer::Start(o, [](int) {}).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(ControlCall(dir_ + "/p.ctl", "stats", 5000).ok());
+}
+
+TEST_F(ControlTest, MetricsEndpointServesPrometheusText) {
+  FakeSource fake;
+  fake.hits->Add(3);
+  SocketServerOptions o;
+  o.listen_address = "127.0.0.1:0";
+  auto server = SocketServer::Start(o, [&fake](int fd) { ServeMetricsConnection(fake, fd, 5000); });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto get = [&](const std::string& target) {
+    Result<int> fd = ConnectTcp((*server)->address());
+    EXPECT_TRUE(fd.ok()) << fd.status().ToString();
+    EXPECT_TRUE(WriteAll(*fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n", 5000).ok());
+    Result<std::string> reply = ReadToEnd(*fd, 1 << 20, 5000);
+    ::close(*fd);
+    return reply.ok() ? *reply : reply.status().ToString();
+  };
+  std::string ok = get("/metrics");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  EXPECT_NE(ok.find("text/plain; version=0.0.4"), std::string::npos);
+  EXPECT_NE(ok.find("\r\n\r\n# HELP arcstore_arcstats_hits_total hits\n"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("arcstore_arcstats_hits_total 3\n"), std::string::npos);
+  EXPECT_NE(ok.find("arcstore_io_sync_read_latency_seconds_count 1\n"), std::string::npos);
+  EXPECT_EQ(get("/nope").rfind("HTTP/1.1 404", 0), 0u);
+}
+
+TEST_F(ControlTest, OpenStatsSourcePrefersALiveServerElseOpensThePool) {
+  std::string pool_path = dir_ + "/pool";
+  PoolCreateOptions co;
+  co.size_bytes = 64 * kMiB;
+  co.sparse = true;
+  ASSERT_TRUE(Pool::Create(pool_path, co).ok());
+
+  SourceOptions so;
+  so.pool_path = pool_path;
+  so.read_only = false;
+  Result<OpenedSource> local = OpenStatsSource(so);
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_FALSE(local->live);
+  ASSERT_NE(local->pool, nullptr);
+  VolumeOptions vo;
+  vo.name = "v";
+  vo.size_bytes = 8 * kMiB;
+  ASSERT_TRUE(local->pool->CreateVolume(vo).ok());
+  Result<stats::Snapshot> snap = local->source->TakeSnapshot();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_GT(snap->Get("arcstats", "c_max"), 0);
+  Result<std::vector<TxgRow>> rows = local->source->TxgHistory();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_FALSE(rows->empty());
+
+  // Serve that pool's source on the default control path: now a second
+  // OpenStatsSource reads it live, without opening the pool.
+  auto server = StartControl(local->source.get(), DefaultControlPath(pool_path));
+  ASSERT_NE(server, nullptr);
+  Result<OpenedSource> live = OpenStatsSource(so);
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  EXPECT_TRUE(live->live);
+  EXPECT_EQ(live->pool, nullptr);
+  Result<stats::Snapshot> remote = live->source->TakeSnapshot();
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  EXPECT_EQ(remote->Get("arcstats", "c_max"), snap->Get("arcstats", "c_max"));
+  Result<std::vector<TxgRow>> remote_rows = live->source->TxgHistory();
+  ASSERT_TRUE(remote_rows.ok());
+  EXPECT_GE(remote_rows->size(), rows->size());
+  server.reset();
+
+  so.require_live = true;
+  Result<OpenedSource> none = OpenStatsSource(so);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no arcstore serve answers on " + pool_path + ".ctl"),
+            std::string::npos)
+      << none.status().ToString();
+  ASSERT_TRUE(local->pool->Close().ok());
+}
+
+// StartTraceOn/StopTraceOn call the pool's trace methods when its class has
+// them and say NotSupported when it does not (a build before Pool grew them).
+struct PoolWithTrace {
+  Status StartTrace(const std::string& path, uint64_t ring_entries) {
+    started = path + " " + std::to_string(ring_entries);
+    return Status::Ok();
+  }
+  Status StopTrace() { return Status::Aborted("stopped"); }
+  std::string started;
+};
+struct PoolWithoutTrace {};
+
+TEST(PoolAccessTest, TraceCallsReachThePoolWhenItHasThem) {
+  PoolWithTrace with;
+  EXPECT_TRUE(internal::StartTrace(with, "/t", 64).ok());
+  EXPECT_EQ(with.started, "/t 64");
+  EXPECT_EQ(internal::StopTrace(with).code(), StatusCode::kAborted);
+  PoolWithoutTrace without;
+  EXPECT_EQ(internal::StartTrace(without, "/t", 64).code(), StatusCode::kNotSupported);
+  EXPECT_EQ(internal::StopTrace(without).code(), StatusCode::kNotSupported);
+}
+
+}  // namespace
+}  // namespace arcstore::tools

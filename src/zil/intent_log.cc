@@ -1,0 +1,451 @@
+// Intent log: theory of operation.
+//
+// A FLUSH must make every write already replied to durable; a FUA write
+// its own. Without a log that costs a txg sync (every dirty record, the
+// trees, two device flushes). With it, a flush costs one sequential write
+// of the changes not yet durable and ONE device flush.
+//
+//   volume write ----Append----> pending (copies, in apply order, seq 1,2,3..)
+//                                   |
+//   Flush / FUA ----Commit-----> the committer takes every pending change,
+//                                packs them into blocks, places the blocks
+//                                in the arena, writes them, flushes the
+//                                device once, and releases every waiter
+//                                whose changes were in the batch. Callers
+//                                arriving meanwhile wait and form the next
+//                                batch: one device flush serves them all.
+//
+//   txg T commits --TxgCommitted--> changes of txgs <= T are dropped from
+//                                pending (the tree has them); arena space no
+//                                uberblock of the newest three replays from
+//                                is reused.
+//
+// The arena is a contiguous extent of pool space (allocated by the pool in
+// a txg sync, named by the uberblock). Blocks are written at the arena's
+// head one after another and wrap to offset 0 when a block does not fit
+// before the end:
+//
+//   arena:  | free | blk s | blk s+1 | blk s+2 |  free        |
+//                  ^ oldest kept               ^ next block (or 0)
+//
+// Each uberblock's header says where replay of that pool state starts: the
+// first block holding a change of a later txg (or the head, when there is
+// none), with the log guid and sequence number expected there. Replay
+// (ReadLog) follows the chain from there: the block at the expected place
+// (or at 0) with the right guid, sequence and checksum, until one is not.
+// Sequence numbers are never reused within a guid, and every open starts a
+// new guid, so a stale block (of an earlier life of the log, or beyond a
+// torn one) can never extend a chain.
+//
+// Open: the pool reads the chain, applies the records of txgs newer than
+// the uberblock's to its volumes as ordinary writes (SetReplaying: not
+// logged again), and syncs a txg before anyone may use the pool. Until then
+// the old chain's blocks are kept and headers still point at them, so a
+// crash during replay replays the same records again (idempotent: records
+// carry absolute offsets and data).
+//
+// Fallbacks (each counted): log disabled, no arena yet, arena full, or
+// change copies dropped because pending passed max_pending_bytes; then a
+// commit waits for a txg sync instead, which makes everything durable.
+//
+// Failure: a failed log write or flush fails the log and, through
+// on_failure, the pool's txg pipeline: every later commit, write and flush
+// returns the error and no further txg is synced, the same as a failed txg
+// sync (a failing device's unflushed data is never trusted).
+//
+// Locking: mu_ guards everything; it is never held across I/O. Volumes call
+// Append with their own lock held (volume lock, then mu_).
+#include "zil/intent_log.h"
+
+#include <algorithm>
+#include <random>
+
+#include "format/encoding.h"
+#include "io/aligned_buffer.h"
+
+namespace arcstore::zil {
+
+using format::LogRecord;
+
+namespace {
+uint64_t NewGuid() {
+  std::random_device rd;
+  uint64_t g = 0;
+  while (g == 0) g = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return g;
+}
+uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
+}  // namespace
+
+Status IntentLogOptions::Validate() const {
+  if (max_block_bytes < 64 * 1024 || max_block_bytes > format::kMaxLogBlockBytes) {
+    return Status::InvalidArgument("intent log: max_block_bytes " +
+                                   std::to_string(max_block_bytes) +
+                                   " out of bounds [64 KiB, 8 MiB]");
+  }
+  if (max_pending_bytes < (1u << 20) || max_pending_bytes > (64ull << 30)) {
+    return Status::InvalidArgument("intent log: max_pending_bytes " +
+                                   std::to_string(max_pending_bytes) +
+                                   " out of bounds [1 MiB, 64 GiB]");
+  }
+  return Status::Ok();
+}
+
+IntentLogStats::IntentLogStats(stats::Registry* r)
+    : commit_requests(r->AddCounter("zil", "commit_requests", stats::Unit::kOps,
+                                    "flushes and FUA writes that asked for a commit")),
+      commits(r->AddCounter("zil", "commits", stats::Unit::kOps,
+                            "batches written to the log, each with one device flush")),
+      records(r->AddCounter("zil", "records", stats::Unit::kOps, "records written to the log")),
+      bytes(r->AddCounter("zil", "bytes", stats::Unit::kBytes, "log block bytes written")),
+      blocks(r->AddCounter("zil", "blocks", stats::Unit::kOps, "log blocks written")),
+      flushes(r->AddCounter("zil", "flushes", stats::Unit::kOps,
+                            "device flushes issued by log commits")),
+      fallback_syncs(r->AddCounter("zil", "fallback_syncs", stats::Unit::kOps,
+                                   "commits served by a txg sync instead")),
+      dropped_copies(r->AddCounter("zil", "dropped_copies", stats::Unit::kOps,
+                                   "change copies dropped for memory")),
+      replayed_records(r->AddCounter("zil", "replayed_records", stats::Unit::kOps,
+                                     "records replayed at open")),
+      batch_records(r->AddHistogram("zil", "batch_records", stats::Unit::kOps,
+                                    "records per commit batch")),
+      commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
+                                        "time a commit request waited")),
+      pending_bytes(r->AddGauge("zil", "pending_bytes", stats::Unit::kBytes,
+                                "copies of changes not yet in the log")),
+      arena_used_bytes(r->AddGauge("zil", "arena_used_bytes", stats::Unit::kBytes,
+                                   "log arena bytes kept for replay")) {}
+
+Result<LogReplay> ReadLog(io::Device* device, uint32_t unit, const format::IntentLogHeader& h) {
+  LogReplay out;
+  out.start.header = h;
+  if (!h.present()) {
+    out.end = "no log arena";
+    return out;
+  }
+  if (h.arena_bytes % unit != 0 || h.arena_offset_bytes % unit != 0 ||
+      h.replay_offset_bytes % unit != 0 || h.arena_offset_bytes + h.arena_bytes >
+                                               device->size_bytes()) {
+    return Status::Corruption("intent log arena " + std::to_string(h.arena_offset_bytes) + "+" +
+                              std::to_string(h.arena_bytes) + " does not fit device " +
+                              device->name());
+  }
+  const size_t align = std::max<size_t>(device->buffer_alignment(), 64);
+  uint64_t at = h.replay_offset_bytes, seq = h.replay_sequence;
+  // The block at `offset` if it is block `seq` of this log, else an error
+  // saying why not.
+  auto read_block = [&](uint64_t offset, std::vector<LogRecord>* records,
+                        uint64_t* bytes) -> Status {
+    if (offset + unit > h.arena_bytes) return Status::NotFound("past the arena's end");
+    io::AlignedBuffer first(unit, align);
+    ARC_RETURN_IF_ERROR(io::ReadSync(*device, h.arena_offset_bytes + offset, first.span()));
+    ARC_ASSIGN_OR_RETURN(format::LogBlockHeader bh, format::DecodeLogBlockHeader(first.span()));
+    if (bh.log_guid != h.log_guid || bh.sequence != seq) {
+      return Status::NotFound("block of guid " + format::Hex64(bh.log_guid) + " sequence " +
+                              std::to_string(bh.sequence));
+    }
+    if (bh.block_bytes % unit != 0 || offset + bh.block_bytes > h.arena_bytes) {
+      return Status::Corruption("block of " + std::to_string(bh.block_bytes) +
+                                " bytes does not fit the arena");
+    }
+    io::AlignedBuffer whole(bh.block_bytes, align);
+    ARC_RETURN_IF_ERROR(io::ReadSync(*device, h.arena_offset_bytes + offset, whole.span()));
+    ARC_ASSIGN_OR_RETURN(*records, format::DecodeLogBlock(whole.span(), nullptr));
+    *bytes = bh.block_bytes;
+    return Status::Ok();
+  };
+  for (size_t blocks = 0;; blocks++) {
+    if (blocks > h.arena_bytes / unit) return Status::Corruption("intent log chain loops");
+    std::vector<LogRecord> records;
+    uint64_t bytes = 0;
+    Status here = read_block(at, &records, &bytes);
+    if (!here.ok() && at != 0) {
+      Status wrapped = read_block(0, &records, &bytes);
+      if (wrapped.ok()) {
+        at = 0;
+        here = wrapped;
+      }
+    }
+    if (!here.ok()) {
+      out.end = "block " + std::to_string(seq) + " at arena offset " + std::to_string(at) +
+                ": " + here.ToString();
+      break;
+    }
+    for (LogRecord& r : records) {
+      if (r.seq <= out.last_seq) {
+        return Status::Corruption("intent log record seq " + std::to_string(r.seq) +
+                                  " does not follow " + std::to_string(out.last_seq));
+      }
+      out.last_seq = r.seq;
+      out.records.push_back(std::move(r));
+    }
+    out.start.chain.push_back(LogStart::Block{at, bytes, seq});
+    at += bytes;
+    seq++;
+  }
+  out.start.next_offset = at;
+  out.start.next_seq = seq;
+  return out;
+}
+
+IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
+                     const LogStart& start)
+    : options_(options), env_(env), stats_(env.registry), guid_(NewGuid()) {
+  MutexLock l(&mu_);
+  arena_ = start.header;
+  // The chain being replayed keeps its guid and stays the replay start
+  // until ReplayApplied says which txg holds it.
+  for (const LogStart::Block& b : start.chain) {
+    blocks_.push_back(Block{b.offset, b.bytes, b.seq, start.header.log_guid, UINT64_MAX});
+  }
+  next_offset_ = start.next_offset;
+  next_seq_ = std::max<uint64_t>(start.next_seq, 1);
+  last_itx_ = durable_itx_ = start.last_record_seq;
+  UpdateGauges();
+}
+
+void IntentLog::SetReplaying(bool replaying) {
+  MutexLock l(&mu_);
+  replaying_ = replaying;
+}
+
+void IntentLog::ReplayApplied(uint64_t txg, uint64_t records) {
+  stats_.replayed_records->Add(records);
+  MutexLock l(&mu_);
+  for (Block& b : blocks_) {
+    if (b.max_txg == UINT64_MAX) b.max_txg = txg;
+  }
+}
+
+uint64_t IntentLog::Append(format::LogRecordType type, uint64_t volume_guid, uint64_t txg,
+                           uint64_t offset, uint64_t length, const uint8_t* data) {
+  LogRecord r;
+  r.type = type;
+  r.volume_guid = volume_guid;
+  r.txg = txg;
+  r.offset = offset;
+  r.length = length;
+  if (type == format::LogRecordType::kWrite) r.data.assign(data, data + length);
+  MutexLock l(&mu_);
+  if (replaying_) return 0;
+  r.seq = ++last_itx_;
+  const uint64_t size = r.EncodedBytes();
+  if (pending_bytes_ + size > options_.max_pending_bytes) {
+    // Too much unlogged change to keep: drop the copies; the next commit
+    // syncs a txg instead (which makes these durable too).
+    stats_.dropped_copies->Add(pending_.size());
+    for (const LogRecord& p : pending_) overflow_txg_ = std::max(overflow_txg_, p.txg);
+    overflow_txg_ = std::max(overflow_txg_, txg);
+    overflowed_ = true;
+    pending_.clear();
+    pending_bytes_ = 0;
+  } else {
+    pending_bytes_ += size;
+    pending_.push_back(std::move(r));
+  }
+  stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
+  return last_itx_;
+}
+
+Status IntentLog::Commit() {
+  const uint64_t start_ns = env_.clock->NowNs();
+  stats_.commit_requests->Add();
+  MutexLock l(&mu_);
+  const uint64_t target = last_itx_;
+  while (durable_itx_ < target) {
+    if (!failed_.ok()) return failed_;
+    if (committing_) {
+      cv_.Wait(&mu_);
+      continue;
+    }
+    committing_ = true;
+    Status s = CommitBatch();
+    committing_ = false;
+    cv_.SignalAll();
+    if (!s.ok()) return s;
+  }
+  stats_.commit_latency_ns->Record(env_.clock->NowNs() - start_ns);
+  return failed_;
+}
+
+Status IntentLog::Fallback(uint64_t batch_last) {
+  stats_.fallback_syncs->Add();
+  mu_.Unlock();
+  Status s = env_.sync_all();
+  mu_.Lock();
+  if (s.ok()) durable_itx_ = std::max(durable_itx_, batch_last);
+  return s;
+}
+
+uint64_t IntentLog::Place(uint64_t bytes) {
+  const uint64_t size = arena_.arena_bytes;
+  if (bytes > size) return UINT64_MAX;
+  if (blocks_.empty()) return next_offset_ + bytes <= size ? next_offset_ : 0;
+  const Block& front = blocks_.front();
+  const uint64_t end = next_offset_;  // end of the newest block
+  const bool wrapped = blocks_.back().offset < front.offset;
+  if (!wrapped) {
+    if (end + bytes <= size) return end;
+    return bytes <= front.offset ? 0 : UINT64_MAX;
+  }
+  return end + bytes <= front.offset ? end : UINT64_MAX;
+}
+
+Status IntentLog::CommitBatch() {
+  const uint64_t batch_last = last_itx_;
+  std::deque<LogRecord> batch;
+  batch.swap(pending_);
+  pending_bytes_ = 0;
+  stats_.pending_bytes->Set(0);
+  // Changes a committed txg holds need no log record.
+  const uint64_t committed = committed_txg_;
+  std::erase_if(batch, [committed](const LogRecord& r) { return r.txg <= committed; });
+  if (!options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_)) {
+    return Fallback(batch_last);
+  }
+  if (batch.empty()) {
+    durable_itx_ = std::max(durable_itx_, batch_last);
+    return Status::Ok();
+  }
+  // Pack the records into blocks and place each in the arena.
+  std::vector<std::pair<Block, std::vector<LogRecord>>> planned;
+  const uint64_t unit = env_.unit_bytes;
+  const uint64_t saved_offset = next_offset_, saved_seq = next_seq_;
+  const size_t saved_blocks = blocks_.size();
+  size_t i = 0;
+  while (i < batch.size()) {
+    std::vector<LogRecord> in_block;
+    uint64_t need = format::kLogBlockHeaderBytes, max_txg = 0;
+    while (i < batch.size() &&
+           (in_block.empty() || need + batch[i].EncodedBytes() <= options_.max_block_bytes)) {
+      need += batch[i].EncodedBytes();
+      max_txg = std::max(max_txg, batch[i].txg);
+      in_block.push_back(std::move(batch[i++]));
+    }
+    const uint64_t bytes = RoundUp(need, unit);
+    const uint64_t at = Place(bytes);
+    if (at == UINT64_MAX) {
+      // The arena is full: undo the placements; a txg sync makes the whole
+      // batch durable and frees the arena.
+      blocks_.resize(saved_blocks);
+      next_offset_ = saved_offset;
+      next_seq_ = saved_seq;
+      return Fallback(batch_last);
+    }
+    Block b{at, bytes, next_seq_++, guid_, max_txg};
+    next_offset_ = at + bytes;
+    blocks_.push_back(b);
+    planned.emplace_back(b, std::move(in_block));
+  }
+  UpdateGauges();
+  const uint64_t guid = guid_;
+  const format::IntentLogHeader arena = arena_;
+  mu_.Unlock();
+  Status s;
+  uint64_t records = 0, bytes = 0;
+  for (auto& [b, recs] : planned) {
+    records += recs.size();
+    bytes += b.bytes;
+    Result<std::vector<uint8_t>> enc =
+        format::EncodeLogBlock(guid, b.seq, recs, static_cast<uint32_t>(b.bytes));
+    if (!enc.ok()) {
+      s = enc.status();
+      break;
+    }
+    io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
+    std::copy(enc->begin(), enc->end(), buf.data());
+    s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span());
+    if (!s.ok()) break;
+  }
+  if (s.ok() && !options_.unsafe_skip_flush) {
+    s = io::FlushSync(*env_.device);
+    stats_.flushes->Add();
+  }
+  mu_.Lock();
+  if (!s.ok()) {
+    failed_ = s.WithContext("intent log commit");
+    if (env_.on_failure) env_.on_failure(failed_);
+    return failed_;
+  }
+  stats_.commits->Add();
+  stats_.records->Add(records);
+  stats_.bytes->Add(bytes);
+  stats_.blocks->Add(planned.size());
+  stats_.batch_records->Record(records);
+  durable_itx_ = std::max(durable_itx_, batch_last);
+  return Status::Ok();
+}
+
+bool IntentLog::has_arena() {
+  MutexLock l(&mu_);
+  return arena_.present();
+}
+
+void IntentLog::SetArena(uint64_t offset_bytes, uint64_t bytes) {
+  MutexLock l(&mu_);
+  arena_.arena_offset_bytes = offset_bytes;
+  arena_.arena_bytes = bytes;
+  blocks_.clear();
+  next_offset_ = 0;
+}
+
+format::IntentLogHeader IntentLog::HeaderFor(uint64_t txg) {
+  MutexLock l(&mu_);
+  format::IntentLogHeader h;
+  if (!arena_.present()) return h;
+  h.arena_offset_bytes = arena_.arena_offset_bytes;
+  h.arena_bytes = arena_.arena_bytes;
+  for (const Block& b : blocks_) {
+    if (b.max_txg > txg) {
+      h.log_guid = b.guid;
+      h.replay_offset_bytes = b.offset;
+      h.replay_sequence = b.seq;
+      return h;
+    }
+  }
+  h.log_guid = guid_;
+  // The next block goes at next_offset_, or at 0 when it does not fit; a
+  // header must name a place inside the arena.
+  h.replay_offset_bytes = next_offset_ < arena_.arena_bytes ? next_offset_ : 0;
+  h.replay_sequence = next_seq_;
+  return h;
+}
+
+void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header) {
+  MutexLock l(&mu_);
+  committed_txg_ = std::max(committed_txg_, txg);
+  std::erase_if(pending_, [&](const LogRecord& r) { return r.txg <= txg; });
+  pending_bytes_ = 0;
+  for (const LogRecord& r : pending_) pending_bytes_ += r.EncodedBytes();
+  if (overflowed_ && overflow_txg_ <= txg) overflowed_ = false;
+  if (header.present()) {
+    // A fallback open may use any of the newest three uberblocks: keep
+    // every block the oldest of them replays from.
+    recent_starts_.push_back(header.replay_sequence);
+    if (recent_starts_.size() > 3) recent_starts_.pop_front();
+    const uint64_t floor = recent_starts_.front();
+    while (!blocks_.empty() && blocks_.front().seq < floor) blocks_.pop_front();
+  }
+  UpdateGauges();
+}
+
+void IntentLog::UpdateGauges() {
+  uint64_t used = 0;
+  for (const Block& b : blocks_) used += b.bytes;
+  stats_.arena_used_bytes->Set(static_cast<int64_t>(used));
+  stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
+}
+
+uint64_t IntentLog::last_seq() {
+  MutexLock l(&mu_);
+  return last_itx_;
+}
+
+uint64_t IntentLog::arena_used_bytes() {
+  MutexLock l(&mu_);
+  uint64_t used = 0;
+  for (const Block& b : blocks_) used += b.bytes;
+  return used;
+}
+
+}  // namespace arcstore::zil

@@ -1,0 +1,174 @@
+// IntentLog: durable FLUSH and FUA without a txg sync each.
+//
+// Volumes Append() every change (write, trim, zeroing; one record of one
+// volume each) in the order they apply it; the log keeps a copy until the
+// change's txg commits. Commit() makes every change appended so far durable
+// by writing the ones not yet committed to log blocks in the pool's log
+// arena and flushing the device once. See intent_log.cc for the theory of
+// operation, format/intent_log.h for the blocks and their chaining.
+//
+// Thread-safety: Append, Commit and the accessors from any thread; Append
+// may be called with a volume's lock held (the log's lock is taken after
+// it). HeaderFor and TxgCommitted from the pool's sync thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arcstore/status.h"
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/thread_annotations.h"
+#include "format/intent_log.h"
+#include "format/uberblock.h"
+#include "io/device.h"
+#include "stats/registry.h"
+
+namespace arcstore::zil {
+
+struct IntentLogOptions {
+  bool enabled = true;                      // false: Commit = a txg sync
+  uint32_t max_block_bytes = 1u << 20;      // a commit's blocks, each
+  uint64_t max_pending_bytes = 256u << 20;  // copies kept for changes not yet logged
+  // Test only: acknowledge a commit without its device flush, so that the
+  // crash harness can show it notices.
+  bool unsafe_skip_flush = false;
+
+  Status Validate() const;
+};
+
+// What the log needs from its pool.
+struct IntentLogEnv {
+  io::Device* device = nullptr;
+  uint32_t unit_bytes = 4096;
+  Clock* clock = nullptr;
+  stats::Registry* registry = nullptr;
+  // Makes every change appended so far durable by a txg sync: the fallback
+  // when the log cannot take a commit (disabled, no arena, arena full,
+  // copies dropped for memory).
+  std::function<Status()> sync_all;
+  // Called once when a log write or flush fails: the pool stops taking
+  // changes (its device is failing; nothing unflushed may be trusted).
+  std::function<void(const Status&)> on_failure;
+};
+
+// Where the log stands when the pool opens: the arena (if any) and the
+// blocks already in it that must be kept (those replay read).
+struct LogStart {
+  format::IntentLogHeader header;  // from the uberblock opened
+  struct Block {
+    uint64_t offset = 0, bytes = 0, seq = 0;
+  };
+  std::vector<Block> chain;        // the valid blocks replay found, in order
+  uint64_t next_offset = 0;        // where the next block goes
+  uint64_t next_seq = 1;           // of the next block
+  uint64_t last_record_seq = 0;    // record seqs continue after it
+};
+
+// The log as read at open: its valid chain and the records in it.
+struct LogReplay {
+  LogStart start;
+  std::vector<format::LogRecord> records;  // every record of the chain, in order
+  uint64_t last_seq = 0;                   // of the last record read (0: none)
+  std::string end;                         // why the chain ends there
+};
+
+// Reads the chain that `header` starts (nothing when it has no arena).
+Result<LogReplay> ReadLog(io::Device* device, uint32_t unit_bytes,
+                          const format::IntentLogHeader& header);
+
+// Counters of the log (module "zil").
+struct IntentLogStats {
+  explicit IntentLogStats(stats::Registry* registry);
+  stats::Counter* commit_requests;  // Commit calls
+  stats::Counter* commits;          // batches written with one flush
+  stats::Counter* records;          // records written to log blocks
+  stats::Counter* bytes;            // log block bytes written
+  stats::Counter* blocks;
+  stats::Counter* flushes;          // device flushes issued by the log
+  stats::Counter* fallback_syncs;   // commits served by a txg sync
+  stats::Counter* dropped_copies;   // changes dropped for memory (a later commit syncs)
+  stats::Counter* replayed_records; // applied at open
+  stats::Histogram* batch_records;  // records per batch
+  stats::Histogram* commit_latency_ns;
+  stats::Gauge* pending_bytes;      // copies of changes not yet logged
+  stats::Gauge* arena_used_bytes;
+};
+
+class IntentLog {
+ public:
+  IntentLog(const IntentLogOptions& options, const IntentLogEnv& env, const LogStart& start);
+  IntentLog(const IntentLog&) = delete;
+  IntentLog& operator=(const IntentLog&) = delete;
+
+  // ---- Volumes --------------------------------------------------------
+  // Records a change that txg `txg` holds; `data` (writes only) is copied.
+  // Returns its sequence number. Ignored (returns 0) while suppressed.
+  uint64_t Append(format::LogRecordType type, uint64_t volume_guid, uint64_t txg,
+                  uint64_t offset, uint64_t length, const uint8_t* data);
+  // Every change appended before the call is durable when this returns OK.
+  Status Commit();
+  // While suppressed, Append records nothing (replay applies the log's own
+  // records) and headers keep naming the chain being replayed.
+  void SetReplaying(bool replaying);
+  // Replay is done (`records` applied) and every replayed change is in txg
+  // `txg` or older.
+  void ReplayApplied(uint64_t txg, uint64_t records);
+
+  // ---- Sync thread ----------------------------------------------------
+  bool has_arena();
+  // Gives the log its arena (the pool allocated it in the txg being synced).
+  void SetArena(uint64_t offset_bytes, uint64_t bytes);
+  // The header for the uberblock of `txg`: replay of that pool state
+  // starts at the first block holding a change of a later txg.
+  format::IntentLogHeader HeaderFor(uint64_t txg);
+  // `txg` is durable with `header`: drop its changes; reuse space that no
+  // uberblock of the newest three txgs replays from.
+  void TxgCommitted(uint64_t txg, const format::IntentLogHeader& header);
+
+  uint64_t last_seq();
+  uint64_t arena_used_bytes();
+
+ private:
+  struct Block {
+    uint64_t offset = 0, bytes = 0, seq = 0, guid = 0;
+    uint64_t max_txg = 0;  // newest txg of its records
+  };
+  // Writes the batch taken by the committer. Called and returns with mu_
+  // held; drops it for the I/O.
+  Status CommitBatch() ARC_REQUIRES(mu_);
+  Status Fallback(uint64_t batch_last) ARC_REQUIRES(mu_);
+  // Where a block of `bytes` can go, or UINT64_MAX when the arena is full.
+  uint64_t Place(uint64_t bytes) ARC_REQUIRES(mu_);
+  Status WriteBlocks(std::vector<std::pair<Block, std::vector<uint8_t>>>& blocks);
+  void UpdateGauges() ARC_REQUIRES(mu_);
+
+  const IntentLogOptions options_;
+  const IntentLogEnv env_;
+  IntentLogStats stats_;
+
+  Mutex mu_;
+  CondVar cv_;
+  format::IntentLogHeader arena_ ARC_GUARDED_BY(mu_);  // arena offset/bytes; guid_ below
+  uint64_t guid_ ARC_GUARDED_BY(mu_);                  // of blocks written by this open
+  std::deque<format::LogRecord> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
+  uint64_t pending_bytes_ ARC_GUARDED_BY(mu_) = 0;
+  std::deque<Block> blocks_ ARC_GUARDED_BY(mu_);       // in the arena, oldest first
+  uint64_t next_offset_ ARC_GUARDED_BY(mu_) = 0;
+  uint64_t next_seq_ ARC_GUARDED_BY(mu_) = 1;          // of the next block
+  uint64_t last_itx_ ARC_GUARDED_BY(mu_) = 0;          // seq of the last change appended
+  uint64_t durable_itx_ ARC_GUARDED_BY(mu_) = 0;       // every change up to it is durable
+  uint64_t committed_txg_ ARC_GUARDED_BY(mu_) = 0;
+  bool overflowed_ ARC_GUARDED_BY(mu_) = false;        // copies dropped since the last sync
+  uint64_t overflow_txg_ ARC_GUARDED_BY(mu_) = 0;      // ... of changes up to this txg
+  bool committing_ ARC_GUARDED_BY(mu_) = false;
+  bool replaying_ ARC_GUARDED_BY(mu_) = false;
+  Status failed_ ARC_GUARDED_BY(mu_);
+  std::deque<uint64_t> recent_starts_ ARC_GUARDED_BY(mu_);  // replay seqs of the newest 3 commits
+};
+
+}  // namespace arcstore::zil

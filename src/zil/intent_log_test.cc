@@ -1,0 +1,263 @@
+// The intent log on a memory device: commits read back in order, batching
+// (one flush for every waiter that arrived before it), the arena's wrap and
+// reuse, the fallbacks, and a chain that ends exactly at a torn block.
+#include "zil/intent_log.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "base/thread_annotations.h"
+#include "io/forwarding_device.h"
+#include "io/memory_device.h"
+
+namespace arcstore::zil {
+namespace {
+
+using format::LogRecordType;
+
+constexpr uint64_t kArenaAt = 1 << 20;
+
+// Counts flushes; can hold them until released.
+class GateDevice final : public io::ForwardingDevice {
+ public:
+  explicit GateDevice(io::Device* d) : ForwardingDevice(d) {}
+  void Submit(io::IoRequest r) override {
+    if (r.op == io::IoOp::kFlush) {
+      flushes_++;
+      MutexLock l(&mu_);
+      while (closed_) cv_.Wait(&mu_);
+    }
+    inner()->Submit(std::move(r));
+  }
+  void Close() {
+    MutexLock l(&mu_);
+    closed_ = true;
+  }
+  void Open() {
+    MutexLock l(&mu_);
+    closed_ = false;
+    cv_.SignalAll();
+  }
+  std::atomic<uint64_t> flushes_{0};
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool closed_ ARC_GUARDED_BY(mu_) = false;
+};
+
+class IntentLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    io::MemoryDeviceOptions mo;
+    mo.size_bytes = 16 << 20;
+    mem_ = std::move(*io::MemoryDevice::Create(mo));
+    gate_ = std::make_unique<GateDevice>(mem_.get());
+  }
+
+  std::unique_ptr<IntentLog> NewLog(const LogStart& start, IntentLogOptions o = {}) {
+    IntentLogEnv env;
+    env.device = gate_.get();
+    env.unit_bytes = 4096;
+    env.clock = DefaultClock();
+    registries_.push_back(std::make_unique<stats::Registry>());
+    env.registry = registries_.back().get();
+    env.sync_all = [this] {
+      syncs_++;
+      return Status::Ok();
+    };
+    return std::make_unique<IntentLog>(o, env, start);
+  }
+  // A fresh log with an arena of `arena` bytes.
+  std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = {}) {
+    auto log = NewLog(LogStart{}, o);
+    log->SetArena(kArenaAt, arena);
+    return log;
+  }
+  void Write(IntentLog& log, uint64_t txg, uint64_t offset, size_t n, uint8_t fill) {
+    std::vector<uint8_t> d(n, fill);
+    log.Append(LogRecordType::kWrite, 7, txg, offset, n, d.data());
+  }
+  LogReplay Read(const format::IntentLogHeader& h) {
+    Result<LogReplay> r = ReadLog(mem_.get(), 4096, h);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(*r) : LogReplay{};
+  }
+  int64_t Stat(const char* name) {
+    return registries_.back()->TakeSnapshot().Get("zil", name);
+  }
+
+  std::unique_ptr<io::MemoryDevice> mem_;
+  std::unique_ptr<GateDevice> gate_;
+  std::vector<std::unique_ptr<stats::Registry>> registries_;  // one per log
+  std::atomic<int> syncs_{0};
+};
+
+TEST_F(IntentLogTest, CommittedRecordsReadBackInOrder) {
+  auto log = FreshLog(1 << 20);
+  const format::IntentLogHeader before = log->HeaderFor(1);
+  Write(*log, 2, 0, 4096, 1);
+  log->Append(LogRecordType::kTrim, 7, 2, 8192, 100, nullptr);
+  Write(*log, 3, 50, 10, 2);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(gate_->flushes_, 1u);
+  LogReplay r = Read(before);
+  ASSERT_EQ(r.records.size(), 3u) << r.end;
+  EXPECT_EQ(r.records[0].seq, 1u);
+  EXPECT_EQ(r.records[1].type, LogRecordType::kTrim);
+  EXPECT_EQ(r.records[2].offset, 50u);
+  EXPECT_EQ(r.records[2].data, std::vector<uint8_t>(10, 2));
+  EXPECT_EQ(r.last_seq, 3u);
+  EXPECT_EQ(Stat("records"), 3);
+  EXPECT_EQ(Stat("commits"), 1);
+  // A commit with nothing new writes nothing.
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(gate_->flushes_, 1u);
+  // Once txg 2 is in a committed uberblock, replay of that state starts at
+  // the block holding txg 3's record.
+  const format::IntentLogHeader after2 = log->HeaderFor(2);
+  EXPECT_EQ(after2.replay_sequence, before.replay_sequence);
+  log->TxgCommitted(3, log->HeaderFor(3));
+  const format::IntentLogHeader after3 = log->HeaderFor(3);
+  EXPECT_EQ(after3.replay_sequence, before.replay_sequence + 1);
+  EXPECT_EQ(Read(after3).records.size(), 0u);
+}
+
+TEST_F(IntentLogTest, OneFlushServesEveryWaiterThatArrivedBeforeIt) {
+  auto log = FreshLog(4 << 20);
+  Write(*log, 2, 0, 4096, 1);
+  gate_->Close();
+  std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
+  while (gate_->flushes_ == 0) std::this_thread::yield();  // the first batch is at its flush
+  constexpr int kWaiters = 6;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; i++) {
+    waiters.emplace_back([&, i] {
+      Write(*log, 2, 4096 * (i + 1), 4096, static_cast<uint8_t>(i));
+      EXPECT_TRUE(log->Commit().ok());
+    });
+  }
+  while (Stat("commit_requests") < kWaiters + 1) std::this_thread::yield();
+  gate_->Open();
+  first.join();
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(gate_->flushes_, 2u) << "the six waiters must share one flush";
+  EXPECT_EQ(Stat("commits"), 2);
+  EXPECT_EQ(Stat("records"), kWaiters + 1);
+}
+
+TEST_F(IntentLogTest, ArenaWrapsAndReusesCommittedSpace) {
+  // 64 KiB arena; each commit of 3 x 4 KiB writes a 16 KiB block.
+  auto log = FreshLog(64 << 10);
+  uint64_t txg = 2;
+  format::IntentLogHeader start;
+  for (int round = 0; round < 12; round++) {
+    start = log->HeaderFor(txg - 1);
+    for (int i = 0; i < 3; i++) Write(*log, txg, 4096 * i, 4096, static_cast<uint8_t>(round));
+    ASSERT_TRUE(log->Commit().ok());
+    // Replay of the state before this txg finds exactly this round.
+    LogReplay r = Read(start);
+    ASSERT_EQ(r.records.size(), 3u) << "round " << round << ": " << r.end;
+    EXPECT_EQ(r.records[0].data[0], round);
+    log->TxgCommitted(txg, log->HeaderFor(txg));
+    txg++;
+  }
+  EXPECT_EQ(syncs_, 0) << "committed space must be reused, not fall back";
+  EXPECT_LE(log->arena_used_bytes(), 48u << 10);
+}
+
+TEST_F(IntentLogTest, FullArenaFallsBackToATxgSync) {
+  auto log = FreshLog(64 << 10);
+  for (int i = 0; i < 5; i++) {
+    Write(*log, 2, 0, 12 << 10, 1);  // 16 KiB blocks, never committed by a txg
+    ASSERT_TRUE(log->Commit().ok());
+  }
+  EXPECT_EQ(syncs_, 1);
+  EXPECT_EQ(Stat("fallback_syncs"), 1);
+  EXPECT_EQ(Stat("commits"), 4);
+}
+
+TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
+  auto no_arena = NewLog(LogStart{});
+  Write(*no_arena, 2, 0, 4096, 1);
+  ASSERT_TRUE(no_arena->Commit().ok());
+  EXPECT_EQ(syncs_, 1);
+
+  IntentLogOptions off;
+  off.enabled = false;
+  auto disabled = FreshLog(1 << 20, off);
+  Write(*disabled, 2, 0, 4096, 1);
+  ASSERT_TRUE(disabled->Commit().ok());
+  EXPECT_EQ(syncs_, 2);
+
+  IntentLogOptions small;
+  small.max_pending_bytes = 1 << 20;
+  auto capped = FreshLog(4 << 20, small);
+  for (int i = 0; i < 300; i++) Write(*capped, 2, 0, 4096, 1);  // > 1 MiB of copies
+  EXPECT_GT(Stat("dropped_copies"), 0);
+  ASSERT_TRUE(capped->Commit().ok());
+  EXPECT_EQ(syncs_, 3);
+  // Once the txg holding them commits, commits use the log again.
+  capped->TxgCommitted(2, capped->HeaderFor(2));
+  Write(*capped, 3, 0, 4096, 1);
+  ASSERT_TRUE(capped->Commit().ok());
+  EXPECT_EQ(syncs_, 3);
+  EXPECT_EQ(Stat("commits"), 1);
+}
+
+TEST_F(IntentLogTest, ReplayStopsAtATornBlockAndNeverPastIt) {
+  auto log = FreshLog(1 << 20);
+  const format::IntentLogHeader start = log->HeaderFor(1);
+  for (int i = 0; i < 3; i++) {
+    Write(*log, 2, 0, 4096, static_cast<uint8_t>(i));
+    ASSERT_TRUE(log->Commit().ok());
+  }
+  // Tear the second block (8 KiB each: header + one 4 KiB record).
+  std::vector<uint8_t> junk(4096, 0xee);
+  ASSERT_TRUE(io::WriteSync(*mem_, kArenaAt + 8192 + 4096, junk).ok());
+  LogReplay r = Read(start);
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_NE(r.end.find("block 2"), std::string::npos) << r.end;
+  EXPECT_EQ(r.start.next_seq, 2u);
+  EXPECT_EQ(r.start.next_offset, 8192u);
+
+  // A new life of the log continues after the chain with a new guid: the
+  // intact third block of the old guid never joins its chain.
+  LogStart again = r.start;
+  again.last_record_seq = r.last_seq;
+  auto reopened = NewLog(again);
+  reopened->ReplayApplied(5, 1);
+  const format::IntentLogHeader h = reopened->HeaderFor(5);
+  EXPECT_NE(h.log_guid, start.log_guid);
+  EXPECT_EQ(h.replay_offset_bytes, 8192u);
+  EXPECT_EQ(Read(h).records.size(), 0u);
+  Write(*reopened, 6, 0, 100, 9);
+  ASSERT_TRUE(reopened->Commit().ok());
+  LogReplay next = Read(h);
+  ASSERT_EQ(next.records.size(), 1u) << next.end;
+  EXPECT_EQ(next.records[0].seq, 2u);  // record seqs continue
+}
+
+TEST_F(IntentLogTest, UnsafeSwitchSkipsTheFlush) {
+  IntentLogOptions o;
+  o.unsafe_skip_flush = true;
+  auto log = FreshLog(1 << 20, o);
+  Write(*log, 2, 0, 4096, 1);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(gate_->flushes_, 0u);
+}
+
+TEST(IntentLogOptionsTest, BoundsChecked) {
+  IntentLogOptions o;
+  EXPECT_TRUE(o.Validate().ok());
+  o.max_block_bytes = 1024;
+  EXPECT_NE(o.Validate().message().find("max_block_bytes"), std::string::npos);
+  o = {};
+  o.max_pending_bytes = 10;
+  EXPECT_NE(o.Validate().message().find("max_pending_bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arcstore::zil

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The observability tools against a running `arcstore serve`, end to end:
+# stat / iostat / txgs / summary / doctor read it through its control socket
+# while it serves, stat --json samples make a plot, and its --metrics
+# endpoint passes `promtool check metrics`. SIGTERM removes the socket.
+#    ARCSTORE: the arcstore binary.
+source "$(dirname "$0")/../nbd/lib.sh"
+require /usr/bin/python3 promtool gnuplot
+[[ -x "${ARCSTORE:-}" ]] || fail "ARCSTORE is not set to the arcstore binary"
+
+P=$NBD_WORK/p.pool
+S=$NBD_WORK/s.sock
+"$ARCSTORE" pool create "$P" --size 256M --sparse >/dev/null
+"$ARCSTORE" vol create "$P" vol0 --size 32M --recordsize 64K >/dev/null
+
+"$ARCSTORE" serve "$P" --socket "$S" --metrics 127.0.0.1:0 >"$NBD_WORK/serve.out" 2>"$NBD_WORK/serve.err" &
+NBD_SERVER_PID=$!
+for _ in $(seq 1 1000); do
+  grep -q '^metrics http://' "$NBD_WORK/serve.out" 2>/dev/null && break
+  kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat "$NBD_WORK/serve.err" >&2; fail "serve exited at start"; }
+  sleep 0.01
+done
+grep -q "^control socket $P.ctl\$" "$NBD_WORK/serve.out" || fail "no control socket line: $(cat "$NBD_WORK/serve.out")"
+URL=$(sed -n 's/^metrics \(http:.*\)$/\1/p' "$NBD_WORK/serve.out")
+[[ -n "$URL" ]] || fail "serve did not print its metrics address"
+
+# The per-I/O trace: a pool built without Pool::StartTrace says so; with it,
+# the writes below land in the file and plot latency draws them.
+TRACING=0
+if "$ARCSTORE" trace start "$P" --output "$NBD_WORK/t.trace" >"$NBD_WORK/trace.out" 2>&1; then
+  TRACING=1
+else
+  grep -q 'no per-I/O trace' "$NBD_WORK/trace.out" || fail "trace start: $(cat "$NBD_WORK/trace.out")"
+fi
+
+/usr/bin/python3 - "$S" <<'PY'
+import nbd, sys
+h = nbd.NBD(); h.set_export_name("vol0"); h.connect_unix(sys.argv[1])
+h.pwrite(b"\xa5" * (4 << 20), 0)
+h.pwrite(b"\x5a" * 4096, 100 * 4096)   # a partial record: read-modify-write
+h.flush()
+assert h.pread(4096, 100 * 4096) == b"\x5a" * 4096
+PY
+
+if [[ $TRACING -eq 1 ]]; then
+  "$ARCSTORE" trace stop "$P" >/dev/null || fail "trace stop"
+  [[ $(head -1 "$NBD_WORK/t.trace") == "# arcstore io trace v1" ]] || fail "trace header"
+  n=$(grep -c '^I	' "$NBD_WORK/t.trace" || true)
+  [[ $n -gt 0 ]] || fail "no I/O in the trace"
+  "$ARCSTORE" plot latency "$NBD_WORK/t.trace" -o "$NBD_WORK/lat" | grep -q "($n points" || fail "plot latency"
+fi
+
+# stat: header, then one row per interval.
+out=$("$ARCSTORE" stat "$P" -f time,read,hit%,arcsz,c,dirty,dlim,txg 0.1 2)
+[[ $(wc -l <<<"$out") -eq 3 ]] || fail "stat printed: $out"
+head -1 <<<"$out" | grep -Eq '^ +time +read +hit% +arcsz +c +dirty +dlim +txg$' || fail "stat header: $out"
+
+# stat --json: samples (the first at once), which plot reads.
+"$ARCSTORE" stat "$P" --json 0.1 3 >"$NBD_WORK/samples"
+[[ $(grep -c '"format":"arcstore-stats-v1"' "$NBD_WORK/samples") -eq 4 ]] || fail "stat --json samples"
+"$ARCSTORE" plot arc "$NBD_WORK/samples" -o "$NBD_WORK/arc" | grep -q '(4 points' || fail "plot arc"
+[[ -s "$NBD_WORK/arc.png" && -s "$NBD_WORK/arc.svg" ]] || fail "plot arc wrote no image"
+
+"$ARCSTORE" iostat "$P" -l -q 0.1 1 | grep -q '^p.pool ' || fail "iostat has no pool row"
+"$ARCSTORE" txgs "$P" | head -1 | grep -Eq '^txg +birth +state +ndirty' || fail "txgs header"
+"$ARCSTORE" summary "$P" --live | grep -q '^Dirty data and throttle' || fail "summary POOL"
+"$ARCSTORE" doctor --pool "$P" --live >"$NBD_WORK/doctor" || fail "doctor --live: $(cat "$NBD_WORK/doctor")"
+grep -q 'source: arcstore stats registry' "$NBD_WORK/doctor" || fail "doctor did not read the server"
+
+# Prometheus: promtool's linter passes on the endpoint's output.
+/usr/bin/python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+  "$URL" >"$NBD_WORK/metrics"
+grep -q '^# TYPE arcstore_arcstats_size_bytes gauge$' "$NBD_WORK/metrics" || fail "no arcstats size gauge"
+grep -q '^arcstore_volumes_rmw_reads_total ' "$NBD_WORK/metrics" || fail "no rmw counter"
+promtool check metrics <"$NBD_WORK/metrics" || fail "promtool check metrics"
+
+kill -TERM "$NBD_SERVER_PID"
+wait "$NBD_SERVER_PID" || fail "serve exited with $?"
+NBD_SERVER_PID=""
+[[ ! -e "$P.ctl" ]] || fail "control socket left behind"
+"$ARCSTORE" doctor --live --pool "$P" >/dev/null 2>&1 && fail "doctor --live without a server succeeded"
+# Without a server the tools open the pool in-process, read-only.
+"$ARCSTORE" doctor --pool "$P" >"$NBD_WORK/doctor" || fail "doctor --pool at rest: $(cat "$NBD_WORK/doctor")"
+grep -q 'cold_cache' "$NBD_WORK/doctor" || fail "doctor --pool at rest: not a cold cache"
+"$ARCSTORE" txgs "$P" | grep -Eq '^[0-9]+ +[0-9]+ +O ' || fail "txgs at rest: no open txg"
+echo "observe e2e: ok"
