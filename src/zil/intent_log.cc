@@ -273,7 +273,13 @@ Status IntentLog::Fallback(uint64_t batch_last) {
   mu_.Unlock();
   Status s = env_.sync_all();
   mu_.Lock();
-  if (s.ok()) durable_itx_ = std::max(durable_itx_, batch_last);
+  if (s.ok()) {
+    durable_itx_ = std::max(durable_itx_, batch_last);
+  } else if (failed_.ok()) {
+    // The batch left pending_ and is not durable: a later Commit must not
+    // find pending_ empty and call it durable.
+    failed_ = s.WithContext("intent log commit (txg sync)");
+  }
   return s;
 }
 
