@@ -57,6 +57,7 @@ constexpr uint64_t kMaxOps = 300;
 struct BlockModel {
   std::vector<uint64_t> possible;
   std::optional<uint64_t> current;
+  std::vector<uint64_t> history;  // every version ever written, oldest first (for messages)
 };
 
 uint64_t HashBlock(const uint8_t* p) { return Xxh3_64(p, kBlock); }
@@ -70,13 +71,14 @@ uint64_t ZeroHash() {
 class VolumeModel {
  public:
   explicit VolumeModel(uint64_t size_bytes) : blocks_(size_bytes / kBlock) {
-    for (BlockModel& b : blocks_) b = {{ZeroHash()}, ZeroHash()};
+    for (BlockModel& b : blocks_) b = {{ZeroHash()}, ZeroHash(), {ZeroHash()}};
   }
   void Wrote(uint64_t offset, const std::vector<uint8_t>& data, bool ok) {
     for (uint64_t i = 0; i < data.size() / kBlock; i++) {
       BlockModel& b = blocks_[offset / kBlock + i];
       const uint64_t h = HashBlock(data.data() + i * kBlock);
       b.possible.push_back(h);
+      b.history.push_back(h);
       b.current = ok ? std::optional<uint64_t>(h) : std::nullopt;
     }
   }
@@ -98,8 +100,13 @@ class VolumeModel {
         continue;
       }
       if (std::find(b.possible.begin(), b.possible.end(), h) == b.possible.end()) {
-        return "block " + std::to_string(offset / kBlock + i) +
-               " holds a version it may not hold (a durable write was lost or junk appeared)";
+        auto at = std::find(b.history.rbegin(), b.history.rend(), h);
+        const std::string which =
+            at == b.history.rend()
+                ? "a version never written there (junk)"
+                : "version " + std::to_string(b.history.rend() - at) + " of " +
+                      std::to_string(b.history.size()) + " written there, older than a durable one";
+        return "block " + std::to_string(offset / kBlock + i) + " holds " + which;
       }
     }
     return "";
