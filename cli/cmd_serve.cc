@@ -34,6 +34,8 @@ struct ServeArgs {
   std::string pool_path;
   std::vector<std::string> exports;
   bool read_only = false;
+  bool no_intent_log = false;
+  std::string arc_max;
   std::string max_payload;
   std::string socket_mode = "0600";
   bool print_stats = false;
@@ -124,6 +126,12 @@ void Serve(const ServeArgs& a) {
 
   PoolOptions po;
   po.read_only = a.read_only;
+  po.intent_log = !a.no_intent_log;
+  if (!a.arc_max.empty()) {
+    Result<uint64_t> bytes = ParseSizeBytes(a.arc_max);
+    if (!bytes.ok()) throw CommandFailed("--arc-max: " + bytes.status().ToString());
+    po.arc_max_bytes = *bytes;
+  }
   Result<std::unique_ptr<Pool>> pool = Pool::Open(a.pool_path, po);
   if (!pool.ok()) {
     throw CommandFailed("cannot open pool " + a.pool_path + ": " + pool.status().ToString());
@@ -166,6 +174,9 @@ void AddServeCommand(CLI::App& app) {
   c->add_option("--listen", a.server.listen_address, "127.0.0.1:PORT (loopback only)");
   c->add_option("--export", a.exports, "volume to serve (repeatable; default: all)");
   c->add_flag("--read-only", a.read_only, "open the pool read-only and refuse writes");
+  c->add_flag("--no-intent-log", a.no_intent_log,
+              "FLUSH and FUA wait for a txg sync instead of an intent log commit");
+  c->add_option("--arc-max", a.arc_max, "ARC size (e.g. 256M)");
   c->add_option("--max-connections", a.server.max_connections, "connections served at once");
   c->add_option("--max-in-flight", a.server.max_in_flight_per_connection,
                 "requests in flight per connection");

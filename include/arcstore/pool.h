@@ -37,6 +37,30 @@ struct PoolCreateOptions {
   Status Validate() const;
 };
 
+// How many I/Os of one class may be at the device at once (the device
+// queue of ARCHITECTURE.md section 6): first every class gets min_active,
+// then classes get up to max_active in priority order (sync read, sync
+// write, log write, async read, async write).
+struct IoClassActive {
+  uint32_t min_active = 1;
+  uint32_t max_active = 1;
+};
+
+// The device I/O queue. Bounds: 0 <= min_active <= max_active <= 1000,
+// max_active >= 1; max_active_total 1..10000; read gap <= 1 MiB; read
+// aggregation 4 KiB..64 MiB.
+struct PoolIoOptions {
+  IoClassActive sync_read{10, 10};
+  IoClassActive sync_write{10, 10};   // labels, uberblocks, flushes
+  IoClassActive async_read{1, 3};     // prefetch
+  IoClassActive async_write{2, 10};   // txg sync; max follows dirty data (30%..60%)
+  IoClassActive log_write{10, 10};    // intent log
+  uint32_t max_active_total = 1000;
+  // Waiting prefetch reads this close are merged into one device read.
+  uint64_t read_gap_limit_bytes = 32 * 1024;
+  uint64_t read_aggregation_limit_bytes = 1024 * 1024;
+};
+
 struct PoolOptions {
   // The memory limit the cache plans for; 0 = what the memory monitor sees
   // (cgroup limit or MemTotal).
@@ -61,6 +85,7 @@ struct PoolOptions {
   // many may wait for one. 0 threads: Submit* run on the caller's thread.
   uint32_t work_threads = 8;
   uint32_t work_queue_limit = 4096;
+  PoolIoOptions io;
 
   Status Validate() const;
 };
@@ -107,6 +132,19 @@ class Pool {
   virtual Status Close() = 0;
   // Every stat of the pool (ARC, txg, I/O, volumes, ...).
   virtual stats::Registry& stats() = 0;
+  // The per-I/O trace of the pool's device, off by default: every device
+  // I/O (class, op, offset, size, parts merged, submit/issue/done times) and
+  // the txg syncs' start and end go through a ring of `ring_entries`
+  // records (4 .. 16M; when full, records are dropped and counted in
+  // io.trace_dropped) to `path`, in the text format of docs/format.md
+  // ("I/O trace"). Busy when a trace already runs; IOError naming the path
+  // when the file cannot be created.
+  // (A pool without a device, such as a test's fake, returns NotSupported.)
+  virtual Status StartTrace(const std::string& path, uint64_t ring_entries) {
+    return Status::NotSupported("this pool has no I/O trace");
+  }
+  // Stops the trace and closes its file; NotFound when none runs.
+  virtual Status StopTrace() { return Status::NotSupported("this pool has no I/O trace"); }
 };
 
 }  // namespace arcstore

@@ -349,6 +349,10 @@ class Arc {
   std::vector<Waiter*> waiters_ ARC_GUARDED_BY(evict_mu_);
   size_t waiters_head_ ARC_GUARDED_BY(evict_mu_) = 0;
   std::atomic<bool> last_pass_no_progress_{false};
+  // The memory monitor's last reading (arcstats memory_*; 0 before one).
+  std::atomic<uint64_t> memory_limit_bytes_{0};
+  std::atomic<uint64_t> memory_free_bytes_{0};
+  std::atomic<int64_t> memory_available_bytes_{0};  // free minus the free floor
   std::atomic<int> ovf_level_{0};
   uint64_t ovf_since_ns_ ARC_GUARDED_BY(evict_mu_) = 0;
   uint64_t next_tick_ns_ = 0;  // evictor thread only

@@ -73,6 +73,13 @@ void Arc::RegisterStats() {
   gauge("c", Unit::kBytes, "target size", [this] { return static_cast<int64_t>(target_bytes()); });
   gauge("c_min", Unit::kBytes, "floor of c", [this] { return static_cast<int64_t>(c_min()); });
   gauge("c_max", Unit::kBytes, "ceiling of c", [this] { return static_cast<int64_t>(c_max()); });
+  gauge("memory_all_bytes", Unit::kBytes, "the memory limit the ARC plans for",
+        [this] { return static_cast<int64_t>(memory_limit_bytes_.load(std::memory_order_relaxed)); });
+  gauge("memory_free_bytes", Unit::kBytes, "memory the monitor saw available",
+        [this] { return static_cast<int64_t>(memory_free_bytes_.load(std::memory_order_relaxed)); });
+  gauge("memory_available_bytes", Unit::kBytes,
+        "available memory above the free floor (negative: pressure)",
+        [this] { return memory_available_bytes_.load(std::memory_order_relaxed); });
   gauge("p", Unit::kBytes, "MRU target within c", [this] { return static_cast<int64_t>(Sizes().p); });
   gauge("size", Unit::kBytes, "data and headers", [this] { return size_bytes_.load(); });
   gauge("hdr_size", Unit::kBytes, "header bytes (ghosts included)",

@@ -172,6 +172,13 @@ void Arc::Tick() {
     const uint64_t limit = limit_bytes_;
     const uint64_t free_floor = options_.free_shift == 0 ? 0 : limit >> options_.free_shift;
     const bool low = reading->available_bytes != kNoMemoryLimit && reading->available_bytes < free_floor;
+    if (reading->available_bytes != kNoMemoryLimit) {
+      memory_limit_bytes_.store(limit, std::memory_order_relaxed);
+      memory_free_bytes_.store(reading->available_bytes, std::memory_order_relaxed);
+      memory_available_bytes_.store(static_cast<int64_t>(reading->available_bytes) -
+                                        static_cast<int64_t>(free_floor),
+                                    std::memory_order_relaxed);
+    }
     const bool pressure = reading->under_pressure || low;
     can_grow_.store(!pressure, std::memory_order_relaxed);
     if (pressure) {

@@ -53,6 +53,29 @@ std::string_view IoOpName(IoOp op) {
   return "unknown-op";
 }
 
+std::string_view IoClassName(IoClass cls) {
+  switch (cls) {
+    case IoClass::kSyncRead:
+      return "sync_read";
+    case IoClass::kSyncWrite:
+      return "sync_write";
+    case IoClass::kAsyncRead:
+      return "async_read";
+    case IoClass::kAsyncWrite:
+      return "async_write";
+    case IoClass::kLogWrite:
+      return "log_write";
+    case IoClass::kFromOp:
+      return "from_op";
+  }
+  return "unknown-class";
+}
+
+IoClass IoRequest::EffectiveClass() const {
+  if (io_class != IoClass::kFromOp) return io_class;
+  return op == IoOp::kRead ? IoClass::kSyncRead : IoClass::kSyncWrite;
+}
+
 uint64_t IoRequest::length() const {
   if (op == IoOp::kDiscard) return discard_length;
   if (op == IoOp::kFlush) return 0;
@@ -143,15 +166,17 @@ Status SubmitAndWait(Device& device, IoRequest request) {
   return waiter->status;
 }
 
-Status ReadSync(Device& device, uint64_t offset, std::span<uint8_t> out) {
+Status ReadSync(Device& device, uint64_t offset, std::span<uint8_t> out, IoClass cls) {
   IoRequest r{.op = IoOp::kRead, .offset = offset, .iov = {{out.data(), out.size()}}};
+  r.io_class = cls;
   return SubmitAndWait(device, std::move(r));
 }
 
-Status WriteSync(Device& device, uint64_t offset, std::span<const uint8_t> data) {
+Status WriteSync(Device& device, uint64_t offset, std::span<const uint8_t> data, IoClass cls) {
   IoRequest r{.op = IoOp::kWrite,
               .offset = offset,
               .iov = {{const_cast<uint8_t*>(data.data()), data.size()}}};
+  r.io_class = cls;
   return SubmitAndWait(device, std::move(r));
 }
 

@@ -40,6 +40,18 @@ namespace arcstore::io {
 enum class IoOp : uint8_t { kRead, kWrite, kFlush, kDiscard };
 std::string_view IoOpName(IoOp op);
 
+// The scheduling class of a request (io_queue.h): what waits for it.
+//   kSyncRead    a reader waits (demand reads, open, fsck)
+//   kSyncWrite   a caller waits (labels, uberblocks, flushes)
+//   kAsyncRead   nobody waits yet (prefetch)
+//   kAsyncWrite  the txg sync's writes
+//   kLogWrite    the intent log's writes (a flush waits)
+// kFromOp: kSyncRead for reads, kSyncWrite for everything else.
+enum class IoClass : uint8_t { kSyncRead, kSyncWrite, kAsyncRead, kAsyncWrite, kLogWrite, kFromOp };
+inline constexpr int kNumIoClasses = 5;
+// "sync_read", "sync_write", "async_read", "async_write", "log_write".
+std::string_view IoClassName(IoClass cls);
+
 // One piece of a vectored transfer (like struct iovec). For writes the
 // device only reads the bytes.
 struct IoVec {
@@ -55,6 +67,13 @@ struct IoRequest {
   std::vector<IoVec> iov;       // kRead, kWrite
   uint64_t discard_length = 0;  // kDiscard only
   IoCallback done;
+  IoClass io_class = IoClass::kFromOp;
+  // Individual requests merged into this one by its submitter (the txg
+  // sync's aggregation); when > 1, each iovec is one of them.
+  uint32_t parts = 1;
+
+  // io_class, with kFromOp resolved from the op.
+  IoClass EffectiveClass() const;
 
   // Bytes transferred (sum of iov) for reads and writes; discard_length for
   // discards; 0 for flushes.
@@ -95,8 +114,10 @@ Status ErrnoStatus(const Device& device, IoOp op, uint64_t offset, uint64_t leng
 
 // Synchronous helpers: submit and wait for the completion.
 Status SubmitAndWait(Device& device, IoRequest request);
-Status ReadSync(Device& device, uint64_t offset, std::span<uint8_t> out);
-Status WriteSync(Device& device, uint64_t offset, std::span<const uint8_t> data);
+Status ReadSync(Device& device, uint64_t offset, std::span<uint8_t> out,
+                IoClass cls = IoClass::kFromOp);
+Status WriteSync(Device& device, uint64_t offset, std::span<const uint8_t> data,
+                 IoClass cls = IoClass::kFromOp);
 Status FlushSync(Device& device);
 Status DiscardSync(Device& device, uint64_t offset, uint64_t length);
 

@@ -7,6 +7,22 @@ namespace arcstore::pool {
 
 using format::BlockPointer;
 
+io::IoQueueOptions QueueOptionsFrom(const PoolIoOptions& o) {
+  io::IoQueueOptions q;
+  auto set = [&](io::IoClass c, const IoClassActive& a) {
+    q.limits[static_cast<int>(c)] = io::IoClassLimits{a.min_active, a.max_active};
+  };
+  set(io::IoClass::kSyncRead, o.sync_read);
+  set(io::IoClass::kSyncWrite, o.sync_write);
+  set(io::IoClass::kAsyncRead, o.async_read);
+  set(io::IoClass::kAsyncWrite, o.async_write);
+  set(io::IoClass::kLogWrite, o.log_write);
+  q.max_active_total = o.max_active_total;
+  q.read_gap_limit_bytes = o.read_gap_limit_bytes;
+  q.read_aggregation_limit_bytes = o.read_aggregation_limit_bytes;
+  return q;
+}
+
 BlockIoStats::BlockIoStats(stats::Registry* r)
     : reads(r->AddCounter("io", "reads", stats::Unit::kOps, "block reads")),
       read_bytes(r->AddCounter("io", "read_bytes", stats::Unit::kBytes, "bytes read")),
@@ -34,12 +50,12 @@ uint64_t RoundUp(uint64_t v, uint64_t unit) { return (v + unit - 1) / unit * uni
 BlockReader::BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* stats)
     : device_(device), unit_bytes_(unit_bytes), stats_(stats) {}
 
-Result<io::AlignedBuffer> BlockReader::ReadPhysical(const BlockPointer& bp) {
+Result<io::AlignedBuffer> BlockReader::ReadPhysical(const BlockPointer& bp, io::IoClass cls) {
   if (bp.IsHole()) return Status::InvalidArgument("read of " + bp.ToString() + ": no data");
   const uint64_t len = bp.AllocatedBytes(unit_bytes_);
   io::AlignedBuffer buf(len, std::max<uint32_t>(device_->buffer_alignment(), 64));
   const uint64_t start = DefaultClock()->NowNs();
-  Status s = io::ReadSync(*device_, bp.offset_units * unit_bytes_, buf.span());
+  Status s = io::ReadSync(*device_, bp.offset_units * unit_bytes_, buf.span(), cls);
   stats_->read_latency_ns->Record(DefaultClock()->NowNs() - start);
   stats_->reads->Add();
   stats_->read_bytes->Add(len);
@@ -48,7 +64,7 @@ Result<io::AlignedBuffer> BlockReader::ReadPhysical(const BlockPointer& bp) {
 }
 
 Result<std::vector<uint8_t>> BlockReader::ReadBlock(const BlockPointer& bp) {
-  ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadPhysical(bp));
+  ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadPhysical(bp, io::IoClass::kSyncRead));
   Result<std::vector<uint8_t>> r =
       format::ReadBlockPayload(bp, std::span<const uint8_t>(buf.data(), bp.physical_bytes));
   if (!r.ok() && r.status().code() == StatusCode::kCorruption) stats_->checksum_errors->Add();
@@ -56,12 +72,20 @@ Result<std::vector<uint8_t>> BlockReader::ReadBlock(const BlockPointer& bp) {
 }
 
 Status BlockReader::ReadBlockInto(const BlockPointer& bp, std::span<uint8_t> out) {
+  return ReadInto(bp, out, io::IoClass::kSyncRead);
+}
+
+Status BlockReader::PrefetchBlockInto(const BlockPointer& bp, std::span<uint8_t> out) {
+  return ReadInto(bp, out, io::IoClass::kAsyncRead);
+}
+
+Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io::IoClass cls) {
   if (out.size() != bp.logical_bytes) {
     return Status::Corruption("block " + bp.ToString() + " holds " +
                               std::to_string(bp.logical_bytes) + " bytes, expected " +
                               std::to_string(out.size()));
   }
-  ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadPhysical(bp));
+  ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadPhysical(bp, cls));
   std::span<const uint8_t> physical(buf.data(), bp.physical_bytes);
   Status s = format::VerifyBlock(bp, physical);
   if (!s.ok()) {
@@ -162,8 +186,10 @@ void TxgWriter::SubmitRun() {
   std::shared_ptr<Run> run(run_.release());
   io::IoRequest req;
   req.op = io::IoOp::kWrite;
+  req.io_class = io::IoClass::kAsyncWrite;
   req.offset = run->extent.offset_bytes;
   for (auto& [buf, len] : run->buffers) req.iov.push_back(io::IoVec{buf.data(), len});
+  req.parts = static_cast<uint32_t>(run->buffers.size());
   written_bytes_ += run->extent.length_bytes;
   device_writes_++;
   stats_->writes->Add();

@@ -11,6 +11,10 @@
 //                returns space to the allocator (deferred by it). Finish()
 //                submits what is queued and waits for every write.
 //
+// I/O classes (io/io_queue.h): BlockReader's demand reads are sync reads,
+// its PrefetchBlockInto reads async reads; TxgWriter's writes are async
+// writes that carry the number of blocks merged into them (IoRequest.parts).
+//
 // Thread-safety: BlockReader is thread-safe. A TxgWriter belongs to the sync
 // thread of one txg; its completion callbacks may run on device threads.
 #pragma once
@@ -25,14 +29,20 @@
 #include "base/thread_annotations.h"
 #include "format/block_pointer.h"
 #include "io/aligned_buffer.h"
+#include "arcstore/pool.h"
 #include "io/device.h"
+#include "io/io_queue.h"
 #include "space/allocator.h"
 #include "stats/registry.h"
 #include "volume/block_tree.h"
 
 namespace arcstore::pool {
 
-// Counters of a pool's block traffic (module "io").
+// The device queue's options from the public ones.
+io::IoQueueOptions QueueOptionsFrom(const PoolIoOptions& options);
+
+// Counters of a pool's block traffic (module "io"). The device queue
+// (io/io_queue.h) adds the per-class io.<class>_* stats beside them.
 struct BlockIoStats {
   explicit BlockIoStats(stats::Registry* registry);
   stats::Counter* reads;
@@ -53,9 +63,12 @@ class BlockReader final : public volume::BlockSource {
   Result<std::vector<uint8_t>> ReadBlock(const format::BlockPointer& bp) override;
   // Reads the logical bytes of `bp` into `out` (exactly bp.logical_bytes).
   Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out) override;
+  // ReadBlockInto as an async (prefetch) read.
+  Status PrefetchBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out) override;
 
  private:
-  Result<io::AlignedBuffer> ReadPhysical(const format::BlockPointer& bp);
+  Result<io::AlignedBuffer> ReadPhysical(const format::BlockPointer& bp, io::IoClass cls);
+  Status ReadInto(const format::BlockPointer& bp, std::span<uint8_t> out, io::IoClass cls);
   io::Device* const device_;
   const uint32_t unit_bytes_;
   BlockIoStats* const stats_;

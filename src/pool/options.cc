@@ -52,7 +52,7 @@ Status PoolOptions::Validate() const {
   if (txg_timeout_ns < kNsPerMs || txg_timeout_ns > 600 * kNsPerSec) {
     return Status::InvalidArgument("txg_timeout_ns must be in [1 ms, 600 s]");
   }
-  return Status::Ok();
+  return pool::QueueOptionsFrom(io).Validate().WithContext("PoolOptions.io");
 }
 
 Status VolumeOptions::Validate() const {

@@ -111,9 +111,23 @@ PoolImpl::PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& option
       unsafe_(unsafe),
       clock_(DefaultClock()),
       io_stats_(&registry_),
-      volume_stats_(&registry_) {}
+      volume_stats_(&registry_) {
+  auto queue = std::make_unique<io::QueuedDevice>(std::move(device_), QueueOptionsFrom(options.io),
+                                                  &registry_, clock_);
+  queue_ = queue.get();
+  device_ = std::move(queue);
+}
 
-PoolImpl::~PoolImpl() { (void)Close(); }
+PoolImpl::~PoolImpl() {
+  (void)Close();
+  queue_->SetAsyncWriteFraction(nullptr);  // txg_ goes before device_
+}
+
+Status PoolImpl::StartTrace(const std::string& path, uint64_t ring_entries) {
+  return queue_->StartTrace(path, ring_entries);
+}
+
+Status PoolImpl::StopTrace() { return queue_->StopTrace(); }
 
 Status PoolImpl::Format(io::Device* device, const std::string& name) {
   ARC_ASSIGN_OR_RETURN(uint32_t unit, format::AllocationUnitFor(device->logical_block_size()));
@@ -313,6 +327,7 @@ Status PoolImpl::Start() {
   }
   txg_ = std::make_unique<txg::TxgManager>(
       t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
+  queue_->SetAsyncWriteFraction([t = txg_.get()] { return t->AsyncWriteFraction(); });
   // The intent log: read what the last life committed to it (replayed by
   // ReplayLog once the volumes exist); a read-only pool only reports it.
   Result<zil::LogReplay> chain = zil::ReadLog(device_.get(), layout_.allocation_unit, loaded_log_);
@@ -355,6 +370,8 @@ Status PoolImpl::Start() {
   loaded_entries_.clear();
   registry_.AddGaugeFn("pool", "allocated_bytes", stats::Unit::kBytes, "allocated space",
                        [this] { return static_cast<int64_t>(Info().allocated_bytes); });
+  registry_.AddGaugeFn("pool", "free_bytes", stats::Unit::kBytes, "free space",
+                       [this] { return static_cast<int64_t>(Info().free_bytes); });
   if (!options_.read_only) txg_->Start();
   return Status::Ok();
 }
@@ -522,6 +539,7 @@ Status PoolImpl::WriteSpaceLog(uint64_t txg, TxgWriter* writer) {
 }
 
 Status PoolImpl::SyncTxg(uint64_t txg) {
+  queue_->AddTraceMarker(io::TraceMarker::kSyncStart, txg);
   std::vector<std::shared_ptr<volume::VolumeImpl>> vols, gone;
   bool table_changed;
   {
@@ -588,6 +606,7 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
     ARC_RETURN_IF_ERROR(format::WriteUberblock(*device_, layout_, ub));
   }
   ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
+  queue_->AddTraceMarker(io::TraceMarker::kSyncEnd, txg);
   // Txg is durable.
   allocator_->SyncDone(txg);
   for (const auto& v : vols) v->TxgCommitted(txg);

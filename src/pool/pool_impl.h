@@ -22,6 +22,7 @@
 #include "format/uberblock.h"
 #include "format/volume_table.h"
 #include "io/device.h"
+#include "io/io_queue.h"
 #include "pool/block_io.h"
 #include "space/allocator.h"
 #include "stats/registry.h"
@@ -70,6 +71,8 @@ class PoolImpl final : public Pool {
   Status Sync() override;
   Status Close() override;
   stats::Registry& stats() override { return registry_; }
+  Status StartTrace(const std::string& path, uint64_t ring_entries) override;
+  Status StopTrace() override;
 
   const OpenReport& open_report() const { return open_report_; }
   txg::TxgManager& txgs() { return *txg_; }
@@ -104,7 +107,8 @@ class PoolImpl final : public Pool {
   Status AdmitWrite(uint64_t bytes);
   Result<std::shared_ptr<volume::VolumeImpl>> NewVolume(const format::VolumeEntry& entry);
 
-  std::unique_ptr<io::Device> device_;
+  std::unique_ptr<io::Device> device_;  // the I/O queue over the device given
+  io::QueuedDevice* queue_ = nullptr;    // device_, for its trace and tunables
   const PoolOptions options_;
   const UnsafeTestSwitches unsafe_;
   Clock* const clock_;

@@ -36,6 +36,11 @@ class BlockSource {
   virtual Result<std::vector<uint8_t>> ReadBlock(const format::BlockPointer& bp) = 0;
   // Reads the logical bytes of `bp` into `out` (exactly bp.logical_bytes).
   virtual Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out);
+  // ReadBlockInto for a prefetch (nobody waits for it yet), which a source
+  // may schedule behind demand reads; by default the same.
+  virtual Status PrefetchBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out) {
+    return ReadBlockInto(bp, out);
+  }
 };
 
 // Writes a new block (allocating space) and frees old ones, for a txg.

@@ -147,7 +147,9 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
   if (!r.hit()) {
     // A miss: this caller reads (concurrent lookups wait for it: iohits).
     stats_->record_reads->Add();
-    ARC_RETURN_IF_ERROR(env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
+    ARC_RETURN_IF_ERROR(access == arc::AccessKind::kPrefetch
+                            ? env_.blocks->PrefetchBlockInto(bp, r.fill.buffer())
+                            : env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
     r.hold = r.fill.Finish();
   }
   if (handles != nullptr) handles->Insert(KeyOf(record), r.hold, generation);

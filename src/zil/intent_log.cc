@@ -7,13 +7,18 @@
 //
 //   volume write ----Append----> pending (copies, in apply order, seq 1,2,3..)
 //                                   |
-//   Flush / FUA ----Commit-----> the committer takes every pending change,
-//                                packs them into blocks, places the blocks
-//                                in the arena, writes them, flushes the
-//                                device once, and releases every waiter
-//                                whose changes were in the batch. Callers
-//                                arriving meanwhile wait and form the next
-//                                batch: one device flush serves them all.
+//   Flush / FUA ----Commit-----> a committer takes every pending change as
+//                                one batch, packs it into blocks, places
+//                                them in the arena, writes them and flushes
+//                                the device once: one flush serves every
+//                                caller whose changes were pending. Up to
+//                                max_inflight_commits batches are written
+//                                and flushed at once (callers arriving while
+//                                that many are in flight wait and form the
+//                                next batch); a batch is acknowledged only
+//                                when it and every earlier batch are
+//                                durable, since replay stops at the first
+//                                missing block.
 //
 //   txg T commits --TxgCommitted--> changes of txgs <= T are dropped from
 //                                pending (the tree has them); arena space no
@@ -87,6 +92,11 @@ Status IntentLogOptions::Validate() const {
     return Status::InvalidArgument("intent log: max_pending_bytes " +
                                    std::to_string(max_pending_bytes) +
                                    " out of bounds [1 MiB, 64 GiB]");
+  }
+  if (max_inflight_commits < 1 || max_inflight_commits > 64) {
+    return Status::InvalidArgument("intent log: max_inflight_commits " +
+                                   std::to_string(max_inflight_commits) +
+                                   " out of bounds [1, 64]");
   }
   return Status::Ok();
 }
@@ -200,7 +210,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
   }
   next_offset_ = start.next_offset;
   next_seq_ = std::max<uint64_t>(start.next_seq, 1);
-  last_itx_ = durable_itx_ = start.last_record_seq;
+  last_itx_ = durable_itx_ = taken_itx_ = start.last_record_seq;
   UpdateGauges();
 }
 
@@ -254,33 +264,50 @@ Status IntentLog::Commit() {
   const uint64_t target = last_itx_;
   while (durable_itx_ < target) {
     if (!failed_.ok()) return failed_;
-    if (committing_) {
-      cv_.Wait(&mu_);
+    if (taken_itx_ < target && inflight_.size() < options_.max_inflight_commits) {
+      // Changes of this caller are in no batch yet: start one with every
+      // change pending now (other callers' too).
+      Status s = CommitBatch();
+      if (!s.ok()) return s;
       continue;
     }
-    committing_ = true;
-    Status s = CommitBatch();
-    committing_ = false;
-    cv_.SignalAll();
-    if (!s.ok()) return s;
+    cv_.Wait(&mu_);
   }
   stats_.commit_latency_ns->Record(env_.clock->NowNs() - start_ns);
   return failed_;
 }
 
-Status IntentLog::Fallback(uint64_t batch_last) {
+void IntentLog::BatchDone(uint64_t id) {
+  for (Batch& b : inflight_) {
+    if (b.id == id) b.done = true;
+  }
+  // Durability advances through the prefix of finished batches only: a
+  // later batch's flush does not cover an earlier batch's write, and replay
+  // stops at the first block that is missing.
+  while (!inflight_.empty() && inflight_.front().done) {
+    durable_itx_ = std::max(durable_itx_, inflight_.front().last_itx);
+    inflight_.pop_front();
+  }
+  cv_.SignalAll();
+}
+
+Status IntentLog::Fallback(uint64_t id, uint64_t batch_last) {
   stats_.fallback_syncs->Add();
   mu_.Unlock();
   Status s = env_.sync_all();
   mu_.Lock();
-  if (s.ok()) {
-    durable_itx_ = std::max(durable_itx_, batch_last);
-  } else if (failed_.ok()) {
-    // The batch left pending_ and is not durable: a later Commit must not
-    // find pending_ empty and call it durable.
-    failed_ = s.WithContext("intent log commit (txg sync)");
+  if (!s.ok()) {
+    // The batch is not durable: fail the log, so that no later Commit
+    // acknowledges it (BatchDone below advances durable_itx_ past it).
+    if (failed_.ok()) failed_ = s.WithContext("intent log commit (txg sync)");
+    BatchDone(id);
+    return s;
   }
-  return s;
+  // The txg sync made every change appended before it durable, whatever
+  // the batches in flight do.
+  durable_itx_ = std::max(durable_itx_, batch_last);
+  BatchDone(id);
+  return Status::Ok();
 }
 
 uint64_t IntentLog::Place(uint64_t bytes) {
@@ -299,6 +326,9 @@ uint64_t IntentLog::Place(uint64_t bytes) {
 
 Status IntentLog::CommitBatch() {
   const uint64_t batch_last = last_itx_;
+  taken_itx_ = batch_last;
+  const uint64_t id = next_batch_id_++;
+  inflight_.push_back(Batch{id, batch_last, false});
   std::deque<LogRecord> batch;
   batch.swap(pending_);
   pending_bytes_ = 0;
@@ -307,10 +337,10 @@ Status IntentLog::CommitBatch() {
   const uint64_t committed = committed_txg_;
   std::erase_if(batch, [committed](const LogRecord& r) { return r.txg <= committed; });
   if (!options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_)) {
-    return Fallback(batch_last);
+    return Fallback(id, batch_last);
   }
   if (batch.empty()) {
-    durable_itx_ = std::max(durable_itx_, batch_last);
+    BatchDone(id);
     return Status::Ok();
   }
   // Pack the records into blocks and place each in the arena.
@@ -336,7 +366,7 @@ Status IntentLog::CommitBatch() {
       blocks_.resize(saved_blocks);
       next_offset_ = saved_offset;
       next_seq_ = saved_seq;
-      return Fallback(batch_last);
+      return Fallback(id, batch_last);
     }
     Block b{at, bytes, next_seq_++, guid_, max_txg};
     next_offset_ = at + bytes;
@@ -360,7 +390,8 @@ Status IntentLog::CommitBatch() {
     }
     io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
     std::copy(enc->begin(), enc->end(), buf.data());
-    s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span());
+    s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span(),
+                     io::IoClass::kLogWrite);
     if (!s.ok()) break;
   }
   if (s.ok() && !options_.unsafe_skip_flush) {
@@ -369,8 +400,11 @@ Status IntentLog::CommitBatch() {
   }
   mu_.Lock();
   if (!s.ok()) {
-    failed_ = s.WithContext("intent log commit");
-    if (env_.on_failure) env_.on_failure(failed_);
+    if (failed_.ok()) {
+      failed_ = s.WithContext("intent log commit");
+      if (env_.on_failure) env_.on_failure(failed_);
+    }
+    BatchDone(id);
     return failed_;
   }
   stats_.commits->Add();
@@ -378,7 +412,7 @@ Status IntentLog::CommitBatch() {
   stats_.bytes->Add(bytes);
   stats_.blocks->Add(planned.size());
   stats_.batch_records->Record(records);
-  durable_itx_ = std::max(durable_itx_, batch_last);
+  BatchDone(id);
   return Status::Ok();
 }
 

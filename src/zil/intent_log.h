@@ -34,6 +34,7 @@ struct IntentLogOptions {
   bool enabled = true;                      // false: Commit = a txg sync
   uint32_t max_block_bytes = 1u << 20;      // a commit's blocks, each
   uint64_t max_pending_bytes = 256u << 20;  // copies kept for changes not yet logged
+  uint32_t max_inflight_commits = 8;        // batches written and flushed at once
   // Test only: acknowledge a commit without its device flush, so that the
   // crash harness can show it notices.
   bool unsafe_skip_flush = false;
@@ -141,7 +142,10 @@ class IntentLog {
   // Writes the batch taken by the committer. Called and returns with mu_
   // held; drops it for the I/O.
   Status CommitBatch() ARC_REQUIRES(mu_);
-  Status Fallback(uint64_t batch_last) ARC_REQUIRES(mu_);
+  Status Fallback(uint64_t id, uint64_t batch_last) ARC_REQUIRES(mu_);
+  // Batch `id` finished (written and flushed, or failed): durability
+  // advances through the finished prefix of the batches in flight.
+  void BatchDone(uint64_t id) ARC_REQUIRES(mu_);
   // Where a block of `bytes` can go, or UINT64_MAX when the arena is full.
   uint64_t Place(uint64_t bytes) ARC_REQUIRES(mu_);
   Status WriteBlocks(std::vector<std::pair<Block, std::vector<uint8_t>>>& blocks);
@@ -165,7 +169,14 @@ class IntentLog {
   uint64_t committed_txg_ ARC_GUARDED_BY(mu_) = 0;
   bool overflowed_ ARC_GUARDED_BY(mu_) = false;        // copies dropped since the last sync
   uint64_t overflow_txg_ ARC_GUARDED_BY(mu_) = 0;      // ... of changes up to this txg
-  bool committing_ ARC_GUARDED_BY(mu_) = false;
+  struct Batch {
+    uint64_t id = 0;
+    uint64_t last_itx = 0;  // the newest change it covers
+    bool done = false;
+  };
+  std::deque<Batch> inflight_ ARC_GUARDED_BY(mu_);  // oldest first
+  uint64_t next_batch_id_ ARC_GUARDED_BY(mu_) = 1;
+  uint64_t taken_itx_ ARC_GUARDED_BY(mu_) = 0;     // newest change in a started batch
   bool replaying_ ARC_GUARDED_BY(mu_) = false;
   Status failed_ ARC_GUARDED_BY(mu_);
   std::deque<uint64_t> recent_starts_ ARC_GUARDED_BY(mu_);  // replay seqs of the newest 3 commits
