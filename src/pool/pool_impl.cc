@@ -544,13 +544,29 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   bool table_changed;
   {
     MutexLock l(&mu_);
-    for (const auto& [name, v] : volumes_) vols.push_back(v);
+    // The volumes that exist at txg: not those created in a later txg
+    // (CreateVolume runs while this sync does), but those destroyed in a
+    // later one (their blocks are freed by that txg's sync).
+    for (const auto& [name, v] : volumes_) {
+      if (v->entry().create_txg <= txg) vols.push_back(v);
+    }
+    for (const auto& [t, list] : destroyed_) {
+      if (t <= txg) continue;
+      for (const auto& v : list) {
+        if (v->entry().create_txg <= txg) vols.push_back(v);
+      }
+    }
+    // The table lists volumes by name.
+    std::sort(vols.begin(), vols.end(),
+              [](const auto& a, const auto& b) { return a->entry().name < b->entry().name; });
     while (!destroyed_.empty() && destroyed_.begin()->first <= txg) {
       for (auto& v : destroyed_.begin()->second) gone.push_back(std::move(v));
       destroyed_.erase(destroyed_.begin());
     }
-    table_changed = table_dirty_;
-    table_dirty_ = false;
+    table_changed = !table_dirty_txgs_.empty() && *table_dirty_txgs_.begin() <= txg;
+    while (!table_dirty_txgs_.empty() && *table_dirty_txgs_.begin() <= txg) {
+      table_dirty_txgs_.erase(table_dirty_txgs_.begin());
+    }
   }
   if (log_ && options_.intent_log && !log_->has_arena()) {
     // The log's arena, once per pool: recorded in this txg's space log and
@@ -685,7 +701,7 @@ Status PoolImpl::CreateVolume(const VolumeOptions& options) {
     }
     ARC_ASSIGN_OR_RETURN(std::shared_ptr<volume::VolumeImpl> v, NewVolume(e));
     volumes_.emplace(e.name, std::move(v));
-    table_dirty_ = true;
+    table_dirty_txgs_.insert(txg);
   }
   return txg_->WaitSynced(txg, txg::SyncReason::kExplicitWait);
 }
@@ -698,12 +714,12 @@ Status PoolImpl::DestroyVolume(const std::string& name) {
     MutexLock l(&mu_);
     auto it = volumes_.find(name);
     if (it == volumes_.end()) return Status::NotFound("volume " + name + " does not exist");
-    it->second->Close();
+    it->second->MarkDestroyed();
     handles_->RemoveVolume(it->second->entry().guid);
     arc_->RemoveVolume(it->second->entry().guid);
     destroyed_[txg].push_back(std::move(it->second));
     volumes_.erase(it);
-    table_dirty_ = true;
+    table_dirty_txgs_.insert(txg);
   }
   return txg_->WaitSynced(txg, txg::SyncReason::kExplicitWait);
 }

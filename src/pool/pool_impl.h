@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -141,7 +142,7 @@ class PoolImpl final : public Pool {
   // Volumes destroyed in a txg, freed by its sync.
   std::map<uint64_t, std::vector<std::shared_ptr<volume::VolumeImpl>>> destroyed_
       ARC_GUARDED_BY(mu_);
-  bool table_dirty_ ARC_GUARDED_BY(mu_) = false;
+  std::set<uint64_t> table_dirty_txgs_ ARC_GUARDED_BY(mu_);  // txgs that change the table
   space::SpaceUsage usage_ ARC_GUARDED_BY(mu_);
   uint64_t committed_txg_ ARC_GUARDED_BY(mu_) = 0;
   bool closed_ ARC_GUARDED_BY(mu_) = false;

@@ -113,6 +113,8 @@ void VolumeImpl::Close() {
   dirty_.clear();
 }
 
+void VolumeImpl::MarkDestroyed() { closed_.store(true, std::memory_order_release); }
+
 const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record) {
   for (auto it = dirty_.rbegin(); it != dirty_.rend(); ++it) {
     auto f = it->second.find(record);
@@ -569,7 +571,9 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
   while (!dirty_.empty() && dirty_.begin()->first <= txg) {
     // Each written record becomes the cached version of its key before its
     // dirty copy goes, so a reader finds one or the other.
+    const bool dead = closed_.load(std::memory_order_acquire);
     for (auto& [record, d] : dirty_.begin()->second) {
+      if (dead) continue;  // destroyed: nothing to cache
       if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
       if (d.kind == Dirty::Kind::kData) env_.arc->Publish(std::move(d.buf), KeyOf(record));
     }

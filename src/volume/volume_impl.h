@@ -106,6 +106,11 @@ class VolumeImpl final : public Volume {
   Status FreeAll(BlockSink* sink);
   // Operations from now on fail with Aborted.
   void Close();
+  // The volume is being destroyed: operations fail with Aborted, but the
+  // dirty copies stay for the syncs of the txgs before the destroy (a sync
+  // may be writing them right now); TxgCommitted drops them without
+  // caching them.
+  void MarkDestroyed();
   BlockTree& tree() { return tree_; }
   const format::VolumeEntry& entry() const { return entry_; }
 
