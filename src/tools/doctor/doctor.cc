@@ -91,6 +91,9 @@ Status DoctorOptions::Validate() const {
   if (!(over_target_warn_ratio >= 1 && over_target_crit_ratio >= over_target_warn_ratio))
     return Status::InvalidArgument(
         "over_target_warn_ratio must be >= 1 and <= over_target_crit_ratio");
+  if (!(dirty_max_small_ratio >= 1))
+    return Status::InvalidArgument("dirty_max_small_ratio must be >= 1, got " +
+                                   std::to_string(dirty_max_small_ratio));
   if (!(prune_rate_per_sec >= 0))
     return Status::InvalidArgument("prune_rate_per_sec must be >= 0");
   if (l2_hdr_crit_pct < l2_hdr_warn_pct)
