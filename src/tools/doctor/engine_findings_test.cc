@@ -4,15 +4,25 @@
 // severity. A healthy run must raise nothing above info.
 //
 // Each case is one condition made real:
-//   squeezed ARC         c_max 16 MiB, random reads over 64 MiB  -> cache_too_small
+//   squeezed ARC         c_max 16 MiB, random reads over 64 MiB,
+//                        100 ms of the test's clock between reads -> cache_too_small
 //   pressure, memory free  the monitor reports PSI pressure with all memory
 //                        available; the ARC's Tick shrinks c     -> target_collapsed (critical)
 //   holds pin everything the test holds 1.5 x c of ARC buffers   -> nothing_evictable (critical),
-//                                                                   eviction_no_progress
+//                                                                   eviction_no_progress,
+//                                                                   size_over_target
 //   tiny dirty_max       dirty_max 1 MiB, 4 KiB writes           -> throttle_driven_syncs
 //   1 MiB records        4 KiB random writes, records not cached -> rmw_misses
 //   a sync per write     4 KiB records, flush per write, no log  -> small_disk_writes
 //
+// (The engine's memory_available_bytes is what the monitor saw available
+// minus the ARC's free floor, so it is never negative while memory is free:
+// pressure invented by the OS shows as target_collapsed with the bytes c
+// moved for "pressure", not as pressure_while_free, which is for OpenZFS's
+// mis-sized reserves.)
+//
+// The pool takes the fake monitor (and, for the squeezed ARC, a manual
+// clock) through pool::UnsafeTestSwitches.
 // The pools are small, so the doctor's "enough evidence" minimums are lowered
 // (TestOptions); the iteration counts honour ARCSTORE_TEST_SCALE and stay
 // above those minimums at scale 0.2.
