@@ -69,6 +69,7 @@ struct BenchArgs {
   bool cold = false;
   bool sparse = false;
   bool no_intent_log = false;
+  std::string io_backend = "auto";
   std::string output_format = "normal";
   std::string output;
   std::vector<std::string> compare;
@@ -174,6 +175,7 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   PoolOptions po;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
   po.intent_log = !a.no_intent_log;
+  po.io.backend = a.io_backend;
   // Writes land in memory (the txg writes them later) and cached reads need
   // no device: such I/O completes fastest on the job's own thread, as fio's
   // psync does. Only reads at a queue depth above 1 gain from the pool's
@@ -334,6 +336,7 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("--arc-max", args.arc_max, "ARC size for the run (e.g. 256M)");
   c->add_option("--recordsize", args.recordsize, "record size of volumes the bench creates");
   c->add_flag("--cold", args.cold, "empty the pool's cache before each stonewalled batch");
+  c->add_option("--io-backend", args.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_flag("--no-intent-log", args.no_intent_log,
               "flushes and FUA writes wait for a txg sync instead of an intent log commit");
   c->add_flag("--sparse", args.sparse, "leave a new pool file sparse instead of writing it once");

@@ -36,6 +36,7 @@ struct ServeArgs {
   bool read_only = false;
   bool no_intent_log = false;
   std::string arc_max;
+  std::string io_backend = "auto";
   std::string max_payload;
   std::string socket_mode = "0600";
   bool print_stats = false;
@@ -127,6 +128,7 @@ void Serve(const ServeArgs& a) {
   PoolOptions po;
   po.read_only = a.read_only;
   po.intent_log = !a.no_intent_log;
+  po.io.backend = a.io_backend;
   if (!a.arc_max.empty()) {
     Result<uint64_t> bytes = ParseSizeBytes(a.arc_max);
     if (!bytes.ok()) throw CommandFailed("--arc-max: " + bytes.status().ToString());
@@ -177,6 +179,7 @@ void AddServeCommand(CLI::App& app) {
   c->add_flag("--no-intent-log", a.no_intent_log,
               "FLUSH and FUA wait for a txg sync instead of an intent log commit");
   c->add_option("--arc-max", a.arc_max, "ARC size (e.g. 256M)");
+  c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_option("--max-connections", a.server.max_connections, "connections served at once");
   c->add_option("--max-in-flight", a.server.max_in_flight_per_connection,
                 "requests in flight per connection");

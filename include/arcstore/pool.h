@@ -59,6 +59,10 @@ struct PoolIoOptions {
   // Waiting prefetch reads this close are merged into one device read.
   uint64_t read_gap_limit_bytes = 32 * 1024;
   uint64_t read_aggregation_limit_bytes = 1024 * 1024;
+  // The device backend of a pool file: "auto" (io_uring when the kernel
+  // allows, else psync), "io_uring" or "psync" (preadv/pwritev on the
+  // caller's thread).
+  std::string backend = "auto";
 };
 
 struct PoolOptions {

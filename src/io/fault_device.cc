@@ -7,10 +7,12 @@
 //      kFlipOnWrite   -> inner writes a private copy with one bit flipped
 //      kFlipOnRead    -> inner reads; on OK one bit of the caller's buffer flips
 //      kTornWrite     -> inner writes only the kept runs of sectors, done(OK)
+//      kShortWrite    -> inner writes the first k sectors, then done(IOError)
 //
 // Invariants: at most one fault per request; a rule's counters advance only
 // on requests it matches; the random stream advances only when a fault that
 // needs a choice fires, so a seed replays for a given request order.
+// Every valid request is counted by op (Counts()), faulted or not.
 // Locking: mu_ guards the rules, counters, events and the random stream; it
 // is never held while calling the inner device or a completion.
 // Limits: kMaxRules rules, kMaxEvents events kept.
@@ -37,6 +39,8 @@ std::string_view FaultKindName(FaultKind kind) {
       return "torn_write";
     case FaultKind::kDropWrite:
       return "drop_write";
+    case FaultKind::kShortWrite:
+      return "short_write";
   }
   return "unknown";
 }
@@ -122,6 +126,29 @@ std::vector<FaultEvent> FaultDevice::Events() const {
   return events_;
 }
 
+RequestCounts FaultDevice::Counts() const {
+  MutexLock lock(&mu_);
+  return counts_;
+}
+
+void FaultDevice::Count(IoOp op) {
+  MutexLock lock(&mu_);
+  switch (op) {
+    case IoOp::kRead:
+      ++counts_.reads;
+      break;
+    case IoOp::kWrite:
+      ++counts_.writes;
+      break;
+    case IoOp::kFlush:
+      ++counts_.flushes;
+      break;
+    case IoOp::kDiscard:
+      ++counts_.discards;
+      break;
+  }
+}
+
 bool FaultDevice::Match(const IoRequest& r, FaultEvent* event) {
   MutexLock lock(&mu_);
   bool fired = false;
@@ -151,11 +178,10 @@ void FaultDevice::Record(const FaultEvent& event) {
 
 void FaultDevice::Submit(IoRequest r) {
   Status check = CheckRequest(*this, r);
+  if (!check.ok()) return r.done(check);
+  Count(r.op);
   FaultEvent event;
-  if (!check.ok() || !Match(r, &event)) {
-    if (!check.ok()) return r.done(check);
-    return inner_->Submit(std::move(r));
-  }
+  if (!Match(r, &event)) return inner_->Submit(std::move(r));
   std::string where = DescribeIo(*this, r.op, r.offset, r.length());
   switch (event.kind) {
     case FaultKind::kIoError:
@@ -173,6 +199,8 @@ void FaultDevice::Submit(IoRequest r) {
       return FlipOnRead(std::move(r), event);
     case FaultKind::kTornWrite:
       return TornWrite(std::move(r), event);
+    case FaultKind::kShortWrite:
+      return ShortWrite(std::move(r), event);
   }
 }
 
@@ -266,6 +294,24 @@ void FaultDevice::TornWrite(IoRequest r, const FaultEvent& event) {
                     .done = [joiner](const Status& s) { joiner->PieceDone(s); }};
     inner_->Submit(std::move(piece));
   }
+}
+
+void FaultDevice::ShortWrite(IoRequest r, const FaultEvent& event) {
+  const uint64_t sector = logical_block_size();
+  const uint64_t sectors = r.length() / sector;
+  FaultEvent e = event;
+  e.detail = RandomBelow(sectors);  // sectors written before the stop
+  Record(e);
+  Status error = Status::IOError(DescribeIo(*this, r.op, r.offset, r.length()) +
+                                 ": injected short write (" + std::to_string(e.detail * sector) +
+                                 " bytes written)");
+  if (e.detail == 0) return r.done(error);
+  IoCallback done = std::move(r.done);
+  IoRequest prefix{.op = IoOp::kWrite,
+                   .offset = r.offset,
+                   .iov = SliceIov(r.iov, 0, e.detail * sector),
+                   .done = [done, error](const Status& s) { done(s.ok() ? error : s); }};
+  inner_->Submit(std::move(prefix));
 }
 
 }  // namespace arcstore::io

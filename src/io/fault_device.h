@@ -13,6 +13,9 @@
 //                its sectors (sector = the inner device's logical block) is
 //                written: a write torn by a power cut
 //   kDropWrite   the write reports success and writes nothing (a lost write)
+//   kShortWrite  the write fails with IOError after only its first k sectors
+//                (0 <= k < all, random) reached the inner device: what a
+//                pwrite that stops short and then errors leaves behind
 //
 // Triggers: a rule matches requests whose op is in `ops` and whose range
 // overlaps [range_offset, range_offset + range_length) (flushes match any
@@ -47,7 +50,8 @@ enum class FaultKind : uint8_t {
   kFlipOnRead,
   kFlipOnWrite,
   kTornWrite,
-  kDropWrite
+  kDropWrite,
+  kShortWrite
 };
 std::string_view FaultKindName(FaultKind kind);
 
@@ -68,7 +72,7 @@ struct FaultRule {
   uint64_t fire_count = 1;
 
   // ops non-empty and allowed for the kind (flips on read: read only; no
-  // space, write flips, torn and dropped writes: write only); range and
+  // space, write flips, torn, dropped and short writes: write only); range and
   // fire_count non-zero.
   Status Validate() const;
 };
@@ -81,7 +85,14 @@ struct FaultEvent {
   IoOp op = IoOp::kRead;
   uint64_t offset = 0;
   uint64_t length = 0;
-  uint64_t detail = 0;  // flips: bit index within the request; torn: sectors kept
+  uint64_t detail = 0;  // flips: bit index within the request; torn, short: sectors kept
+};
+
+// How many valid requests of each op reached the device (faulted or not):
+// a workload's operation counts, for sweeps that fail the Nth of them.
+struct RequestCounts {
+  uint64_t reads = 0, writes = 0, flushes = 0, discards = 0;
+  uint64_t total() const { return reads + writes + flushes + discards; }
 };
 
 class FaultDevice final : public Device {
@@ -98,6 +109,7 @@ class FaultDevice final : public Device {
   // How often the rule `id` fired so far (0 for an unknown id).
   uint64_t FiredCount(uint64_t id) const;
   std::vector<FaultEvent> Events() const;
+  RequestCounts Counts() const;
 
   const std::string& name() const override { return inner_->name(); }
   uint32_t logical_block_size() const override { return inner_->logical_block_size(); }
@@ -120,6 +132,8 @@ class FaultDevice final : public Device {
   void FlipOnWrite(IoRequest r, const FaultEvent& event);
   void FlipOnRead(IoRequest r, const FaultEvent& event);
   void TornWrite(IoRequest r, const FaultEvent& event);
+  void ShortWrite(IoRequest r, const FaultEvent& event);
+  void Count(IoOp op) ARC_EXCLUDES(mu_);
 
   Device* const inner_;
   mutable Mutex mu_;
@@ -127,6 +141,7 @@ class FaultDevice final : public Device {
   uint64_t next_id_ ARC_GUARDED_BY(mu_) = 1;
   std::vector<ActiveRule> rules_ ARC_GUARDED_BY(mu_);
   std::vector<FaultEvent> events_ ARC_GUARDED_BY(mu_);
+  RequestCounts counts_ ARC_GUARDED_BY(mu_);
 };
 
 }  // namespace arcstore::io

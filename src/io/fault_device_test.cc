@@ -145,6 +145,48 @@ TEST(FaultDevice, TornWriteKeepsAProperSubsetOfWholeSectors) {
   }
 }
 
+TEST(FaultDevice, ShortWriteWritesAPrefixOfSectorsThenFails) {
+  Fixture f;
+  ASSERT_TRUE(
+      f.fault
+          ->AddRule({.kind = FaultKind::kShortWrite, .ops = kFaultOnWrite, .fire_count = kForever})
+          .ok());
+  for (int round = 0; round < 20; ++round) {
+    std::vector<uint8_t> zero = Fill(8 * kBlock, 0), data = Fill(8 * kBlock, 0x5a);
+    ASSERT_TRUE(WriteSync(*f.mem, 0, zero).ok());
+    Status s = WriteSync(*f.fault, 0, data);
+    ASSERT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
+    EXPECT_NE(s.message().find("short write"), std::string::npos) << s.ToString();
+    std::vector<uint8_t> out(8 * kBlock);
+    ASSERT_TRUE(ReadSync(*f.mem, 0, out).ok());
+    const uint64_t kept = f.fault->Events().back().detail;
+    ASSERT_LT(kept, 8u);
+    for (uint64_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i], i < kept * kBlock ? 0x5a : 0) << "byte " << i << " with " << kept
+                                                      << " sectors kept";
+    }
+  }
+}
+
+TEST(FaultDevice, CountsEveryValidRequestByOp) {
+  Fixture f;
+  ASSERT_TRUE(f.fault->AddRule({.kind = FaultKind::kIoError, .ops = kFaultOnRead}).ok());
+  std::vector<uint8_t> data = Fill(kBlock, 3), out(kBlock);
+  ASSERT_TRUE(WriteSync(*f.fault, 0, data).ok());
+  ASSERT_TRUE(WriteSync(*f.fault, kBlock, data).ok());
+  EXPECT_FALSE(ReadSync(*f.fault, 0, out).ok());  // faulted, still counted
+  ASSERT_TRUE(ReadSync(*f.fault, 0, out).ok());
+  ASSERT_TRUE(FlushSync(*f.fault).ok());
+  ASSERT_TRUE(DiscardSync(*f.fault, 0, kBlock).ok());
+  EXPECT_FALSE(WriteSync(*f.fault, 1, data).ok());  // misaligned: refused, not counted
+  RequestCounts c = f.fault->Counts();
+  EXPECT_EQ(c.writes, 2u);
+  EXPECT_EQ(c.reads, 2u);
+  EXPECT_EQ(c.flushes, 1u);
+  EXPECT_EQ(c.discards, 1u);
+  EXPECT_EQ(c.total(), 6u);
+}
+
 TEST(FaultDevice, DroppedWriteReportsSuccessAndWritesNothing) {
   Fixture f;
   ASSERT_TRUE(f.fault->AddRule({.kind = FaultKind::kDropWrite, .ops = kFaultOnWrite}).ok());

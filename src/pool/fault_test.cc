@@ -153,6 +153,12 @@ TEST_F(FaultTest, FailedDeviceFlushIsNeverTrusted) {
   ASSERT_TRUE(v_->Write(0, std::vector<uint8_t>(8192, 0x22)).ok());
   EXPECT_EQ(v_->Flush().code(), StatusCode::kIOError);
   EXPECT_EQ(v_->Flush().code(), StatusCode::kIOError) << "the failure sticks";
+  EXPECT_EQ(v_->Write(0, std::vector<uint8_t>(4096, 0x23), kFua).code(), StatusCode::kIOError)
+      << "no write is acknowledged as durable after a failed flush";
+  std::vector<uint8_t> got(64 * 1024);
+  ASSERT_TRUE(v_->Read(1 * kMiB, got).ok()) << "reads go on";
+  EXPECT_EQ(0, std::memcmp(got.data(), good_.data() + 1 * kMiB, got.size()));
+  EXPECT_EQ(pool_->Close().code(), StatusCode::kIOError) << "close reports the failure too";
   ExpectCommittedStateIntact();
 }
 

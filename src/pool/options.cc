@@ -23,6 +23,10 @@ Status PoolCreateOptions::Validate() const {
 }
 
 Status PoolOptions::Validate() const {
+  if (io.backend != "auto" && io.backend != "io_uring" && io.backend != "psync") {
+    return Status::InvalidArgument("io.backend '" + io.backend +
+                                   "' is not one of auto, io_uring, psync");
+  }
   if (memory_limit_bytes != 0 && memory_limit_bytes < 64 * kMiB) {
     return Status::InvalidArgument("memory_limit_bytes " + std::to_string(memory_limit_bytes) +
                                    " is below 64 MiB");
@@ -104,7 +108,14 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOpti
   // io_uring when it works here, else psync; O_DIRECT when the file allows.
   io::UringDeviceOptions uo;
   uo.file.read_only = options.read_only;
-  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::Device> dev, io::OpenBestDevice(path, uo));
+  std::unique_ptr<io::Device> dev;
+  if (options.io.backend == "psync") {
+    ARC_ASSIGN_OR_RETURN(dev, io::FileDevice::Open(path, uo.file));
+  } else if (options.io.backend == "io_uring") {
+    ARC_ASSIGN_OR_RETURN(dev, io::UringDevice::Open(path, uo));
+  } else {
+    ARC_ASSIGN_OR_RETURN(dev, io::OpenBestDevice(path, uo));
+  }
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<pool::PoolImpl> p,
                        pool::PoolImpl::OpenOnDevice(std::move(dev), options));
   return std::unique_ptr<Pool>(std::move(p));

@@ -297,6 +297,9 @@ Status IntentLog::Fallback(uint64_t id, uint64_t batch_last) {
   Status s = env_.sync_all();
   mu_.Lock();
   if (!s.ok()) {
+    // The batch is not durable: fail the log, so that no later Commit
+    // acknowledges it (BatchDone below advances durable_itx_ past it).
+    if (failed_.ok()) failed_ = s.WithContext("intent log commit (txg sync)");
     BatchDone(id);
     return s;
   }
