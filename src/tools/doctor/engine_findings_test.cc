@@ -128,7 +128,7 @@ class EngineFindingsTest : public ::testing::Test {
     MakeVolume(64 * kMiB, 128 * 1024);  // 512 records, 128 of which fit
     Fill();
     SeededRandom rnd = SeededRandom::FromEnvironment(who);
-    RandomReads(Iterations(6000, 2000), rnd, &clock_, gap_ns);
+    RandomReads(Iterations(4000, 2000), rnd, &clock_, gap_ns);
   }
   // The doctor on the pool's stats, as `arcstore doctor --pool` sees them.
   // A monitor tick first, so the memory stats are the monitor's current ones.
@@ -272,7 +272,7 @@ TEST_F(EngineFindingsTest, LargeRecordsUnderSmallWritesAreRmwMisses) {
   ASSERT_TRUE(pool_->DropCaches().ok());
   SeededRandom rnd = SeededRandom::FromEnvironment("LargeRecordsUnderSmallWritesAreRmwMisses");
   std::vector<uint8_t> block(4096, 9);
-  for (uint64_t i = 0, n = Iterations(1200, 300); i < n; i++) {
+  for (uint64_t i = 0, n = Iterations(600, 300); i < n; i++) {
     ASSERT_TRUE(vol_->Write(rnd.Uniform(16384) * block.size(), block).ok());
     if (i % 8 == 7) ASSERT_TRUE(pool_->Sync().ok());
   }
