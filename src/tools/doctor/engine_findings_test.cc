@@ -170,7 +170,8 @@ TEST_F(EngineFindingsTest, HealthyRunRaisesNothingAboveInfo) {
   SeededRandom rnd = SeededRandom::FromEnvironment("HealthyRunRaisesNothingAboveInfo");
   RandomReads(Iterations(10000, 2000), rnd);  // the volume fits in c: hits
   std::vector<uint8_t> record(128 * 1024, 3);
-  for (int i = 0; i < 16; i++) ASSERT_TRUE(vol_->Write(rnd.Uniform(128) * record.size(), record).ok());
+  for (int i = 0; i < 16; i++)
+    ASSERT_TRUE(vol_->Write(rnd.Uniform(128) * record.size(), record).ok());
   ASSERT_TRUE(pool_->Sync().ok());
   Report r = Diagnose();
   EXPECT_EQ(r.Worst(), Severity::kInfo) << RenderText(r);
