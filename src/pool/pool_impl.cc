@@ -109,7 +109,7 @@ PoolImpl::PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& option
     : device_(std::move(device)),
       options_(options),
       unsafe_(unsafe),
-      clock_(DefaultClock()),
+      clock_(unsafe.clock != nullptr ? unsafe.clock : DefaultClock()),
       io_stats_(&registry_),
       volume_stats_(&registry_) {
   auto queue = std::make_unique<io::QueuedDevice>(std::move(device_), QueueOptionsFrom(options.io),
@@ -292,7 +292,11 @@ Status PoolImpl::Start() {
   // The cache: its target comes from the memory the monitor sees.
   SystemMemoryMonitorOptions mo;
   mo.cap_bytes = options_.memory_limit_bytes;
-  ARC_ASSIGN_OR_RETURN(monitor_, MakeSystemMemoryMonitor(mo));
+  if (unsafe_.memory_monitor == nullptr) {
+    ARC_ASSIGN_OR_RETURN(monitor_, MakeSystemMemoryMonitor(mo));
+  }
+  MemoryMonitor* const monitor =
+      unsafe_.memory_monitor != nullptr ? unsafe_.memory_monitor : monitor_.get();
   arc::ArcOptions ao;
   ao.c_max_bytes = options_.arc_max_bytes;
   ao.c_min_bytes = options_.arc_min_bytes;
@@ -302,7 +306,7 @@ Status PoolImpl::Start() {
   }
   arc::ArcEnv ae;
   ae.clock = clock_;
-  ae.monitor = monitor_.get();
+  ae.monitor = monitor;
   ae.registry = &registry_;
   ARC_ASSIGN_OR_RETURN(arc_, arc::Arc::Create(ao, ae));
   handles_ = std::make_unique<volume::HandleCache>(arc_.get(), volume::HandleCacheOptions(),
@@ -310,7 +314,7 @@ Status PoolImpl::Start() {
   txg::TxgOptions t;
   // dirty_max comes from the same memory limit the ARC plans for (the
   // monitor's: cgroup limit, MemTotal, or the configured cap).
-  Result<MemoryReading> reading = monitor_->Read();
+  Result<MemoryReading> reading = monitor->Read();
   const uint64_t memory = reading.ok() && reading->limit_bytes != 0 ? reading->limit_bytes
                                                                     : 16 * kGiB;
   // Dirty data is ARC data: it may not pass half of c.

@@ -34,12 +34,18 @@
 namespace arcstore::pool {
 
 // Test-only switches that break the commit protocol on purpose, so that
-// the crash harness can show it notices.
+// the crash harness can show it notices, and test-only injections.
 struct UnsafeTestSwitches {
   bool skip_flush_before_uberblock = false;
   bool uberblock_before_blocks = false;
   bool reuse_frees_early = false;  // reuse before the freeing txg commits
   bool log_ack_before_flush = false;  // intent log commits without their device flush
+  // The memory monitor the ARC and dirty_max read instead of the system's
+  // (testing/fake_memory_monitor.h); not owned, must outlive the pool.
+  MemoryMonitor* memory_monitor = nullptr;
+  // The clock every part of the pool reads instead of DefaultClock()
+  // (testing/manual_clock.h); not owned, must outlive the pool.
+  Clock* clock = nullptr;
 };
 
 // What Open found, for `pool info`, fsck and logs.

@@ -28,10 +28,20 @@ inline constexpr std::string_view kTxgSyncsPrefix = "txg.syncs_";
 inline constexpr std::array<std::string_view, 6> kSyncReasons = {
     "timeout", "dirty_threshold", "arc_dirty_limit", "explicit_wait", "shutdown", "memory"};
 
-// Partial-record writes (module volumes): those that read the record from
-// disk, and those served by a dirty copy.
+// Partial-record writes (module volumes): those that needed the committed
+// record (from the ARC, or from disk on a miss), and those served by a dirty
+// copy; and every committed record read from disk (reads and RMW alike).
 inline constexpr std::string_view kRmwReads = "volumes.rmw_reads";
 inline constexpr std::string_view kRmwDirty = "volumes.rmw_dirty";
+inline constexpr std::string_view kRecordReads = "volumes.record_reads";
+
+// The write throttle (module txg): dirty_max, and the writes it delayed or
+// blocked at dirty_max with the time they spent.
+inline constexpr std::string_view kDirtyMax = "txg.dirty_max_bytes";
+inline constexpr std::string_view kDelayedWrites = "txg.delayed_writes";
+inline constexpr std::string_view kDelayNs = "txg.delay_ns";
+inline constexpr std::string_view kBlockedWrites = "txg.blocked_writes";
+inline constexpr std::string_view kBlockedNs = "txg.blocked_ns";
 
 // Eviction passes that freed nothing with size above c (each releases its
 // waiters), and waiters released at the end of a pass (module arcstats).

@@ -1,6 +1,7 @@
 // Checks that only arcstore's own stats can feed (arcstore_stat_names.h).
 // In an OpenZFS dump their stats are absent, and they stay silent: that is
 // not a gap in the dump.
+#include <algorithm>
 #include <cstdio>
 
 #include "base/units.h"
@@ -10,9 +11,6 @@
 namespace arcstore::doctor::internal {
 namespace {
 
-constexpr int64_t kMinSyncs = 10;
-constexpr int64_t kMinRmw = 1000;
-constexpr int64_t kMinWrites = 1000;
 constexpr int64_t kSmallWriteBytes = 64 * static_cast<int64_t>(kKiB);
 
 std::string Pct(double pct) {
@@ -25,6 +23,56 @@ std::string Name(std::string_view prefix, std::string_view suffix) {
   return std::string(prefix) + std::string(suffix);
 }
 
+// Syncs started by the dirty threshold while writers were delayed or
+// blocked: dirty_max paces the writers. A warning when dirty_max is small
+// for the memory (the engine's default is min(memory / 4, 4 GiB)), info
+// when it is not (the device is slower than the writers: the throttle's job).
+void CheckThresholdSyncs(CheckContext& ctx, int64_t total) {
+  const std::string by_threshold_name = Name(names::kTxgSyncsPrefix, "dirty_threshold");
+  int64_t by_threshold = ctx.Opt(by_threshold_name).value_or(0);
+  double pct = 100.0 * static_cast<double>(by_threshold) / static_cast<double>(total);
+  int64_t delayed = ctx.Opt(names::kDelayedWrites).value_or(0);
+  int64_t blocked = ctx.Opt(names::kBlockedWrites).value_or(0);
+  if (pct <= 50 || delayed + blocked < static_cast<int64_t>(ctx.opt.min_throttled_writes)) return;
+  Finding f{"throttle_driven_syncs", Severity::kInfo, "", {}, ""};
+  f.title = Pct(pct) + " of txg syncs were started by the dirty threshold while the write " +
+            "throttle delayed " + std::to_string(delayed) + " writes and blocked " +
+            std::to_string(blocked) + " at dirty_max";
+  f.evidence = {ctx.Count(by_threshold_name)};
+  for (auto n : {names::kDelayedWrites, names::kDelayNs, names::kBlockedWrites, names::kBlockedNs})
+    if (ctx.view.Has(n)) f.evidence.push_back(ctx.Count(n));
+  auto dirty_max = ctx.Opt(names::kDirtyMax);
+  MemoryState mem = ReadMemory(ctx);
+  if (dirty_max) f.evidence.push_back(ctx.Bytes(names::kDirtyMax));
+  if (ctx.view.Has("c")) f.evidence.push_back(ctx.Bytes("c"));
+  if (!dirty_max || !mem.all || *mem.all <= 0) {
+    std::vector<std::string> missing;
+    if (!dirty_max) missing.emplace_back(names::kDirtyMax);
+    if (!mem.all || *mem.all <= 0) missing.emplace_back("memory_all_bytes");
+    ctx.Undecide("throttle_driven_syncs", missing, "whether dirty_max is small for the memory");
+  } else {
+    const int64_t by_default = std::min<int64_t>(*mem.all / 4, 4 * static_cast<int64_t>(kGiB));
+    f.evidence.push_back(ctx.Bytes("memory_all_bytes"));
+    f.evidence.push_back(CheckContext::BytesOf("default dirty_max", by_default));
+    if (static_cast<double>(*dirty_max) * ctx.opt.dirty_max_small_ratio <
+        static_cast<double>(by_default)) {
+      f.severity = Severity::kWarning;
+      f.title += ": dirty_max (" + FormatSignedBytes(*dirty_max) + ") is small for " +
+                 FormatSignedBytes(*mem.all) + " of memory";
+      f.advice = "Each txg is synced once its dirty bytes pass a fifth of dirty_max, and writers "
+                 "are delayed from 60% of it, so a small dirty_max means frequent small syncs "
+                 "and waiting writers. Raise dirty_max (PoolOptions.dirty_max_bytes; default "
+                 "min(25% of memory, 4 GiB)); the effective limit is min(dirty_max, c / 2).";
+      ctx.Add(std::move(f));
+      return;
+    }
+  }
+  f.title += ": the writers outpace the device";
+  f.advice = "The throttle is doing its job: it slows writers to the pace at which txgs reach "
+             "the disk. A faster device, or fewer writes, remove the delays.";
+  ctx.Add(std::move(f));
+}
+
 }  // namespace
 
 void CheckSyncReasons(CheckContext& ctx) {
@@ -34,11 +82,14 @@ void CheckSyncReasons(CheckContext& ctx) {
     auto v = ctx.Opt(Name(names::kTxgSyncsPrefix, r));
     if (v) total += *v, any = true;
   }
-  if (!any || total < kMinSyncs) return;
+  if (!any || total < static_cast<int64_t>(ctx.opt.min_txg_syncs)) return;
   int64_t forced = ctx.Opt(Name(names::kTxgSyncsPrefix, "arc_dirty_limit")).value_or(0) +
                    ctx.Opt(Name(names::kTxgSyncsPrefix, "memory")).value_or(0);
   double pct = 100.0 * static_cast<double>(forced) / static_cast<double>(total);
-  if (pct <= 50) return;
+  if (pct <= 50) {
+    CheckThresholdSyncs(ctx, total);
+    return;
+  }
   Finding f{"throttle_driven_syncs", Severity::kWarning, "", {}, ""};
   f.title = Pct(pct) + " of txg syncs were forced by the ARC's dirty limit or by memory, not "
                        "by the timeout or the dirty threshold";
@@ -54,16 +105,18 @@ void CheckSyncReasons(CheckContext& ctx) {
 }
 
 void CheckRmw(CheckContext& ctx) {
-  auto disk = ctx.Opt(names::kRmwReads);
-  if (!disk || *disk < kMinRmw) return;
-  int64_t partial = *disk + ctx.Opt(names::kRmwDirty).value_or(0);
-  double pct = 100.0 * static_cast<double>(*disk) / static_cast<double>(partial);
+  auto committed = ctx.Opt(names::kRmwReads);
+  if (!committed || *committed < static_cast<int64_t>(ctx.opt.min_rmw_writes)) return;
+  int64_t partial = *committed + ctx.Opt(names::kRmwDirty).value_or(0);
+  double pct = 100.0 * static_cast<double>(*committed) / static_cast<double>(partial);
   if (pct <= 50) return;
   Finding f{"rmw_misses", Severity::kWarning, "", {}, ""};
-  f.title = "read-modify-write misses: " + Pct(pct) +
-            " of partial-record writes had to read the old record from disk";
+  f.title = "read-modify-write: " + Pct(pct) +
+            " of partial-record writes had to start from the committed record (read from the "
+            "ARC, or from disk on a miss) and rewrite all of it";
   f.evidence = {ctx.Count(names::kRmwReads)};
-  if (ctx.view.Has(names::kRmwDirty)) f.evidence.push_back(ctx.Count(names::kRmwDirty));
+  for (auto n : {names::kRmwDirty, names::kRecordReads})
+    if (ctx.view.Has(n)) f.evidence.push_back(ctx.Count(n));
   f.advice = "Writes smaller than the record size read the rest of the record first. Match the "
              "volume's record size to the write size (e.g. 4K-16K records for 4K random "
              "writes), or give the ARC room to keep records cached.";
@@ -89,7 +142,7 @@ void CheckNoProgress(CheckContext& ctx) {
 
 void CheckSmallWrites(CheckContext& ctx) {
   auto writes = ctx.Opt(names::kDiskWrites), bytes = ctx.Opt(names::kDiskWriteBytes);
-  if (!writes || !bytes || *writes < kMinWrites) return;
+  if (!writes || !bytes || *writes < static_cast<int64_t>(ctx.opt.min_disk_writes)) return;
   int64_t avg = *bytes / *writes;
   if (avg >= kSmallWriteBytes) return;
   Finding f{"small_disk_writes", Severity::kWarning, "", {}, ""};

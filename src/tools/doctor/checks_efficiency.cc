@@ -1,5 +1,6 @@
 // Checks of how well the cache works (hit ratios, ghosts, prefetch), of the
 // OpenZFS-only limits (metadata, dnodes, arc_prune, L2ARC), and cold caches.
+#include <algorithm>
 #include <cstdio>
 
 #include "base/units.h"
@@ -7,6 +8,8 @@
 
 namespace arcstore::doctor::internal {
 namespace {
+
+constexpr double kMaxGhostScale = 8;
 
 double Pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * static_cast<double>(a) / b : 0.0; }
 
@@ -28,7 +31,17 @@ void CheckCacheTooSmall(CheckContext& ctx) {
   int64_t accesses = hits + misses;
   if (accesses < static_cast<int64_t>(ctx.opt.min_accesses)) return;  // cold: no verdict
   double hit_pct = Pct(hits, accesses), ghost_pct = Pct(ghost, accesses);
-  bool ghosts_high = ghost_pct >= ctx.opt.ghost_hit_pct;
+  // The ghost lists may remember far less than c (MRU + MRU-ghost <= c, so a
+  // large MRU leaves a short MRU-ghost): few ghost hits then say little.
+  // Scaled to ghost lists as large as c (at most kMaxGhostScale x), the
+  // share estimates what a cache twice as large would have hit.
+  double ghost_est_pct = ghost_pct;
+  auto ghost_bytes = ctx.SumPresent({"mru_ghost_size", "mfu_ghost_size"}, nullptr);
+  auto c_now = ctx.Opt("c");
+  if (ghost_bytes && c_now && *ghost_bytes > 0 && *ghost_bytes < *c_now)
+    ghost_est_pct = ghost_pct * std::min(kMaxGhostScale, static_cast<double>(*c_now) /
+                                                             static_cast<double>(*ghost_bytes));
+  bool ghosts_high = ghost_est_pct >= ctx.opt.ghost_hit_pct;
   bool hits_low = hit_pct < ctx.opt.low_hit_ratio_pct;
   if (!ghosts_high && !hits_low) return;
   auto c = ctx.Opt("c"), c_max = ctx.Opt("c_max");
@@ -45,11 +58,32 @@ void CheckCacheTooSmall(CheckContext& ctx) {
                 CheckContext::PercentOf("hit ratio", hit_pct),
                 CheckContext::PercentOf("ghost hits / accesses", ghost_pct), ctx.Bytes("c"),
                 ctx.Bytes("c_max")};
+  for (auto n : {"mru_ghost_size", "mfu_ghost_size"})
+    if (ctx.view.Has(n)) f.evidence.push_back(ctx.Bytes(n));
+  if (ghost_est_pct != ghost_pct)
+    f.evidence.push_back(
+        CheckContext::PercentOf("ghost hits / accesses, scaled to ghost lists of c", ghost_est_pct));
   if (at_max && ghosts_high) {
     f.title = "cache too small: " + Fmt("%.1f%%", ghost_pct) +
-              " of accesses hit a ghost list (recently evicted) with c at c_max";
+              " of accesses hit a ghost list (recently evicted)" +
+              (ghost_est_pct != ghost_pct
+                   ? Fmt(", ~%.1f%% for ghost lists as large as c,", ghost_est_pct)
+                   : std::string()) +
+              " with c at c_max";
     f.advice = "Blocks are evicted shortly before they are needed again. More memory for the "
                "ARC (zfs_arc_max) or an L2ARC would turn these misses into hits.";
+  } else if (at_max && ghost_bytes && *ghost_bytes * kMaxGhostScale < *c) {
+    // MRU + MRU-ghost <= c: with MRU filling c (a scan, or records evicted
+    // before a second hit can promote them) the ghosts remember nothing,
+    // so their silence is no evidence against reuse.
+    for (auto n : {"mru_size", "mfu_size"})
+      if (ctx.view.Has(n)) f.evidence.push_back(ctx.Bytes(n));
+    f.title = "low hit ratio (" + Fmt("%.1f%%", hit_pct) +
+              ") with c at c_max, and the ghost lists are too short (" +
+              FormatSignedBytes(*ghost_bytes) + ") to tell whether a larger cache would help";
+    f.advice = "Either the workload does not reuse data (a scan) or its working set is larger "
+               "than c_max. Try a larger ARC (zfs_arc_max, arcstore's arc_max) and compare the "
+               "hit ratio, or replay a block trace with `arcstore sim` at several sizes.";
   } else if (at_max) {
     f.severity = Severity::kInfo;
     f.title = "low hit ratio (" + Fmt("%.1f%%", hit_pct) +
@@ -57,7 +91,7 @@ void CheckCacheTooSmall(CheckContext& ctx) {
               "cache would not help";
   } else if (ghosts_high) {
     f.severity = Severity::kInfo;
-    f.title = Fmt("%.1f%%", ghost_pct) +
+    f.title = Fmt("%.1f%%", ghost_est_pct) +
               " of accesses hit a ghost list while c is below c_max: the ARC can still grow";
   } else {
     return;

@@ -9,8 +9,6 @@
 namespace arcstore::doctor::internal {
 namespace {
 
-constexpr int64_t kMinOvershootBytes = 64 * static_cast<int64_t>(kMiB);
-
 double Ratio(int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / b : 0.0; }
 double Pct(int64_t a, int64_t b) { return 100.0 * Ratio(a, b); }
 
@@ -102,7 +100,7 @@ void CheckSizeOverTarget(CheckContext& ctx) {
   auto v = ctx.Need("size_over_target", {"size", "c"}, "how far size is above the target c");
   if (!v) return;
   int64_t size = (*v)[0], c = (*v)[1];
-  if (c <= 0 || size - c < kMinOvershootBytes) return;
+  if (c <= 0 || size - c < static_cast<int64_t>(ctx.opt.min_overshoot_bytes)) return;
   double ratio = Ratio(size, c);
   if (ratio < ctx.opt.over_target_warn_ratio) return;
   Finding f{"size_over_target", Severity::kWarning, "", {}, ""};
@@ -189,6 +187,9 @@ void CheckEvictable(CheckContext& ctx) {
 }
 
 void CheckOverhead(CheckContext& ctx) {
+  // arcstore caches records as they are used (no compressed/uncompressed
+  // pair), so it has no overhead_size to check.
+  if (ctx.view.field_set == FieldSet::kArcstore) return;
   auto v = ctx.Need("overhead", {"overhead_size", "size", "c"},
                     "whether uncompressed copies (overhead_size) crowd the ARC");
   if (!v) return;

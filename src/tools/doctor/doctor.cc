@@ -27,7 +27,13 @@
 // with size far above it, nothing evictable above target, pressure invented
 // while memory is free, impossible L2ARC sizes). warning: a cost or a risk
 // (metadata over its limit, prune storms, cache too small, wasted prefetch).
-// info: context (cold cache, at the floor because memory really is short).
+// info: context (cold cache, at the floor because memory really is short,
+// writers paced by the throttle with a dirty_max of normal size).
+//
+// Evidence minimums. A verdict needs enough events (accesses, syncs,
+// throttled writes, partial writes, disk writes, bytes above c: the min_*
+// DoctorOptions); a small pool in a test lowers them, never the rules.
+// engine_findings_test.cc produces every arcstore finding in a real pool.
 //
 // Invariants. Findings are sorted most severe first, stable within a
 // severity (check order). A value the dump lacks never appears in evidence.
@@ -91,6 +97,9 @@ Status DoctorOptions::Validate() const {
   if (!(over_target_warn_ratio >= 1 && over_target_crit_ratio >= over_target_warn_ratio))
     return Status::InvalidArgument(
         "over_target_warn_ratio must be >= 1 and <= over_target_crit_ratio");
+  if (!(dirty_max_small_ratio >= 1))
+    return Status::InvalidArgument("dirty_max_small_ratio must be >= 1, got " +
+                                   std::to_string(dirty_max_small_ratio));
   if (!(prune_rate_per_sec >= 0))
     return Status::InvalidArgument("prune_rate_per_sec must be >= 0");
   if (l2_hdr_crit_pct < l2_hdr_warn_pct)

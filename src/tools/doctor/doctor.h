@@ -76,8 +76,17 @@ struct DoctorOptions {
   double l2_hdr_warn_pct = 10;         // l2_hdr_size as % of ARC size
   double l2_hdr_crit_pct = 25;
   double prune_rate_per_sec = 10;      // arc_prune calls per second of uptime
-  uint64_t min_accesses = 100000;      // fewer hits + misses: a cold cache
+  uint64_t min_overshoot_bytes = 64 << 20;  // size - c below this: not "far above" c
+  uint64_t min_accesses = 100000;           // fewer hits + misses: a cold cache
   uint64_t min_prefetches = 10000;     // fewer prefetch I/Os: no verdict on prefetch
+  // arcstore engine checks: below these counts there is no verdict.
+  uint64_t min_txg_syncs = 10;         // txgs synced, for the sync-reason shares
+  uint64_t min_throttled_writes = 100; // writes delayed or blocked by the write throttle
+  uint64_t min_rmw_writes = 1000;      // partial-record writes that needed the committed record
+  uint64_t min_disk_writes = 1000;     // device writes, for their average size
+  // dirty_max below default / this ratio is "small"; the default is
+  // min(memory_all_bytes / 4, 4 GiB), as the engine derives it.
+  double dirty_max_small_ratio = 8;
 
   // Names the first option out of range.
   Status Validate() const;

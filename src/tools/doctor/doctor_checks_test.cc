@@ -136,6 +136,70 @@ TEST(ArcstoreChecks, HealthyEngineStatsRaiseNothingAboveInfo) {
   }
 }
 
+// A low hit ratio at c_max: hits + misses = 120000, 25% hits.
+StatSet LowHitRatioAtMax(int64_t ghost_hits, int64_t ghost_bytes) {
+  StatSet s;
+  s.Gauge("c", 1 * GiB).Gauge("c_min", 64 * MiB).Gauge("c_max", 1 * GiB).Gauge("size", 1 * GiB);
+  s.Counter("hits", 30000).Counter("misses", 90000);
+  s.Counter("mru_ghost_hits", static_cast<uint64_t>(ghost_hits)).Counter("mfu_ghost_hits", 0);
+  s.Gauge("mru_ghost_size", ghost_bytes).Gauge("mfu_ghost_size", 0);
+  return s;
+}
+
+TEST(EfficiencyChecks, GhostListsAsLongAsCWithoutHitsMeanNoReuse) {
+  Report r = LowHitRatioAtMax(0, 1 * GiB).Diagnose();
+  const Finding* f = r.Find("cache_too_small");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_NE(f->title.find("does not reuse data"), std::string::npos) << f->title;
+}
+
+TEST(EfficiencyChecks, ShortGhostListsAreNoEvidenceAgainstReuse) {
+  // MRU + MRU-ghost <= c: a full MRU leaves the ghosts nothing to remember.
+  Report r = LowHitRatioAtMax(0, 16 * MiB).Diagnose();
+  const Finding* f = r.Find("cache_too_small");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->title.find("ghost lists are too short"), std::string::npos) << f->title;
+}
+
+TEST(EfficiencyChecks, GhostHitsAreScaledToGhostListsOfC) {
+  // 3% of accesses hit ghost lists a quarter of c long: ~12% for lists of c.
+  Report r = LowHitRatioAtMax(3600, 256 * MiB).Diagnose();
+  const Finding* f = r.Find("cache_too_small");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->title.find("~12.0% for ghost lists as large as c"), std::string::npos) << f->title;
+}
+
+// 40 syncs, 36 of them by the dirty threshold, 500 writes delayed.
+StatSet ThresholdSyncs(int64_t dirty_max) {
+  StatSet s;
+  s.Counter("txg.syncs_dirty_threshold", 36).Counter("txg.syncs_timeout", 4);
+  s.Counter("txg.delayed_writes", 500).Counter("txg.blocked_writes", 3);
+  s.Gauge("dirty_max_bytes", dirty_max, "txg").Gauge("memory_all_bytes", 16 * GiB);
+  return s;
+}
+
+TEST(ArcstoreChecks, ThresholdSyncsWithASmallDirtyMaxAreAWarning) {
+  Report r = ThresholdSyncs(64 * MiB).Diagnose();
+  const Finding* f = r.Find("throttle_driven_syncs");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->title.find("dirty_max (64.0 MiB) is small"), std::string::npos) << f->title;
+}
+
+TEST(ArcstoreChecks, ThresholdSyncsWithTheDefaultDirtyMaxAreInfo) {
+  Report r = ThresholdSyncs(4 * GiB).Diagnose();
+  const Finding* f = r.Find("throttle_driven_syncs");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_NE(f->title.find("outpace the device"), std::string::npos) << f->title;
+  DoctorOptions o;
+  o.min_throttled_writes = 1000;  // 503 throttled writes: no verdict
+  EXPECT_EQ(ThresholdSyncs(64 * MiB).Diagnose(o).Find("throttle_driven_syncs"), nullptr);
+}
+
 TEST(SizeChecks, OverTargetThresholdsAreTheOptions) {
   auto report = [](int64_t size) {
     StatSet s;
