@@ -301,9 +301,10 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
   ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, env_.txg->Assign(estimate));
   const uint64_t t = hold.txg();
   bool applied = false;
-  for (int attempt = 0; attempt < 8; attempt++) {
+  for (int attempt = 0; attempt < 32; attempt++) {
     if (!applied) {
       Applied a;
+      uint64_t commits_seen = 0;
       {
         MutexLock l(&mu_);
         a = TryApply(t, record, piece, &spare);
@@ -311,16 +312,20 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
           applied = true;
           if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
         }
+        commits_seen = commits_;
       }
       if (a == Applied::kNeedBase) {
         // Read-modify-write from the committed record, without the lock;
         // then look again, since another writer may have made a copy
-        // meanwhile.
+        // meanwhile. A txg that committed meanwhile may have changed the
+        // record (its dirty copy is gone now): the base read before is
+        // stale then, and is read again.
         ARC_ASSIGN_OR_RETURN(arc::ArcHold base, HoldCommitted(record, arc::AccessKind::kDemand));
         stats_->rmw_reads->Add();
         if (!spare) spare = NewBuffer();
         MutexLock l(&mu_);
         a = TryApply(t, record, piece, &spare);
+        if (a == Applied::kNeedBase && commits_ != commits_seen) continue;
         if (a == Applied::kNeedBase) {
           Dirty d;
           d.kind = Dirty::Kind::kData;
@@ -568,6 +573,7 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
 
 void VolumeImpl::TxgCommitted(uint64_t txg) {
   MutexLock l(&mu_);
+  commits_++;
   while (!dirty_.empty() && dirty_.begin()->first <= txg) {
     // Each written record becomes the cached version of its key before its
     // dirty copy goes, so a reader finds one or the other.

@@ -172,6 +172,7 @@ class VolumeImpl final : public Volume {
 
   Mutex mu_;
   std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
+  uint64_t commits_ ARC_GUARDED_BY(mu_) = 0;  // TxgCommitted calls (a base read may be stale)
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
