@@ -105,4 +105,11 @@ uint64_t ScaledIterations(uint64_t base) {
   return v < 1 ? 1 : static_cast<uint64_t>(v);
 }
 
+uint64_t NewGuid() {
+  std::random_device rd;
+  uint64_t g = 0;
+  while (g == 0) g = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return g;
+}
+
 }  // namespace arcstore

@@ -12,6 +12,10 @@
 
 namespace arcstore {
 
+// A non-zero 64-bit identifier from the system's entropy source (pool,
+// device, volume and log guids).
+uint64_t NewGuid();
+
 class SeededRandom {
  public:
   explicit SeededRandom(uint64_t seed);

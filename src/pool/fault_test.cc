@@ -54,16 +54,20 @@ class FaultTest : public ::testing::Test {
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     pool_ = std::move(*p);
   }
-  // Reopens on the healthy device and checks the committed state.
-  void ExpectCommittedStateIntact() {
+  // Reopens on the healthy device, checks the pool and reads the volume.
+  std::vector<uint8_t> ReopenCheckAndRead() {
     faults_->ClearRules();
     Open(mem_.get());
     PoolImpl::Census c = pool_->Check();
     for (const auto& p : c.problems) ADD_FAILURE() << p;
     auto v = *pool_->OpenVolume("v");
     std::vector<uint8_t> got(good_.size());
-    ASSERT_TRUE(v->Read(0, got).ok());
-    EXPECT_TRUE(got == good_) << "the last committed txg's data is intact";
+    EXPECT_TRUE(v->Read(0, got).ok());
+    return got;
+  }
+  // Reopens on the healthy device and checks the committed state.
+  void ExpectCommittedStateIntact() {
+    EXPECT_TRUE(ReopenCheckAndRead() == good_) << "the last committed txg's data is intact";
   }
   void FailNext(io::FaultKind kind, uint32_t ops, uint64_t count = 1) {
     io::FaultRule r;
@@ -94,13 +98,7 @@ class LogFaultTest : public FaultTest {
   // committed state or that state with `change` at offset 0: a failed log
   // write or flush may have reached the media, whole, and is replayed.
   void ExpectCommittedOrWithChange(const std::vector<uint8_t>& change) {
-    faults_->ClearRules();
-    Open(mem_.get());
-    PoolImpl::Census c = pool_->Check();
-    for (const auto& p : c.problems) ADD_FAILURE() << p;
-    auto v = *pool_->OpenVolume("v");
-    std::vector<uint8_t> got(good_.size());
-    ASSERT_TRUE(v->Read(0, got).ok());
+    const std::vector<uint8_t> got = ReopenCheckAndRead();
     std::vector<uint8_t> with = good_;
     std::copy(change.begin(), change.end(), with.begin());
     EXPECT_TRUE(got == good_ || got == with)

@@ -51,6 +51,7 @@
 #include <random>
 
 #include "base/units.h"
+#include "base/random.h"
 #include "format/encoding.h"
 #include "format/indirect_block.h"
 #include "format/label_io.h"
@@ -68,13 +69,6 @@ namespace {
 constexpr size_t kCondenseAfterBlocks = 64;
 constexpr size_t kMaxChainBlocks = 1 << 20;
 constexpr uint32_t kIndirectShift = 10;
-
-uint64_t NewGuid() {
-  std::random_device rd;
-  uint64_t g = 0;
-  while (g == 0) g = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  return g;
-}
 
 
 uint64_t WallNs() {

@@ -65,6 +65,7 @@
 #include <algorithm>
 #include <random>
 
+#include "base/random.h"
 #include "format/encoding.h"
 #include "io/aligned_buffer.h"
 
@@ -73,12 +74,6 @@ namespace arcstore::zil {
 using format::LogRecord;
 
 namespace {
-uint64_t NewGuid() {
-  std::random_device rd;
-  uint64_t g = 0;
-  while (g == 0) g = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  return g;
-}
 uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
 }  // namespace
 
