@@ -23,9 +23,12 @@
 //      more blocks that record their own allocation), or, every
 //      kCondenseAfterBlocks blocks, the whole state is written as a new
 //      chain and the old chain freed;
-//   5. wait for all writes; FLUSH; write the uberblock in both rings;
-//      FLUSH. Only now is T durable: its waiters are released, the
-//      allocator ages its deferred frees, the volumes drop T's dirty copies.
+//   5. wait for all writes; FLUSH; write the uberblock in both rings (with
+//      the intent log header: the log arena, allocated by the first sync
+//      with the log on, and where replay of T's state starts); FLUSH. Only
+//      now is T durable: its waiters are released, the allocator ages its
+//      deferred frees, the volumes drop T's dirty copies, the intent log
+//      drops T's records.
 //
 // A failure anywhere (a txg sync, or an intent log commit's write or
 // flush) fails the txg manager: the pool stops taking writes
@@ -37,7 +40,9 @@
 // valid uberblocks (checksum, pool guid) newest first: the first whose
 // volume table and space log chain read and verify wins; when it is not
 // the newest, the report says which was skipped and why. At most three are
-// tried: older ones may reference freed space.
+// tried: older ones may reference freed space. A writable open then
+// replays the intent log (zil/intent_log.cc) into the volumes and syncs a
+// txg before the pool is handed out.
 //
 // Locking: mu_ guards the volume map, the destroyed list and the summary
 // values; the sync thread takes it briefly to snapshot them. The allocator,
