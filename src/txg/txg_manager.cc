@@ -24,6 +24,9 @@
 //                    the ARC's dirty limit (50% of c); the writer waits
 //   explicit_wait    someone waits for it (a flush without intent log)
 //   shutdown, memory
+// A txg that no writer was ever assigned to never goes (nothing to
+// commit); one that was does, even if its holds declared 0 dirty bytes (a
+// writer reusing an older txg's copy estimates 0 but changes this txg).
 //
 // The write throttle compares the pool's UNSYNCED total (open + quiescing
 // + syncing), which the sync lowers record by record through Undirty():
