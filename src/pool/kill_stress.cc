@@ -417,8 +417,7 @@ LogBeforeReopen ReadLogBeforeReopen(io::Device* device) {
     out.error = layout.status().ToString();
     return out;
   }
-  Result<format::UberblockScan> scan =
-      format::ScanUberblocks(*device, *layout, label->pool_guid);
+  Result<format::UberblockScan> scan = format::ScanUberblocks(*device, *layout, label->pool_guid);
   if (!scan.ok() || scan->valid.empty()) {
     out.error = scan.ok() ? "no valid uberblock" : scan.status().ToString();
     return out;
@@ -438,8 +437,8 @@ LogBeforeReopen ReadLogBeforeReopen(io::Device* device) {
 // pool opened at, how many records replay applied, and every record of the
 // chain read before the reopen that covers the block (with its txg, seq
 // and, for a write, the op stamped in the block).
-std::string ExplainBlock(const LogBeforeReopen& log, const OpenReport& report,
-                         uint64_t volume_guid, uint8_t vol, uint64_t block) {
+std::string ExplainBlock(const LogBeforeReopen& log, const OpenReport& report, uint64_t volume_guid,
+                         uint8_t vol, uint64_t block) {
   std::string out = "; reopen: uberblock txg " + std::to_string(report.txg) + " (newest seen " +
                     std::to_string(report.newest_seen_txg) + "), replayed " +
                     std::to_string(report.log_records_replayed) + " log records";
