@@ -495,11 +495,13 @@ void VolumeImpl::NoteSequential(uint64_t record) {
 
 Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) {
   uint64_t estimate = record_bytes_;
+  const uint64_t open = env_.txg->open_txg();
   {
     MutexLock l(&mu_);
-    if (!dirty_.empty() && dirty_.rbegin()->second.count(record) != 0) {
-      estimate = 0;  // most likely the open txg's copy: no new dirty bytes
-    }
+    // The open txg's copy takes no new dirty bytes. (The newest copy may be
+    // the syncing txg's; a new copy of the record is then charged.)
+    auto it = dirty_.find(open);
+    if (it != dirty_.end() && it->second.count(record) != 0) estimate = 0;
   }
   // Whole-record holes and zeros take no data space; everything else may.
   const bool becomes_data = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
