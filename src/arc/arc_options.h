@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "arc/buffer_allocator.h"
 #include "arcstore/status.h"
 
 namespace arcstore::arc {
@@ -49,6 +50,10 @@ struct ArcOptions {
   uint32_t list_sublists = 1;      // ZFS multilist sublists per state, <= 256
 
   // ---- Structure ------------------------------------------------------------
+  // Where data buffers come from: records of 64 KiB and more are mapped and
+  // unmapped by the ARC itself, with an 8 MiB cache of freed ones
+  // (buffer_allocator.h says why).
+  BufferAllocatorOptions buffers;
   uint32_t hash_shards = 64;       // power of two
   uint32_t history_length = 256;   // TargetChange records kept
 

@@ -93,9 +93,12 @@ TEST_F(PathologyTest, GhostTrimmingDoesNotReleaseAWaiterEarly) {
     pinned.push_back(std::move(r.hold));
   }
   ASSERT_GE(pinned.size(), 10u);
-  // Dirty buffers up to SEVERE (c + 1.5 ovf, ovf = 64 KiB).
+  // Dirty buffers up to the SEVERE line (c + 1.5 ovf, ovf = 64 KiB): the
+  // next allocation would pass it.
   std::vector<ArcHold> dirty;
-  while (arc_->Overflow() != OverflowLevel::kSevere) {
+  const ArcSizes before = arc_->Sizes();
+  const uint64_t header_bytes = before.hdr_size / before.headers;
+  while (arc_->size_bytes() + kBlock + header_bytes <= arc_->target_bytes() + kBlock * 3 / 2) {
     dirty.push_back(arc_->AllocateAnon(kBlock, BufKind::kData, HolderKind::kDirtyRecord));
   }
   const int64_t count_before = Stat("evict_count");

@@ -79,7 +79,7 @@ Status ArcOptions::Validate() const {
     return bad("hash_shards", "must be a power of two in [1, 65536]");
   }
   if (history_length == 0) return bad("history_length", "must be > 0");
-  return Status::Ok();
+  return buffers.Validate();
 }
 
 }  // namespace arcstore::arc
