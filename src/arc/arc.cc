@@ -49,7 +49,9 @@
 //   waiting; when it does not fit, the lookup drops the lock, waits and
 //   looks again. So size never passes c + 1.5 ovf, except when eviction
 //   can free nothing (every buffer held): a waiter released by such a pass
-//   reserves anyway, counted in reserve_forced. Data buffers come from a
+//   then waits for a buffer to be released (unpinned or freed), up to
+//   stuck_wait_ns, and reserves anyway after that, counted in
+//   reserve_forced. Data buffers come from a
 //   BufferAllocator (buffer_allocator.h): records of 64 KiB and more are
 //   mapped by the ARC and unmapped when freed (a bounded cache of freed ones
 //   excepted), so the process's resident set follows size.
@@ -252,6 +254,7 @@ void Arc::RemoveHoldLocked(Header* h, HolderKind kind) ARC_NO_THREAD_SAFETY_ANAL
 
 void Arc::Release(Header* h, HolderKind kind) {
   Reclaim r;
+  bool unpinned = false;
   {
     Shard& sh = shards_[h->shard];
     MutexLock l(&sh.mu);
@@ -262,7 +265,10 @@ void Arc::Release(Header* h, HolderKind kind) {
         // Resident and cached: evictable again, at its list's head; unless
         // lookups woken by its fill have yet to take their holds (evicting
         // and freeing it under them would be a use after free).
-        if (h->waiters == 0) policy_.Unpin(h);
+        if (h->waiters == 0) {
+          policy_.Unpin(h);
+          unpinned = true;
+        }
       } else {
         // Anon, or an orphan (its volume was removed or a newer version
         // published while it was held): it leaves.
@@ -277,6 +283,7 @@ void Arc::Release(Header* h, HolderKind kind) {
     if (h->dead) FreeIfUnreferenced(h);
   }
   FreeReclaimed(r);
+  if (unpinned) NoteUnpinned();
 }
 
 ArcHold Arc::CloneHold(Header* h, HolderKind kind) {
@@ -358,9 +365,10 @@ LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
   LookupResult result;
   bool force = false;  // a new header goes past the SEVERE line (eviction is stuck)
   bool iohit = false;  // counted once per lookup
+  std::chrono::steady_clock::time_point deadline{};
   while (!LookupOnce(key, o, force, &iohit, &result)) {
     // A new header's bytes would pass c + 1.5 ovf: wait with no lock held.
-    force = WaitForEviction(header_bytes_);
+    force = WaitForRoom(header_bytes_, &deadline);
   }
   return result;
 }

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -279,6 +280,10 @@ class Arc {
   bool TryReserve(uint64_t bytes, bool force);
   int64_t SevereLineBytes() const;
   bool WaitForEviction(uint64_t bytes);
+  // WaitForEviction, then, when eviction is stuck, a wait for a release
+  // until `deadline` (steady clock). True: pass the line (forced).
+  bool WaitForRoom(uint64_t bytes, std::chrono::steady_clock::time_point* deadline);
+  void NoteUnpinned();
   void WakeEvictor();
   void NoteOverflow(OverflowLevel level);
   void EvictorMain();
@@ -358,6 +363,11 @@ class Arc {
   std::vector<Waiter*> waiters_ ARC_GUARDED_BY(evict_mu_);
   size_t waiters_head_ ARC_GUARDED_BY(evict_mu_) = 0;
   std::atomic<bool> last_pass_no_progress_{false};
+  // Allocations waiting for a release while eviction is stuck, and the
+  // count of releases (unpins, frees) they wait for.
+  std::atomic<int> stuck_waiters_{0};
+  uint64_t release_gen_ ARC_GUARDED_BY(evict_mu_) = 0;
+  CondVar release_cv_;
   // The memory monitor's last reading (arcstats memory_*; 0 before one).
   std::atomic<uint64_t> memory_limit_bytes_{0};
   std::atomic<uint64_t> memory_free_bytes_{0};

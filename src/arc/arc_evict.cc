@@ -62,10 +62,46 @@ void Arc::ReserveMemory(uint64_t bytes) {
   }
   MaybeGrow(bytes);
   bool force = false;
+  std::chrono::steady_clock::time_point deadline{};
   while (!TryReserve(bytes, force)) {
     NoteOverflow(OverflowLevel::kSevere);
-    force = WaitForEviction(bytes);
+    force = WaitForRoom(bytes, &deadline);
   }
+}
+
+bool Arc::WaitForRoom(uint64_t bytes, std::chrono::steady_clock::time_point* deadline) {
+  if (!WaitForEviction(bytes)) return false;
+  // Stuck: every buffer is held. Held buffers come back (a txg commits, a
+  // reader finishes), so wait for a release, up to stuck_wait_ns in all for
+  // this allocation; then pass the line rather than risk a deadlock (the
+  // thread may be the one whose progress would release them).
+  if (options_.evictor != EvictorMode::kThread || options_.stuck_wait_ns == 0) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (*deadline == std::chrono::steady_clock::time_point{}) {
+    *deadline = now + std::chrono::nanoseconds(options_.stuck_wait_ns);
+  }
+  if (now >= *deadline) return true;
+  stuck_waiters_.fetch_add(1);
+  bool released = false;
+  {
+    MutexLock l(&evict_mu_);
+    const uint64_t gen = release_gen_;
+    while (release_gen_ == gen && !shutdown_ && std::chrono::steady_clock::now() < *deadline) {
+      release_cv_.WaitFor(&evict_mu_, *deadline - std::chrono::steady_clock::now());
+    }
+    released = release_gen_ != gen && !shutdown_;
+  }
+  stuck_waiters_.fetch_sub(1);
+  return !released;
+}
+
+// A buffer became evictable or was freed: wakes allocations waiting while
+// eviction was stuck (one relaxed load when there are none).
+void Arc::NoteUnpinned() {
+  if (stuck_waiters_.load() == 0) return;
+  MutexLock l(&evict_mu_);
+  release_gen_++;
+  release_cv_.SignalAll();
 }
 
 void Arc::WakeEvictor() {
@@ -156,6 +192,7 @@ uint64_t Arc::FreeReclaimed(Reclaim& r) {
   uint64_t freed = r.data_bytes;
   r.data.clear();
   size_bytes_.fetch_sub(static_cast<int64_t>(r.data_bytes), std::memory_order_relaxed);
+  if (r.data_bytes > 0) NoteUnpinned();
   r.data_bytes = 0;
   for (Header* h : r.drops) {
     Shard& sh = shards_[h->shard];
@@ -266,6 +303,7 @@ void Arc::EvictorMain() ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ by hand */ {
     evict_mu_.Lock();
   }
   ReleaseAllWaiters(false, /*stuck=*/true);
+  release_cv_.SignalAll();
   idle_cv_.SignalAll();
   evict_mu_.Unlock();
 }

@@ -42,6 +42,11 @@ struct ArcOptions {
   uint64_t initial_largest_bytes = 128 * 1024;  // the largest record before any is seen
   uint32_t eviction_pct = 200;     // a waiter waits for this % of its request to be freed
   uint32_t evict_batch = 64;       // buffers evicted per policy-lock hold
+  // When eviction is stuck (every buffer held, as while a txg syncs with the
+  // dirty limit reached), an allocation waits up to this long for a buffer
+  // to be released before it passes c + 1.5 ovf (counted in reserve_forced);
+  // 0 = pass at once. Only with the evictor thread; at most 10 s.
+  uint64_t stuck_wait_ns = 100'000'000;
   EvictorMode evictor = EvictorMode::kThread;
 
   // ---- Policy refinements (sim mode has them all off) --------------------------

@@ -1,23 +1,17 @@
 // The ARC's buffer allocator: see buffer_allocator.h for the model.
 #include "arc/buffer_allocator.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "base/check.h"
+#include "base/page_memory.h"
 #include "base/units.h"
 
 namespace arcstore::arc {
 namespace {
 
-constexpr uint64_t kPageBytes = 4096;
 constexpr uint64_t kMaxMapMinBytes = 1ull << 30;
 constexpr uint64_t kMaxCacheBytes = 1ull << 30;
-
-uint64_t PageRound(uint64_t bytes) { return (bytes + kPageBytes - 1) & ~(kPageBytes - 1); }
 
 }  // namespace
 
@@ -54,17 +48,15 @@ int BufferAllocator::ClassOf(uint64_t bytes) {
 }
 
 uint8_t* BufferAllocator::Map(uint64_t bytes) {
-  void* p = mmap(nullptr, PageRound(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ARC_CHECK(p != MAP_FAILED) << "arc: mapping a buffer of " << bytes << " bytes: " << std::strerror(errno);
+  uint8_t* p = MapPages(bytes);
   maps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.maps != nullptr) counters_.maps->Add();
   mapped_bytes_.fetch_add(PageRound(bytes), std::memory_order_relaxed);
-  return static_cast<uint8_t*>(p);
+  return p;
 }
 
 void BufferAllocator::Unmap(uint8_t* data, uint64_t bytes) {
-  ARC_CHECK(munmap(data, PageRound(bytes)) == 0)
-      << "arc: unmapping a buffer of " << bytes << " bytes: " << std::strerror(errno);
+  UnmapPages(data, bytes);
   unmaps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.unmaps != nullptr) counters_.unmaps->Add();
   mapped_bytes_.fetch_sub(PageRound(bytes), std::memory_order_relaxed);
