@@ -175,6 +175,7 @@ Arc::~Arc() {
     MutexLock l(&evict_mu_);
     ReleaseAllWaiters(false, /*stuck=*/true);
   }
+  buffers_.AttachCounters({});  // the buffers freed below outlive the stats
   registry_->RemoveModule(stats_module_);
   for (int k = 0; k < kNumHolderKinds; k++) {
     ARC_CHECK_EQ(HeldBytes(k), 0)
