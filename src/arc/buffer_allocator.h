@@ -45,7 +45,7 @@ struct BufferAllocatorOptions {
   // new[], the allocator before issue 11, kept for comparison).
   uint64_t map_min_bytes = 64 * 1024;
   // Freed mapped buffers kept for reuse, in bytes (0 = unmap at once).
-  uint64_t cache_bytes = 8ull << 20;
+  uint64_t cache_bytes = 2ull << 20;
 
   // Names the first bad field.
   Status Validate() const;
