@@ -59,8 +59,9 @@ TEST(MemoryCapTest, SixteenClientsAgainstACappedArcStayWithinTheBounds) {
   // (Arc::TryReserve, src/arc/arc_evict.cc).
   EXPECT_LE(r.max_arc_bytes, r.arc_bound_bytes) << "ARC size above c_max + 1.5 x ovf";
   // Was 231.8 MiB against 194.4: glibc kept freed 128 KiB buffers resident
-  // in its arenas. Records of 64 KiB and more are now mapped and unmapped by
-  // the ARC (src/arc/buffer_allocator.h).
+  // in its arenas. ARC records of 64 KiB and more (src/arc/buffer_allocator.h)
+  // and large I/O buffers (src/io/aligned_buffer.h) are now page mappings,
+  // unmapped when freed (src/base/page_memory.h).
   EXPECT_LE(r.peak_rss_bytes, r.rss_bound_bytes) << "RSS above its bound";
 }
 
