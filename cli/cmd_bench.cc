@@ -279,10 +279,19 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
                         }).c_str());
     return 0;
   }
+  // Every option is checked before the pool opens: a writable open
+  // rewrites the pool at Close, and a refused command must change nothing.
+  VolumeOptions vo;
+  vo.name = "bench";
+  vo.size_bytes = kMiB;
+  vo.record_size_bytes = static_cast<uint32_t>(
+      std::min<uint64_t>(SizeArg("--recordsize", a.recordsize), UINT32_MAX));
+  if (Status s = vo.Validate(); !s.ok()) throw CommandFailed("--recordsize " + a.recordsize + ": " + s.message());
+  MakeRunnerOptions(a, nullptr);  // parses --max-runtime and --max-size
   RunPool rp;
   OpenRunPool(a, set, &rp);
   signal(SIGINT, OnInterrupt);
-  VolumeOptions vo;
+  vo = VolumeOptions();
   vo.record_size_bytes = static_cast<uint32_t>(SizeArg("--recordsize", a.recordsize));
   bench::PoolVolumeProvider provider(rp.pool.get(), vo);
   bench::RunnerOptions ro = MakeRunnerOptions(a, &provider);

@@ -28,6 +28,16 @@ std::unique_ptr<Pool> OpenPool(const std::string& path, bool read_only) {
   return std::move(*p);
 }
 
+// A writable open rewrites the pool at Close (the intent log's new guid,
+// a last txg), so a command that may be refused checks its volume names on
+// a read-only open first: a refused command leaves the pool untouched.
+bool HasVolume(const std::string& path, const std::string& name) {
+  for (const VolumeInfo& v : OpenPool(path, true)->Info().volumes) {
+    if (v.name == name) return true;
+  }
+  return false;
+}
+
 void PrintVolumes(const std::vector<VolumeInfo>& vols) {
   std::printf("%-24s %12s %10s %-6s\n", "NAME", "SIZE", "RECORDSIZE", "COMPRESSION");
   for (const auto& v : vols) {
@@ -123,6 +133,10 @@ void AddPoolCommands(CLI::App& app) {
       o.record_size_bytes = static_cast<uint32_t>(rs);
       o.compression = compression;
       Check(o.Validate(), "vol create");
+      if (HasVolume(path, name)) {
+        throw CommandFailed("vol create " + name + ": a volume named '" + name +
+                            "' already exists in " + path);
+      }
       auto p = OpenPool(path, false);
       Check(p->CreateVolume(o), "vol create " + name);
       Check(p->Close(), "closing pool " + path);
@@ -141,6 +155,9 @@ void AddPoolCommands(CLI::App& app) {
     c->add_option("POOL", path)->required();
     c->add_option("NAME", name)->required();
     c->callback([] {
+      if (!HasVolume(path, name)) {
+        throw CommandFailed("vol destroy " + name + ": no volume named '" + name + "' in " + path);
+      }
       auto p = OpenPool(path, false);
       Check(p->DestroyVolume(name), "vol destroy " + name);
       Check(p->Close(), "closing pool " + path);

@@ -96,13 +96,24 @@ nbd::ServerOptions ServerOptionsFrom(const ServeArgs& a) {
   return o;
 }
 
-std::vector<nbd::Export> OpenExports(Pool& pool, const ServeArgs& a) {
+// The volumes to serve: --export's, or every volume of the pool. Refuses a
+// name the pool does not have, or a pool with no volume.
+std::vector<std::string> ExportNames(const PoolInfo& info, const ServeArgs& a) {
   std::vector<std::string> names = a.exports;
-  PoolInfo info = pool.Info();
   if (names.empty()) {
     for (const VolumeInfo& v : info.volumes) names.push_back(v.name);
   }
   if (names.empty()) throw CommandFailed("pool " + a.pool_path + " has no volumes to serve");
+  for (const std::string& name : names) {
+    bool found = false;
+    for (const VolumeInfo& v : info.volumes) found = found || v.name == name;
+    if (!found) throw CommandFailed("--export " + name + ": no volume named '" + name + "' in " + a.pool_path);
+  }
+  return names;
+}
+
+std::vector<nbd::Export> OpenExports(Pool& pool, const ServeArgs& a) {
+  const std::vector<std::string> names = ExportNames(pool.Info(), a);
   std::vector<nbd::Export> out;
   for (const std::string& name : names) {
     Result<std::shared_ptr<Volume>> v = pool.OpenVolume(name);
@@ -133,6 +144,17 @@ void Serve(const ServeArgs& a) {
     Result<uint64_t> bytes = ParseSizeBytes(a.arc_max);
     if (!bytes.ok()) throw CommandFailed("--arc-max: " + bytes.status().ToString());
     po.arc_max_bytes = *bytes;
+  }
+  if (!a.read_only) {
+    // A writable open rewrites the pool at Close: check the exports on a
+    // read-only open first, so that a refused command changes nothing.
+    PoolOptions ro = po;
+    ro.read_only = true;
+    Result<std::unique_ptr<Pool>> peek = Pool::Open(a.pool_path, ro);
+    if (!peek.ok()) {
+      throw CommandFailed("cannot open pool " + a.pool_path + ": " + peek.status().ToString());
+    }
+    ExportNames((*peek)->Info(), a);
   }
   Result<std::unique_ptr<Pool>> pool = Pool::Open(a.pool_path, po);
   if (!pool.ok()) {

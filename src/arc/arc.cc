@@ -31,24 +31,42 @@
 //
 // MEMORY AND EVICTION
 //   size = data of anon + MRU + MFU + every header (ghosts included). An
-//   allocation (a fill's buffer, an anon buffer) first grows c when size is
-//   near c and memory is free (no pressure in the last reading, no pressure
-//   for grow_holdoff_ns), then checks the overflow, ovf = max(largest
-//   record, c >> overflow_shift):
-//     size <= c + ovf/2            NONE    go on
-//     size >  c + ovf/2            SOME    wake the evictor, go on
-//     size >  c + 1.5 ovf          SEVERE  wait: target = max(previous
-//                                          waiter's target, evict_count) +
-//                                          eviction_pct% of the request
+//   allocation (a fill's buffer, an anon buffer and its header, a missed
+//   key's header) first grows c when size is near c and memory is free (no
+//   pressure in the last reading, no pressure for grow_holdoff_ns), then
+//   RESERVES its bytes: one compare-and-swap adds them to size unless size
+//   would pass the SEVERE line, so that concurrent allocators can never all
+//   pass the check and then all add (they did: 68.6 MiB against a 64.4 MiB
+//   bound). The reservation becomes the buffer's (or header's) bytes and is
+//   subtracted when they are freed. With ovf = max(largest record,
+//   c >> overflow_shift):
+//     size + request <= c + ovf/2           NONE    go on
+//     size + request >  c + ovf/2           SOME    wake the evictor, go on
+//     size + request >  c + 1.5 ovf         SEVERE  reserve nothing; wait:
+//                    target = max(previous waiter's target, evict_count) +
+//                    eviction_pct% of the request; then try again
+//   A header needed by a miss is reserved under its shard lock without
+//   waiting; when it does not fit, the lookup drops the lock, waits and
+//   looks again. So size never passes c + 1.5 ovf, except when eviction
+//   can free nothing (every buffer held): a waiter released by such a pass
+//   then waits for a buffer to be released (unpinned or freed), up to
+//   stuck_wait_ns, and reserves anyway after that, counted in
+//   reserve_forced. Data buffers come from a
+//   BufferAllocator (buffer_allocator.h): records of 64 KiB and more are
+//   mapped by the ARC and unmapped when freed (a bounded cache of freed ones
+//   excepted), so the process's resident set follows size.
 //   The evictor, once woken, runs passes until size <= c. A pass REPLACEs
 //   (policy) in batches of evict_batch under policy_mu_, trims the ghost
 //   lists, frees outside the locks and credits evict_count, the monotonic
 //   count of bytes really freed: a buffer's data, or a ghost header's own
 //   bytes (never the ghost's logical size: OpenZFS PR 12279). Waiters whose
 //   target is reached are released in order. A pass that ends with size
-//   still above c and nothing freed releases every waiter and is counted
-//   (evict_passes_no_progress): a fully pinned cache overshoots c visibly,
-//   held_bytes_<kind> names the pinner, and nothing deadlocks.
+//   still above c, nothing freed and nothing left to evict (stuck) releases
+//   every waiter and is counted (evict_passes_no_progress); the released
+//   allocators reserve past the line (reserve_forced): a fully pinned cache
+//   overshoots c visibly, held_bytes_<kind> names the pinner, and nothing
+//   deadlocks. A pass that freed nothing only because size was at or below
+//   c when it looked is not stuck: eviction goes on.
 //
 // TARGET c
 //   c_max = c_max_percent of the monitor's limit (or c_max_bytes, or a cap
@@ -138,6 +156,7 @@ Arc::Arc(const ArcOptions& options, const ArcEnv& env)
       header_bytes_(sizeof(Header)),
       stats_(std::make_unique<Stats>()),
       hooks_(std::make_unique<Hooks>(this)),
+      buffers_(options.buffers),
       shards_(std::make_unique<Shard[]>(options.hash_shards)),
       shard_count_(options.hash_shards),
       policy_(EnginePolicyOptions(options), hooks_.get()),
@@ -154,8 +173,9 @@ Arc::~Arc() {
   if (evictor_.joinable()) evictor_.join();
   {
     MutexLock l(&evict_mu_);
-    ReleaseAllWaiters(false);
+    ReleaseAllWaiters(false, /*stuck=*/true);
   }
+  buffers_.AttachCounters({});  // the buffers freed below outlive the stats
   registry_->RemoveModule(stats_module_);
   for (int k = 0; k < kNumHolderKinds; k++) {
     ARC_CHECK_EQ(HeldBytes(k), 0)
@@ -190,8 +210,7 @@ Header* Arc::NewHeader(const ArcKey& key, uint64_t bytes, BufKind kind, uint32_t
   h->shard = shard;
   h->sublist = static_cast<uint8_t>((h->key_hash >> 40) % options_.list_sublists);
   shards_[shard].LinkAll(h);
-  live_headers_.fetch_add(1, std::memory_order_relaxed);
-  size_bytes_.fetch_add(static_cast<int64_t>(header_bytes_), std::memory_order_relaxed);
+  live_headers_.fetch_add(1, std::memory_order_relaxed);  // its bytes: reserved by the caller
   uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
   while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
   }
@@ -236,6 +255,7 @@ void Arc::RemoveHoldLocked(Header* h, HolderKind kind) ARC_NO_THREAD_SAFETY_ANAL
 
 void Arc::Release(Header* h, HolderKind kind) {
   Reclaim r;
+  bool unpinned = false;
   {
     Shard& sh = shards_[h->shard];
     MutexLock l(&sh.mu);
@@ -246,7 +266,10 @@ void Arc::Release(Header* h, HolderKind kind) {
         // Resident and cached: evictable again, at its list's head; unless
         // lookups woken by its fill have yet to take their holds (evicting
         // and freeing it under them would be a use after free).
-        if (h->waiters == 0) policy_.Unpin(h);
+        if (h->waiters == 0) {
+          policy_.Unpin(h);
+          unpinned = true;
+        }
       } else {
         // Anon, or an orphan (its volume was removed or a newer version
         // published while it was held): it leaves.
@@ -261,6 +284,7 @@ void Arc::Release(Header* h, HolderKind kind) {
     if (h->dead) FreeIfUnreferenced(h);
   }
   FreeReclaimed(r);
+  if (unpinned) NoteUnpinned();
 }
 
 ArcHold Arc::CloneHold(Header* h, HolderKind kind) {
@@ -339,11 +363,25 @@ void Arc::CountMiss(BufKind kind, const LookupOptions& o) {
 
 LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
   ARC_CHECK(o.bytes > 0 && o.bytes <= kMaxNodeBytes) << "lookup of " << key.ToString() << " with size " << o.bytes;
+  LookupResult result;
+  bool force = false;  // a new header goes past the SEVERE line (eviction is stuck)
+  bool iohit = false;  // counted once per lookup
+  std::chrono::steady_clock::time_point deadline{};
+  while (!LookupOnce(key, o, force, &iohit, &result)) {
+    // A new header's bytes would pass c + 1.5 ovf: wait with no lock held.
+    force = WaitForRoom(header_bytes_, &deadline);
+  }
+  return result;
+}
+
+// False when a new header is needed and its bytes cannot be reserved now.
+bool Arc::LookupOnce(const ArcKey& key, const LookupOptions& o, bool force, bool* counted_iohit,
+                     LookupResult* out) {
   const uint64_t hash = key.Hash();
   const uint32_t si = static_cast<uint32_t>(hash & (shard_count_ - 1));
   Shard& sh = shards_[si];
-  LookupResult result;
-  bool iohit = false;
+  LookupResult& result = *out;
+  bool& iohit = *counted_iohit;
   MutexLock l(&sh.mu);
   for (;;) {
     Header* h = sh.Find(key, hash);
@@ -379,7 +417,7 @@ LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
         policy_.Pin(h);
         AddHoldLocked(h, o.holder);
         result.hold = ArcHold(this, h, o.holder);
-        return result;
+        return true;
       } else {
         ARC_CHECK(IsGhost(h->state)) << StateName(h->state) << " " << key.ToString();
         CountMiss(o.kind, o);
@@ -392,6 +430,7 @@ LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
       }
     }
     if (h == nullptr) {
+      if (!TryReserve(header_bytes_, force)) return false;
       CountMiss(o.kind, o);
       h = NewHeader(key, o.bytes, o.kind, si);
       sh.Insert(h);
@@ -401,7 +440,7 @@ LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
     h->io_in_flight = true;
     AddHoldLocked(h, HolderKind::kReadInFlight);
     result.fill = FillToken(this, h, o.holder);
-    return result;
+    return true;
   }
 }
 
@@ -410,15 +449,14 @@ LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
 std::span<uint8_t> Arc::FillBuffer(Header* h) {
   const uint64_t bytes = h->bytes;  // fixed: this token owns the fill
   ReserveMemory(bytes);
-  std::unique_ptr<uint8_t[]> data(new uint8_t[bytes]);
+  ArcBuffer data = buffers_.Allocate(bytes);
   uint8_t* raw = data.get();
   Reclaim r;
   {
     Shard& sh = shards_[h->shard];
     MutexLock l(&sh.mu);
     MutexLock pl(&policy_mu_);
-    h->data = std::move(data);
-    size_bytes_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    h->data = std::move(data);  // its bytes: reserved above
     if (h->hashed) {
       policy_.Insert(h, h->fill_target, h->fill_in_b2, clock_->NowNs(), /*pinned=*/true);
     } else {
@@ -523,8 +561,8 @@ void FillToken::Abandon() {
 
 ArcHold Arc::AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder) {
   ARC_CHECK(bytes > 0 && bytes <= kMaxNodeBytes) << "anon buffer of " << bytes << " bytes";
-  ReserveMemory(bytes);
-  std::unique_ptr<uint8_t[]> data(new uint8_t[bytes]);
+  ReserveMemory(bytes + header_bytes_);  // the data and its header
+  ArcBuffer data = buffers_.Allocate(bytes);
   const uint32_t si =
       static_cast<uint32_t>(anon_rr_.fetch_add(1, std::memory_order_relaxed) & (shard_count_ - 1));
   Shard& sh = shards_[si];
@@ -534,7 +572,6 @@ ArcHold Arc::AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder) {
   {
     MutexLock pl(&policy_mu_);
     h->data = std::move(data);
-    size_bytes_.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
     policy_.InsertAnon(h);
   }
   return ArcHold(this, h, holder);

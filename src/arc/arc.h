@@ -33,6 +33,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -256,6 +257,8 @@ class Arc {
   // Bytes held by `kind` (a sum over the shards).
   int64_t HeldBytes(int kind) const;
   void CountMiss(BufKind kind, const LookupOptions& o);
+  bool LookupOnce(const ArcKey& key, const LookupOptions& o, bool force, bool* counted_iohit,
+                  LookupResult* out);
 
   // Holds (shard lock held).
   void AddHoldLocked(Header* h, HolderKind kind);
@@ -269,16 +272,26 @@ class Arc {
   void AbandonFill(Header* h, bool buffered);
 
   // Memory: reservation, eviction, reclaim.
+  // Adds `bytes` to size at once (waiting for eviction while that would
+  // pass c + 1.5 ovf); the caller turns the reservation into data or a
+  // header, whose freeing subtracts it again.
   void ReserveMemory(uint64_t bytes);
-  void WaitForEviction(uint64_t bytes);
+  // Adds `bytes` to size unless that would pass c + 1.5 ovf (or `force`).
+  bool TryReserve(uint64_t bytes, bool force);
+  int64_t SevereLineBytes() const;
+  bool WaitForEviction(uint64_t bytes);
+  // WaitForEviction, then, when eviction is stuck, a wait for a release
+  // until `deadline` (steady clock). True: pass the line (forced).
+  bool WaitForRoom(uint64_t bytes, std::chrono::steady_clock::time_point* deadline);
+  void NoteUnpinned();
   void WakeEvictor();
   void NoteOverflow(OverflowLevel level);
   void EvictorMain();
-  uint64_t EvictBatch(bool* more);
+  uint64_t EvictBatch(bool* more, bool* exhausted);
   uint64_t FreeReclaimed(Reclaim& r);
   void TakeReclaim(Reclaim* out);
   void Credit(uint64_t freed_bytes);
-  void ReleaseAllWaiters(bool progress);
+  void ReleaseAllWaiters(bool count, bool stuck);
   void RemoveFromCacheLocked(Header* h, Reclaim* r);
 
   // Target c.
@@ -304,6 +317,7 @@ class Arc {
   const uint64_t header_bytes_;
   std::unique_ptr<Stats> stats_;
   std::unique_ptr<Hooks> hooks_;
+  BufferAllocator buffers_;  // outlives every header (declared before shards_)
 
   // Lock order (arc.cc explains): pass_mu_ -> target_mu_ -> shard.mu (by
   // ascending index when several) -> policy_mu_ -> evict_mu_; subs_mu_ is a
@@ -349,6 +363,11 @@ class Arc {
   std::vector<Waiter*> waiters_ ARC_GUARDED_BY(evict_mu_);
   size_t waiters_head_ ARC_GUARDED_BY(evict_mu_) = 0;
   std::atomic<bool> last_pass_no_progress_{false};
+  // Allocations waiting for a release while eviction is stuck, and the
+  // count of releases (unpins, frees) they wait for.
+  std::atomic<int> stuck_waiters_{0};
+  uint64_t release_gen_ ARC_GUARDED_BY(evict_mu_) = 0;
+  CondVar release_cv_;
   // The memory monitor's last reading (arcstats memory_*; 0 before one).
   std::atomic<uint64_t> memory_limit_bytes_{0};
   std::atomic<uint64_t> memory_free_bytes_{0};

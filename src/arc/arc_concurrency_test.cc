@@ -5,6 +5,13 @@
 // evictor idle) every accounting invariant is checked. Labelled
 // `concurrency`: CI runs it under TSan. ARCSTORE_SEED=N replays the
 // choices (not the interleaving).
+//
+// SizeNeverPassesTheSevereLine: 16 threads missing and allocating at once
+// (128 KiB and 4 KiB buffers, fills and anon buffers, each released soon)
+// against a fixed c, while a sampler reads size without pause: size is
+// never above c + 1.5 ovf, at any sample or right after any allocation
+// (the reservation is one compare-and-swap; before it, every allocator
+// passed the check and then added its bytes).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -209,6 +216,79 @@ TEST(ArcConcurrencyTest, InvariantsHoldAtQuiescentPoints) {
                (long long)snap.Get("arcstats", "c_changes_pressure"),
                (long long)snap.Get("arcstats", "c_changes_grow"));
   EXPECT_GT(snap.Get("arcstats", "hits"), 0);
+}
+
+TEST(ArcConcurrencyTest, SizeNeverPassesTheSevereLine) {
+  SeededRandom rng = SeededRandom::FromEnvironment("ArcSevereLineTest");
+  constexpr int kThreads = 16;
+  const int ops = static_cast<int>(ScaledIterations(3000));
+  testing::FakeMemoryMonitor mon(1 * kGiB);
+  stats::Registry registry;
+  SystemClock clock;
+  ArcOptions o;
+  o.c_max_bytes = 8 * kMiB;
+  o.c_min_bytes = 8 * kMiB;
+  o.monitor_interval_ns = 0;
+  o.min_residence_ns = 0;
+  o.initial_largest_bytes = 128 * kKiB;
+  o.evict_batch = static_cast<uint32_t>(rng.Range(1, 64));
+  o.hash_shards = 1u << rng.Uniform(7);
+  auto created = Arc::Create(o, ArcEnv{&clock, &mon, &registry});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  std::unique_ptr<Arc> arc = std::move(*created);
+  // ovf = max(largest record, c / 256) = 128 KiB.
+  const uint64_t bound = 8 * kMiB + 3 * 128 * kKiB / 2;
+  std::atomic<uint64_t> max_seen{0};
+  std::atomic<uint64_t> samples{0};
+  std::atomic<bool> stop{false};
+  auto note = [&](uint64_t size) {
+    uint64_t m = max_seen.load(std::memory_order_relaxed);
+    while (size > m && !max_seen.compare_exchange_weak(m, size, std::memory_order_relaxed)) {
+    }
+  };
+  std::thread sampler([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      note(arc->size_bytes());
+      samples.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; t++) {
+    workers.emplace_back([&, wrng = rng.Fork(), t]() mutable {
+      for (int i = 0; i < ops; i++) {
+        const uint64_t bytes = wrng.OneIn(4) ? 4 * kKiB : 128 * kKiB;
+        if (wrng.OneIn(3)) {
+          ArcHold h = arc->AllocateAnon(bytes, BufKind::kData, HolderKind::kDirtyRecord);
+          note(arc->size_bytes());
+          h.mutable_data()[0] = 1;
+          if (wrng.OneIn(2)) arc->Publish(std::move(h), ArcKey{2, uint64_t(t) << 32 | uint64_t(i), 0});
+          continue;
+        }
+        const ArcKey key{1, wrng.Uniform(4096), 0};
+        LookupResult r = arc->Lookup(key, {.bytes = 128 * kKiB});
+        if (!r.hit()) {
+          r.fill.buffer()[0] = 1;
+          note(arc->size_bytes());
+          r.hold = r.fill.Finish();
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  stop = true;
+  sampler.join();
+  arc->WaitEvictorIdle();
+  stats::Snapshot snap = registry.TakeSnapshot();
+  std::fprintf(stderr, "samples=%llu max size=%llu bound=%llu evict_waits=%lld reserve_forced=%lld\n",
+               static_cast<unsigned long long>(samples.load()),
+               static_cast<unsigned long long>(max_seen.load()), static_cast<unsigned long long>(bound),
+               static_cast<long long>(snap.Get("arcstats", "evict_waits")),
+               static_cast<long long>(snap.Get("arcstats", "reserve_forced")));
+  EXPECT_LE(max_seen.load(), bound) << "size passed c + 1.5 ovf";
+  EXPECT_EQ(snap.Get("arcstats", "reserve_forced"), 0) << "nothing was pinned: no allocation may be forced";
+  EXPECT_GT(snap.Get("arcstats", "evict_waits"), 0) << "the allocators never reached the SEVERE line";
+  Status s = arc->CheckInvariants();
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 }  // namespace

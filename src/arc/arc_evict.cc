@@ -30,21 +30,78 @@ void Arc::NoteOverflow(OverflowLevel level) {
   ovf_since_ns_ = now;
 }
 
+int64_t Arc::SevereLineBytes() const {
+  const int64_t c = static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
+  const int64_t ovf = std::max(static_cast<int64_t>(largest_bytes_.load(std::memory_order_relaxed)),
+                               c >> options_.overflow_shift);
+  return c + ovf + ovf / 2;
+}
+
+// The reservation: one compare-and-swap on size_bytes_, so that concurrent
+// allocators can never all pass the check and then all add their bytes.
+bool Arc::TryReserve(uint64_t bytes, bool force) {
+  const int64_t want = static_cast<int64_t>(bytes);
+  const int64_t line = SevereLineBytes();
+  int64_t size = size_bytes_.load(std::memory_order_relaxed);
+  do {
+    if (!force && size + want > line) return false;
+  } while (!size_bytes_.compare_exchange_weak(size, size + want, std::memory_order_relaxed));
+  if (force && size + want > line) stats_->reserve_forced->Add();
+  const OverflowLevel level = Overflow();
+  NoteOverflow(level);
+  // SOME is advisory: wake the evictor, do not wait (ZFS takes no lock here either).
+  if (level != OverflowLevel::kNone && !evict_needed_hint_.load(std::memory_order_relaxed)) {
+    WakeEvictor();
+  }
+  return true;
+}
+
 void Arc::ReserveMemory(uint64_t bytes) {
   uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
   while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
   }
   MaybeGrow(bytes);
-  const OverflowLevel level = Overflow();
-  NoteOverflow(level);
-  switch (level) {
-    case OverflowLevel::kNone: return;
-    case OverflowLevel::kSome:
-      // Advisory: wake the evictor, do not wait (ZFS takes no lock here either).
-      if (!evict_needed_hint_.load(std::memory_order_relaxed)) WakeEvictor();
-      return;
-    case OverflowLevel::kSevere: WaitForEviction(bytes); return;
+  bool force = false;
+  std::chrono::steady_clock::time_point deadline{};
+  while (!TryReserve(bytes, force)) {
+    NoteOverflow(OverflowLevel::kSevere);
+    force = WaitForRoom(bytes, &deadline);
   }
+}
+
+bool Arc::WaitForRoom(uint64_t bytes, std::chrono::steady_clock::time_point* deadline) {
+  if (!WaitForEviction(bytes)) return false;
+  // Stuck: every buffer is held. Held buffers come back (a txg commits, a
+  // reader finishes), so wait for a release, up to stuck_wait_ns in all for
+  // this allocation; then pass the line rather than risk a deadlock (the
+  // thread may be the one whose progress would release them).
+  if (options_.evictor != EvictorMode::kThread || options_.stuck_wait_ns == 0) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (*deadline == std::chrono::steady_clock::time_point{}) {
+    *deadline = now + std::chrono::nanoseconds(options_.stuck_wait_ns);
+  }
+  if (now >= *deadline) return true;
+  stuck_waiters_.fetch_add(1);
+  bool released = false;
+  {
+    MutexLock l(&evict_mu_);
+    const uint64_t gen = release_gen_;
+    while (release_gen_ == gen && !shutdown_ && std::chrono::steady_clock::now() < *deadline) {
+      release_cv_.WaitFor(&evict_mu_, *deadline - std::chrono::steady_clock::now());
+    }
+    released = release_gen_ != gen && !shutdown_;
+  }
+  stuck_waiters_.fetch_sub(1);
+  return !released;
+}
+
+// A buffer became evictable or was freed: wakes allocations waiting while
+// eviction was stuck (one relaxed load when there are none).
+void Arc::NoteUnpinned() {
+  if (stuck_waiters_.load() == 0) return;
+  MutexLock l(&evict_mu_);
+  release_gen_++;
+  release_cv_.SignalAll();
 }
 
 void Arc::WakeEvictor() {
@@ -58,8 +115,11 @@ void Arc::WakeEvictor() {
 
 // Waits until the evictor has really freed eviction_pct% of `bytes` more than
 // was freed before this waiter or any waiter ahead of it, or until a pass
-// ends without the cache over c or without progress.
-void Arc::WaitForEviction(uint64_t bytes) {
+// ends without the cache over c or without progress. True when the cache
+// cannot shrink (a pass above c freed nothing, or the ARC is going away):
+// the caller then allocates past the SEVERE line, visibly
+// (reserve_forced), rather than deadlock.
+bool Arc::WaitForEviction(uint64_t bytes) {
   Waiter w;
   const uint64_t start_ns = clock_->NowNs();
   {
@@ -86,6 +146,7 @@ void Arc::WaitForEviction(uint64_t bytes) {
     RunEvictionPass();
   }
   stats_->evict_wait_ns->Record(clock_->NowNs() - start_ns);
+  return w.stuck;
 }
 
 void Arc::Credit(uint64_t freed_bytes) {
@@ -103,10 +164,11 @@ void Arc::Credit(uint64_t freed_bytes) {
   }
 }
 
-void Arc::ReleaseAllWaiters(bool count) ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ held */ {
+void Arc::ReleaseAllWaiters(bool count, bool stuck) ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ held */ {
   while (waiters_head_ < waiters_.size()) {
     Waiter* w = waiters_[waiters_head_++];
     w->released = true;
+    w->stuck = stuck;
     w->cv.Signal();
     if (count) stats_->waiters_released_pass_end->Add();
   }
@@ -130,6 +192,7 @@ uint64_t Arc::FreeReclaimed(Reclaim& r) {
   uint64_t freed = r.data_bytes;
   r.data.clear();
   size_bytes_.fetch_sub(static_cast<int64_t>(r.data_bytes), std::memory_order_relaxed);
+  if (r.data_bytes > 0) NoteUnpinned();
   r.data_bytes = 0;
   for (Header* h : r.drops) {
     Shard& sh = shards_[h->shard];
@@ -145,8 +208,8 @@ uint64_t Arc::FreeReclaimed(Reclaim& r) {
 
 // One batch: up to evict_batch REPLACEs while size is above c, then the
 // ghost bounds. Returns the bytes really freed; *more when size is still
-// above c.
-uint64_t Arc::EvictBatch(bool* more) {
+// above c; *exhausted when the policy had nothing left to evict.
+uint64_t Arc::EvictBatch(bool* more, bool* exhausted) {
   Reclaim r;
   {
     MutexLock pl(&policy_mu_);
@@ -154,9 +217,13 @@ uint64_t Arc::EvictBatch(bool* more) {
                          static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
     const uint64_t skips_before = policy_.evict_skips();
     int64_t pending = 0;
+    *exhausted = false;
     for (uint32_t i = 0; i < options_.evict_batch && pending < over; i++) {
       PolicyNode* victim = policy_.Replace(false);
-      if (victim == nullptr) break;
+      if (victim == nullptr) {
+        *exhausted = true;
+        break;
+      }
       pending += static_cast<int64_t>(victim->bytes);
     }
     policy_.TrimGhosts();
@@ -180,9 +247,10 @@ uint64_t Arc::RunEvictionPass() {
   }
   stats_->evict_passes->Add();
   uint64_t freed_total = 0;
+  bool exhausted = false;
   for (;;) {
     bool more = false;
-    const uint64_t freed = EvictBatch(&more);
+    const uint64_t freed = EvictBatch(&more, &exhausted);
     Credit(freed);
     freed_total += freed;
     if (freed == 0 || !more) break;
@@ -190,16 +258,20 @@ uint64_t Arc::RunEvictionPass() {
   NoteOverflow(Overflow());
   const bool over = size_bytes_.load(std::memory_order_relaxed) >
                     static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
-  last_pass_no_progress_.store(over && freed_total == 0, std::memory_order_relaxed);
+  // Stuck: above c, and the policy found nothing to evict. (A pass that
+  // found size at or below c when it looked, and above c again when it
+  // ended, made no progress but is not stuck: allocators reserved meanwhile.)
+  const bool stuck = over && exhausted && freed_total == 0;
+  last_pass_no_progress_.store(stuck, std::memory_order_relaxed);
   MutexLock l(&evict_mu_);
-  // Once started, eviction goes on until size <= c, as long as it frees
-  // something; when it stops, nobody is left waiting.
-  evict_needed_ = freed_total > 0 && over && !shutdown_;
+  // Once started, eviction goes on until size <= c, unless it is stuck;
+  // when it stops, nobody is left waiting.
+  evict_needed_ = over && !stuck && !shutdown_;
   evict_needed_hint_.store(evict_needed_, std::memory_order_relaxed);
   if (!evict_needed_) {
     if (over) stats_->evict_not_enough->Add();
-    if (over && freed_total == 0) stats_->evict_passes_no_progress->Add();
-    ReleaseAllWaiters(true);
+    if (stuck) stats_->evict_passes_no_progress->Add();
+    ReleaseAllWaiters(true, stuck);
   }
   pass_running_ = false;
   idle_cv_.SignalAll();
@@ -230,7 +302,8 @@ void Arc::EvictorMain() ARC_NO_THREAD_SAFETY_ANALYSIS /* evict_mu_ by hand */ {
     if (evict) RunEvictionPass();
     evict_mu_.Lock();
   }
-  ReleaseAllWaiters(false);
+  ReleaseAllWaiters(false, /*stuck=*/true);
+  release_cv_.SignalAll();
   idle_cv_.SignalAll();
   evict_mu_.Unlock();
 }

@@ -37,7 +37,7 @@ struct Header : PolicyNode {
   bool fill_in_b2 = false;
   ArcState fill_target = ArcState::kMru;
   bool pending_drop = false;  // (policy_mu_) dropped by the policy, not yet freed
-  std::unique_ptr<uint8_t[]> data;  // (policy_mu_) present in anon, MRU, MFU
+  ArcBuffer data;  // (policy_mu_) present in anon, MRU, MFU
 };
 
 // A slice of the hash table with its own lock. Also keeps every live header
@@ -123,7 +123,7 @@ struct alignas(64) Arc::Shard {
 // What a policy call let go of, to be freed once the locks are dropped:
 // data of evicted buffers, and headers the policy dropped.
 struct Arc::Reclaim {
-  std::vector<std::unique_ptr<uint8_t[]>> data;
+  std::vector<ArcBuffer> data;
   uint64_t data_bytes = 0;
   std::vector<Header*> drops;
   bool empty() const { return data.empty() && drops.empty(); }
@@ -133,6 +133,7 @@ struct Arc::Reclaim {
 struct Arc::Waiter {
   uint64_t target = 0;  // released when evict_count_ reaches this
   bool released = false;
+  bool stuck = false;   // released because nothing more can be freed
   CondVar cv;
 };
 
@@ -169,6 +170,7 @@ struct Arc::Stats {
   stats::Counter* c_changes[kNumTargetCauses];
   stats::Counter* c_change_bytes[kNumTargetCauses];
   stats::Counter* evict_waits;
+  stats::Counter* reserve_forced;
   stats::Counter* waiters_released_target;
   stats::Counter* waiters_released_pass_end;
   stats::Counter* overflow_some_ns;

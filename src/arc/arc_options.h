@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "arc/buffer_allocator.h"
 #include "arcstore/status.h"
 
 namespace arcstore::arc {
@@ -41,6 +42,12 @@ struct ArcOptions {
   uint64_t initial_largest_bytes = 128 * 1024;  // the largest record before any is seen
   uint32_t eviction_pct = 200;     // a waiter waits for this % of its request to be freed
   uint32_t evict_batch = 64;       // buffers evicted per policy-lock hold
+  // When eviction is stuck (every buffer held, as while a txg syncs with the
+  // dirty limit reached), an allocation waits up to this long for a buffer
+  // to be released before it passes c + 1.5 ovf (counted in reserve_forced);
+  // 0 = pass at once. Only with the evictor thread; at most 10 s. A txg
+  // sync that releases them took up to 147 ms on a loaded 2-core machine.
+  uint64_t stuck_wait_ns = 1'000'000'000;
   EvictorMode evictor = EvictorMode::kThread;
 
   // ---- Policy refinements (sim mode has them all off) --------------------------
@@ -49,6 +56,10 @@ struct ArcOptions {
   uint32_t list_sublists = 1;      // ZFS multilist sublists per state, <= 256
 
   // ---- Structure ------------------------------------------------------------
+  // Where data buffers come from: records of 64 KiB and more are mapped and
+  // unmapped by the ARC itself, with a 2 MiB cache of freed ones
+  // (buffer_allocator.h says why).
+  BufferAllocatorOptions buffers;
   uint32_t hash_shards = 64;       // power of two
   uint32_t history_length = 256;   // TargetChange records kept
 

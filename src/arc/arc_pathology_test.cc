@@ -93,9 +93,12 @@ TEST_F(PathologyTest, GhostTrimmingDoesNotReleaseAWaiterEarly) {
     pinned.push_back(std::move(r.hold));
   }
   ASSERT_GE(pinned.size(), 10u);
-  // Dirty buffers up to SEVERE (c + 1.5 ovf, ovf = 64 KiB).
+  // Dirty buffers up to the SEVERE line (c + 1.5 ovf, ovf = 64 KiB): the
+  // next allocation would pass it.
   std::vector<ArcHold> dirty;
-  while (arc_->Overflow() != OverflowLevel::kSevere) {
+  const ArcSizes before = arc_->Sizes();
+  const uint64_t header_bytes = before.hdr_size / before.headers;
+  while (arc_->size_bytes() + kBlock + header_bytes <= arc_->target_bytes() + kBlock * 3 / 2) {
     dirty.push_back(arc_->AllocateAnon(kBlock, BufKind::kData, HolderKind::kDirtyRecord));
   }
   const int64_t count_before = Stat("evict_count");
@@ -140,6 +143,7 @@ TEST_F(PathologyTest, FullyPinnedCacheOvershootsAndReleasesWaiters) {
   o.evictor = EvictorMode::kThread;
   o.c_max_bytes = 2 * kMiB;
   o.c_min_bytes = 1 * kMiB;
+  o.stuck_wait_ns = 0;  // nothing will be released: no waiting for it
   Make(o);
   std::vector<ArcHold> pinned;
   for (uint64_t b = 0; b < 32; b++) pinned.push_back(Read(b, HolderKind::kHandleCache));
@@ -158,6 +162,7 @@ TEST_F(PathologyTest, FullyPinnedCacheOvershootsAndReleasesWaiters) {
   EXPECT_GE(Stat("evict_waits"), 1);
   EXPECT_GE(Stat("evict_passes_no_progress"), 1);
   EXPECT_GE(Stat("waiters_released_pass_end"), 1);
+  EXPECT_GE(Stat("reserve_forced"), 1);
   EXPECT_EQ(Stat("waiters"), 0);
   EXPECT_EQ(Stat("held_bytes_handle_cache"), static_cast<int64_t>(32 * kBlock));
   EXPECT_EQ(Stat("held_bytes_dirty_record"), static_cast<int64_t>(16 * kBlock));

@@ -58,6 +58,14 @@ void Arc::RegisterStats() {
         r.AddCounter(m, "c_change_bytes_" + cause, Unit::kBytes, "bytes c moved, cause " + cause);
   }
   s.evict_waits = counter("evict_waits", Unit::kOps, "allocations that waited (SEVERE overflow)");
+  buffers_.AttachCounters({
+      .maps = counter("buf_maps", Unit::kOps, "data buffers mapped (mmap calls)"),
+      .unmaps = counter("buf_unmaps", Unit::kOps, "data buffers unmapped (munmap calls)"),
+      .cache_hits = counter("buf_cache_hits", Unit::kOps,
+                            "buffer allocations served from the cache of freed ones"),
+  });
+  s.reserve_forced = counter("reserve_forced", Unit::kOps,
+                             "allocations let past c + 1.5 ovf because eviction could free nothing");
   s.waiters_released_target = counter("waiters_released_target", Unit::kOps,
                                       "waiters released because enough was really freed");
   s.waiters_released_pass_end = counter("waiters_released_pass_end", Unit::kOps,
@@ -125,6 +133,10 @@ void Arc::RegisterStats() {
   });
   gauge("overflow_level", Unit::kNone, "0 none, 1 some, 2 severe",
         [this] { return static_cast<int64_t>(Overflow()); });
+  gauge("buf_mapped_bytes", Unit::kBytes, "data buffers mapped by the ARC (in use and cached)",
+        [this] { return static_cast<int64_t>(buffers_.Stats().mapped_bytes); });
+  gauge("buf_cached_bytes", Unit::kBytes, "freed mapped buffers kept for reuse",
+        [this] { return static_cast<int64_t>(buffers_.Stats().cached_bytes); });
   gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {
     MutexLock l(&evict_mu_);
     return static_cast<int64_t>(evict_count_);

@@ -264,16 +264,51 @@ TEST_F(ArcTest, OverflowLevels) {
   EXPECT_EQ(arc_->Overflow(), OverflowLevel::kNone);
   held.push_back(arc_->AllocateAnon(4096, BufKind::kData, HolderKind::kDirtyRecord));
   EXPECT_EQ(arc_->Overflow(), OverflowLevel::kSome);
-  fill_to(1 * kMiB + 192 * kKiB);
+  // Up to the SEVERE line (c + 1.5 ovf), allocations that fit never wait.
+  const ArcSizes z = arc_->Sizes();
+  const uint64_t header_bytes = z.hdr_size / z.headers;
+  while (arc_->size_bytes() + 4096 + header_bytes <= 1 * kMiB + 192 * kKiB) {
+    held.push_back(arc_->AllocateAnon(4096, BufKind::kData, HolderKind::kDirtyRecord));
+  }
   EXPECT_EQ(arc_->Overflow(), OverflowLevel::kSome);
-  held.push_back(arc_->AllocateAnon(4096, BufKind::kData, HolderKind::kDirtyRecord));
-  EXPECT_EQ(arc_->Overflow(), OverflowLevel::kSevere);
-  // A SEVERE allocation waits; with everything dirty nothing can be freed, so
-  // the pass ends without progress and lets it through.
+  EXPECT_EQ(Stat("evict_waits"), 0);
+  // The next one would pass it: it waits. With everything dirty nothing can
+  // be freed, so the pass ends without progress and lets it through, past
+  // the line, counted.
   const int64_t no_progress = Stat("evict_passes_no_progress");
   held.push_back(arc_->AllocateAnon(4096, BufKind::kData, HolderKind::kDirtyRecord));
   EXPECT_EQ(Stat("evict_waits"), 1);
+  EXPECT_EQ(Stat("reserve_forced"), 1);
   EXPECT_GT(Stat("evict_passes_no_progress"), no_progress);
+  EXPECT_EQ(arc_->Overflow(), OverflowLevel::kSevere);
+  ExpectInvariants();
+}
+
+// An allocation that would take size past c + 1.5 ovf waits for eviction
+// before it adds its bytes; the evictor makes room and size never passes
+// the line.
+TEST_F(ArcTest, AnAllocationThatWouldPassTheSevereLineWaitsUntilThereIsRoom) {
+  ArcOptions o = Small(1 * kMiB);
+  o.initial_largest_bytes = 128 * kKiB;  // ovf = 128 KiB: the line is c + 192 KiB
+  Make(o);
+  // 64 evictable buffers of 16 KiB: 1 MiB in MRU.
+  for (uint64_t b = 0; b < 64; b++) {
+    LookupResult r = arc_->Lookup(ArcKey{1, b, 0}, {.bytes = 16 * kKiB});
+    ASSERT_FALSE(r.hit());
+    r.fill.buffer();
+    r.fill.Finish();
+  }
+  std::vector<ArcHold> dirty;
+  uint64_t max_size = 0;
+  for (int i = 0; i < 40; i++) {  // 40 x 128 KiB of dirty data: 5 x c
+    dirty.push_back(arc_->AllocateAnon(128 * kKiB, BufKind::kData, HolderKind::kDirtyRecord));
+    max_size = std::max(max_size, arc_->size_bytes());
+    if (dirty.size() > 4) dirty.erase(dirty.begin());  // synced and released
+  }
+  EXPECT_LE(max_size, 1 * kMiB + 192 * kKiB);
+  EXPECT_GT(Stat("evict_waits"), 0);
+  EXPECT_EQ(Stat("reserve_forced"), 0);
+  dirty.clear();
   ExpectInvariants();
 }
 

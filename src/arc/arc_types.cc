@@ -73,13 +73,14 @@ Status ArcOptions::Validate() const {
   if (overflow_shift == 0 || overflow_shift > 20) return bad("overflow_shift", "must be in [1, 20]");
   if (eviction_pct == 0 || eviction_pct > 10000) return bad("eviction_pct", "must be in [1, 10000]");
   if (evict_batch == 0) return bad("evict_batch", "must be > 0");
+  if (stuck_wait_ns > 10'000'000'000) return bad("stuck_wait_ns", "must be <= 10 s");
   if (p_min_shift > 16) return bad("p_min_shift", "must be <= 16");
   if (list_sublists == 0 || list_sublists > 256) return bad("list_sublists", "must be in [1, 256]");
   if (hash_shards == 0 || hash_shards > 65536 || !IsPowerOfTwo(hash_shards)) {
     return bad("hash_shards", "must be a power of two in [1, 65536]");
   }
   if (history_length == 0) return bad("history_length", "must be > 0");
-  return Status::Ok();
+  return buffers.Validate();
 }
 
 }  // namespace arcstore::arc

@@ -4,7 +4,9 @@
 // recorded writes want a stable copy of their data; both use this type.
 // Allocation size is rounded up to a multiple of the alignment so that a
 // whole number of blocks can always be transferred from it; size() is the
-// size asked for.
+// size asked for. Buffers of kMapMinBytes (64 KiB) and more, with an
+// alignment of at most a page, are page mappings of their own
+// (base/page_memory.h), so that freed ones leave the resident set.
 //
 // Ownership: the buffer owns its memory (move-only); spans taken from it are
 // valid until it is destroyed or moved from.
@@ -41,6 +43,8 @@ class AlignedBuffer {
   uint8_t* data_ = nullptr;
   size_t size_bytes_ = 0;
   size_t alignment_ = 1;
+  bool mapped_ = false;  // a page mapping (else aligned_alloc)
+  void Free();
 };
 
 }  // namespace arcstore::io

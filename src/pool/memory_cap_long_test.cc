@@ -16,13 +16,8 @@ TEST(MemoryCapLongTest, TwoMinutesOfSixteenClientsStayWithinTheBounds) {
   EXPECT_EQ(r.failed_requests, 0u) << r.first_failure;
   EXPECT_EQ(r.wrong_reads, 0u) << r.first_failure;
   PrintMemoryCapResult(o, r);
-  // The ARC and RSS bounds fail today: see the DISABLED_ tests of
-  // memory_cap_test.cc for the two engine bugs. Run with
-  // ARCSTORE_MEMCAP_BOUNDS=1 to check them here too.
-  if (getenv("ARCSTORE_MEMCAP_BOUNDS") != nullptr) {
-    EXPECT_LE(r.max_arc_bytes, r.arc_bound_bytes) << "ARC size above c_max + 1.5 x ovf";
-    EXPECT_LE(r.peak_rss_bytes, r.rss_bound_bytes) << "RSS above its bound";
-  }
+  EXPECT_LE(r.max_arc_bytes, r.arc_bound_bytes) << "ARC size above c_max + 1.5 x ovf";
+  EXPECT_LE(r.peak_rss_bytes, r.rss_bound_bytes) << "RSS above its bound";
 }
 
 }  // namespace

@@ -1,18 +1,20 @@
-// Under a cgroup v2 memory limit (label "memory"): a child process runs in
-// a new cgroup with memory.max = 384 MiB, opens a pool with no ARC cap
-// (c_max = 50% of the limit its memory monitor sees), fills the ARC by
-// reading a volume, then grows a balloon of other memory 16 MiB at a time,
-// reading on after each step so the ARC keeps allocating. After each step it
-// tells the parent (through a pipe) the ARC's c and size. The parent
-// requires:
-//   - the child's monitor saw the cgroup's limit (384 MiB, source naming the
-//     cgroup) and c_max is half of it;
+// Under a cgroup memory limit (label "memory"): a child process runs in a
+// new cgroup, made under the test's own memory cgroup, whose limit is 384
+// MiB (memory.max in the v2 layout, memory.limit_in_bytes in v1 and hybrid
+// layouts). It opens a pool with no ARC cap (c_max = 50% of the limit its
+// memory monitor sees), fills the ARC by reading a volume, then grows a
+// balloon of other memory 16 MiB at a time, reading on after each step so
+// the ARC keeps allocating. After each step it tells the parent (through a
+// pipe) the ARC's c and size. The parent requires:
+//   - the child's monitor saw the cgroup's limit (384 MiB) and c_max is
+//     half of it;
 //   - c went down while the balloon grew (the ARC shrank under pressure);
 //   - the kernel killed nothing: the child exited by itself with status 0
-//     and the cgroup's memory.events counts no oom_kill.
+//     and the cgroup counts no oom_kill (memory.events in v2,
+//     memory.oom_control in v1).
 // When this machine does not let the test make such a cgroup (not root, no
-// cgroup2 mount, no memory controller in it, or writing the cgroup files
-// fails), it prints SKIPPED with the reason (GTEST_SKIP).
+// memory controller in either layout, or writing the cgroup files fails),
+// it prints SKIPPED with the reason (GTEST_SKIP).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "arc/monitor/system_memory_monitor.h"
@@ -61,33 +64,46 @@ bool WriteFile(const std::string& path, const std::string& text, std::string* er
   return true;
 }
 
-// The cgroup v2 directory this process is in, when it has the memory
-// controller available; "" and the reason otherwise.
-std::string OwnCgroup2(std::string* reason) {
-  if (geteuid() != 0) return *reason = "not root: cannot create a cgroup", "";
-  std::string mount;
-  std::ifstream mi("/proc/self/mountinfo");
-  for (std::string line; std::getline(mi, line);) {
-    const size_t dash = line.find(" - ");
-    if (dash == std::string::npos || line.compare(dash + 3, 8, "cgroup2 ") != 0) continue;
-    std::istringstream f(line);
-    std::string id, parent, devno, root;
-    f >> id >> parent >> devno >> root >> mount;
-    break;
+// Where the test makes its cgroup: a new group under the process's own
+// memory cgroup (found as the monitor finds it, LocateMemoryCgroup), in the
+// v2 or v1 layout, with the file that sets its limit and the file that
+// counts its OOM kills.
+struct Cgroup {
+  std::string parent;      // the process's own memory cgroup directory
+  std::string limit_file;  // memory.max (v2) or memory.limit_in_bytes (v1)
+  std::string oom_file;    // memory.events (v2) or memory.oom_control (v1): "oom_kill N"
+  std::string version;     // "v2", "v1", "v1 (hybrid)"
+};
+
+// The process's memory cgroup, when a group can be made under it; nullopt
+// and the reason otherwise.
+std::optional<Cgroup> OwnMemoryCgroup(std::string* reason) {
+  if (geteuid() != 0) return *reason = "not root: cannot create a cgroup", std::nullopt;
+  Result<CgroupLocation> loc = LocateMemoryCgroup("/");
+  if (!loc.ok()) {
+    *reason = "no memory cgroup to create a group in: " + loc.status().ToString();
+    return std::nullopt;
   }
-  if (mount.empty()) return *reason = "no cgroup2 file system is mounted", "";
-  const std::string controllers = ReadFile(mount + "/cgroup.controllers");
-  if (controllers.find("memory") == std::string::npos) {
-    *reason = "the cgroup2 hierarchy at " + mount + " has no memory controller (controllers: '" +
-              controllers.substr(0, controllers.find('\n')) +
-              "'); memory is on cgroup v1 here";
-    return "";
+  Cgroup g;
+  g.parent = loc->dir;
+  if (loc->version == CgroupLocation::Version::kV2) {
+    const std::string controllers = ReadFile(loc->mount_point + "/cgroup.controllers");
+    if (controllers.find("memory") == std::string::npos) {
+      *reason = "the cgroup2 hierarchy at " + loc->mount_point +
+                " has no memory controller (controllers: '" +
+                controllers.substr(0, controllers.find('\n')) +
+                "') and no cgroup v1 memory hierarchy is mounted";
+      return std::nullopt;
+    }
+    g.limit_file = "memory.max";
+    g.oom_file = "memory.events";
+    g.version = "v2";
+  } else {
+    g.limit_file = "memory.limit_in_bytes";
+    g.oom_file = "memory.oom_control";
+    g.version = loc->hybrid ? "v1 (hybrid)" : "v1";
   }
-  std::ifstream cg("/proc/self/cgroup");
-  for (std::string line; std::getline(cg, line);) {
-    if (line.rfind("0::", 0) == 0) return mount + line.substr(3);
-  }
-  return *reason = "this process is in no cgroup2 group", "";
+  return g;
 }
 
 struct Report {
@@ -98,7 +114,7 @@ struct Report {
 // report c and size after each balloon step.
 [[noreturn]] void Child(const std::string& procs, const std::string& pool_path, int fd) {
   std::string error;
-  if (!WriteFile(procs, "0", &error)) _exit(10);
+  if (!WriteFile(procs, std::to_string(getpid()), &error)) _exit(10);
   auto monitor = MakeSystemMemoryMonitor({});
   if (!monitor.ok()) _exit(11);
   auto reading = (*monitor)->Read();
@@ -124,6 +140,10 @@ struct Report {
     balloon.emplace_back(new uint8_t[kBalloonStepBytes]);
     std::memset(balloon.back().get(), 0xa5, kBalloonStepBytes);  // resident
     read_some(64 * kMiB);
+    // The monitor is read once a second by the ARC's thread; the balloon
+    // grows faster than that, so the child reads it after every step, as
+    // that thread would (Tick: one shrink step under pressure).
+    for (int i = 0; i < 4; i++) arc.Tick();
     r = {0, arc.c_max(), arc.target_bytes(), arc.size_bytes()};
     if (write(fd, &r, sizeof(r)) != sizeof(r)) _exit(17);
   }
@@ -134,9 +154,9 @@ struct Report {
 
 TEST(MemoryCgroupTest, MonitorSeesTheLimitAndTheArcShrinksBeforeAnyKill) {
   std::string reason;
-  const std::string own = OwnCgroup2(&reason);
-  if (own.empty()) GTEST_SKIP() << Skipped(reason);
-  const std::string group = own + "/arcstore_memcap_" + std::to_string(getpid());
+  const std::optional<Cgroup> own = OwnMemoryCgroup(&reason);
+  if (!own) GTEST_SKIP() << Skipped(reason);
+  const std::string group = own->parent + "/arcstore_memcap_" + std::to_string(getpid());
   if (mkdir(group.c_str(), 0755) != 0) {
     GTEST_SKIP() << Skipped("cannot create " + group + ": " + std::strerror(errno));
   }
@@ -144,8 +164,10 @@ TEST(MemoryCgroupTest, MonitorSeesTheLimitAndTheArcShrinksBeforeAnyKill) {
     std::string g;
     ~Rmdir() { rmdir(g.c_str()); }
   } rmdir_group{group};
-  if (!WriteFile(group + "/memory.max", std::to_string(kLimitBytes), &reason)) {
-    GTEST_SKIP() << Skipped(reason + " (is memory enabled in " + own + "/cgroup.subtree_control?)");
+  if (!WriteFile(group + "/" + own->limit_file, std::to_string(kLimitBytes), &reason)) {
+    GTEST_SKIP() << Skipped(reason + (own->version == "v2" ? " (is memory enabled in " +
+                                                                 own->parent + "/cgroup.subtree_control?)"
+                                                           : ""));
   }
   const std::string dir = ::testing::TempDir() + "/arcstore_cgroup_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
@@ -182,14 +204,14 @@ TEST(MemoryCgroupTest, MonitorSeesTheLimitAndTheArcShrinksBeforeAnyKill) {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  const std::string events = ReadFile(group + "/memory.events");
+  const std::string events = ReadFile(group + "/" + own->oom_file);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status)
-                                 << "; memory.events:\n" << events;
+                                 << "; " << own->oom_file << ":\n" << events;
   ASSERT_EQ(WEXITSTATUS(status), 0) << "the child failed at step " << WEXITSTATUS(status);
   EXPECT_NE(events.find("oom_kill 0"), std::string::npos) << events;
   ASSERT_GE(reports.size(), 2u);
-  EXPECT_EQ(reports[0].limit_bytes, kLimitBytes) << "the monitor did not see memory.max";
+  EXPECT_EQ(reports[0].limit_bytes, kLimitBytes) << "the monitor did not see " << own->limit_file;
   EXPECT_EQ(reports[0].c_max, kLimitBytes / 2);
   uint64_t peak_c = 0;
   bool shrank = false;
@@ -198,7 +220,9 @@ TEST(MemoryCgroupTest, MonitorSeesTheLimitAndTheArcShrinksBeforeAnyKill) {
     peak_c = std::max(peak_c, reports[i].c);
   }
   EXPECT_TRUE(shrank) << "c never went down while the balloon grew";
-  std::printf("cgroup test: ran; limit %llu MiB seen, c_max %llu MiB, c from %llu to %llu MiB\n",
+  std::printf("cgroup test: ran (cgroup %s); limit %llu MiB seen, c_max %llu MiB, c from %llu to "
+              "%llu MiB\n",
+              own->version.c_str(),
               static_cast<unsigned long long>(reports[0].limit_bytes / kMiB),
               static_cast<unsigned long long>(reports[0].c_max / kMiB),
               static_cast<unsigned long long>(peak_c / kMiB),

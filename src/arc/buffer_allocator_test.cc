@@ -1,0 +1,69 @@
+// The ARC's buffer allocator: small buffers from the heap, large ones
+// mapped, freed ones cached up to the bound and unmapped beyond it, options
+// checked.
+#include "arc/buffer_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "base/units.h"
+
+namespace arcstore::arc {
+namespace {
+
+TEST(BufferAllocatorTest, SmallBuffersComeFromTheHeap) {
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = kMiB});
+  ArcBuffer b = a.Allocate(4 * kKiB);
+  ASSERT_TRUE(b);
+  std::memset(b.get(), 0x5a, b.bytes());
+  EXPECT_EQ(b.bytes(), 4 * kKiB);
+  EXPECT_EQ(a.Stats().maps, 0u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 0u);
+}
+
+TEST(BufferAllocatorTest, LargeBuffersAreMappedAndFreedOnesReusedUpToTheCacheBound) {
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = 256 * kKiB});
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 4; i++) {
+    bufs.push_back(a.Allocate(128 * kKiB));
+    std::memset(bufs.back().get(), i, bufs.back().bytes());  // every byte writable
+  }
+  EXPECT_EQ(a.Stats().maps, 4u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 512 * kKiB);
+  bufs.clear();  // two fit in the 256 KiB cache, two are unmapped
+  EXPECT_EQ(a.Stats().unmaps, 2u);
+  EXPECT_EQ(a.Stats().cached_bytes, 256 * kKiB);
+  EXPECT_EQ(a.Stats().mapped_bytes, 256 * kKiB);
+  ArcBuffer again = a.Allocate(128 * kKiB);
+  EXPECT_EQ(a.Stats().cache_hits, 1u);
+  EXPECT_EQ(a.Stats().maps, 4u);
+  EXPECT_EQ(a.Stats().cached_bytes, 128 * kKiB);
+  // Another size class does not take the cached 128 KiB buffer.
+  ArcBuffer big = a.Allocate(256 * kKiB);
+  EXPECT_EQ(a.Stats().maps, 5u);
+  // Sizes that are not a power of two are mapped (page-rounded) and never cached.
+  { ArcBuffer odd = a.Allocate(100 * kKiB + 1); }
+  EXPECT_EQ(a.Stats().maps, 6u);
+  EXPECT_EQ(a.Stats().unmaps, 3u);
+}
+
+TEST(BufferAllocatorTest, NoMappingMeansTheHeapForEverySize) {
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 0, .cache_bytes = 0});
+  ArcBuffer b = a.Allocate(kMiB);
+  std::memset(b.get(), 1, b.bytes());
+  EXPECT_EQ(a.Stats().maps, 0u);
+}
+
+TEST(BufferAllocatorTest, OptionsNameTheBadField) {
+  Status s = BufferAllocatorOptions{.map_min_bytes = 2 * kGiB}.Validate();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("buffers.map_min_bytes"), std::string::npos) << s.ToString();
+  s = BufferAllocatorOptions{.cache_bytes = 2 * kGiB}.Validate();
+  EXPECT_NE(s.message().find("buffers.cache_bytes"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(BufferAllocatorOptions{}.Validate().ok());
+}
+
+}  // namespace
+}  // namespace arcstore::arc
