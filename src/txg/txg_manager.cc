@@ -21,7 +21,12 @@
 //   dirty_threshold  its OWN dirty bytes passed sync_kick_percent (20%)
 //                    of dirty_max
 //   arc_dirty_limit  a writer would take the pool's unsynced bytes past
-//                    the ARC's dirty limit (50% of c); the writer waits
+//                    the ARC's dirty limit (50% of c); the writer waits.
+//                    Also the kick when that limit is below dirty_max:
+//                    the open txg's own dirty bytes passed 20% of it (the
+//                    kick compares with the effective limit, min(dirty_max,
+//                    c/2), so a small c makes small early txgs rather than
+//                    writers stalled for a whole sync at the limit)
 //   explicit_wait    someone waits for it (a flush without intent log)
 //   shutdown, memory
 //
@@ -301,9 +306,15 @@ Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
   t->dirty_bytes += dirty_bytes;
   t->rec.ndirty_bytes += dirty_bytes;
   unsynced_bytes_ += dirty_bytes;
-  const uint64_t kick = options_.dirty_max_bytes / 100 * options_.sync_kick_percent;
-  if (t->dirty_bytes > kick && t->requested == SyncReason::kNone) {
-    t->requested = SyncReason::kDirtyThreshold;
+  // The kick compares with the effective limit min(dirty_max, ARC limit):
+  // with a small c, txgs of 20% of c/2 go early, so writers seldom meet
+  // the ARC limit itself (and wait for a whole sync and its flushes).
+  const uint64_t arc_limit = options_.arc_dirty_limit_bytes ? options_.arc_dirty_limit_bytes() : 0;
+  const bool arc_bound = arc_limit > 0 && arc_limit < options_.dirty_max_bytes;
+  const uint64_t effective = arc_bound ? arc_limit : options_.dirty_max_bytes;
+  if (t->dirty_bytes > effective / 100 * options_.sync_kick_percent &&
+      t->requested == SyncReason::kNone) {
+    t->requested = arc_bound ? SyncReason::kArcDirtyLimit : SyncReason::kDirtyThreshold;
     cv_.SignalAll();
   }
   return TxgHold(this, t->rec.txg);
