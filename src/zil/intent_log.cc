@@ -47,7 +47,8 @@
 // logged again), and syncs a txg before anyone may use the pool. Until then
 // the old chain's blocks are kept and headers still point at them, so a
 // crash during replay replays the same records again (idempotent: records
-// carry absolute offsets and data).
+// carry absolute offsets and data). A read-only open applies the records
+// in memory only and writes nothing (the chain stays for a writable open).
 //
 // Fallbacks (each counted): log disabled, no arena yet, arena full, or
 // change copies dropped because pending passed max_pending_bytes; then a
