@@ -48,7 +48,8 @@
 // with mu_ held, so it must not take locks (it reads an atomic).
 //
 // Stats (module "txg"): syncs by reason, delayed/blocked writes and their
-// time, memory_throttle_count, sync time and per-txg dirty histograms.
+// time, memory_throttle_count and arc_limit_wait_ns (the writers' time at
+// the ARC dirty limit), sync time and per-txg dirty histograms.
 #include "txg/txg_manager.h"
 
 #include <algorithm>
@@ -162,6 +163,9 @@ TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry*
   stats_.memory_throttle_count =
       registry->AddCounter(m, "memory_throttle_count", stats::Unit::kOps,
                            "writes that waited for the ARC dirty limit");
+  stats_.arc_limit_wait_ns =
+      registry->AddCounter(m, "arc_limit_wait_ns", stats::Unit::kNanoseconds,
+                           "time writers spent waiting for the ARC dirty limit");
   stats_.sync_time_ns = registry->AddHistogram(m, "sync_time_ns", stats::Unit::kNanoseconds,
                                                "time to sync one txg");
   stats_.txg_dirty_bytes = registry->AddHistogram(m, "txg_dirty_bytes", stats::Unit::kBytes,
@@ -250,7 +254,9 @@ Status TxgManager::WaitArcLimit(uint64_t dirty_bytes) {
     limit = options_.arc_dirty_limit_bytes();
     if (limit == 0) break;
   }
-  open_->rec.arc_limit_wait_ns += clock_->NowNs() - start;
+  const uint64_t waited = clock_->NowNs() - start;
+  stats_.arc_limit_wait_ns->Add(waited);
+  open_->rec.arc_limit_wait_ns += waited;
   return failed_;
 }
 

@@ -256,7 +256,10 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   o.on_memory_throttle = [&throttled] { throttled++; };
   TxgManager* mp = nullptr;
   SyncLog log;
-  log.during = [&](uint64_t txg) { mp->Undirty(txg, UINT64_MAX); };
+  log.during = [&](uint64_t txg) {
+    clock.AdvanceNs(kNsPerMs);  // each sync takes 1 ms, which waiting writers see
+    mp->Undirty(txg, UINT64_MAX);
+  };
   TxgManager m(o, &clock, &reg, log.Fn(), 1);
   mp = &m;
   m.Start();
@@ -268,6 +271,11 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   ASSERT_TRUE(m.Stop().ok());
   EXPECT_GE(reg.TakeSnapshot().Get("txg", "memory_throttle_count"), 1);
   EXPECT_EQ(throttled.load(), reg.TakeSnapshot().Get("txg", "memory_throttle_count"));
+  uint64_t history_wait_ns = 0;
+  for (const TxgRecord& r : m.History()) history_wait_ns += r.arc_limit_wait_ns;
+  EXPECT_GT(history_wait_ns, 0u);
+  EXPECT_EQ(reg.TakeSnapshot().Get("txg", "arc_limit_wait_ns"),
+            static_cast<int64_t>(history_wait_ns));
   EXPECT_EQ(Row(m, 1).reason, SyncReason::kArcDirtyLimit);
 }
 
