@@ -79,6 +79,7 @@ struct BenchArgs {
   std::string max_runtime;
   std::string max_size;
   std::string baseline_dir;
+  bool print_stats = false;
 };
 
 uint64_t SizeArg(const std::string& option, const std::string& text) {
@@ -316,6 +317,9 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
     }
     run->groups = bench::ComputeGroups(run->jobs);
   }
+  if (a.print_stats) {
+    std::fprintf(stderr, "%s", stats::ToKstatText(rp.pool->stats().TakeSnapshot()).c_str());
+  }
   std::optional<Verdict> verdict = DoctorVerdict(rp.pool.get());
   std::string report = Render(*run, *format, rp, a, verdict);
   if (default_mode && a.output.empty()) {
@@ -358,6 +362,7 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("--nbd-socket", args.nbd_socket, "socket of arcstore serve for --print-fio-command");
   c->add_option("--max-runtime", args.max_runtime, "cap every job's runtime (e.g. 5s)");
   c->add_option("--max-size", args.max_size, "cap every job's size and filesize (e.g. 64M)");
+  c->add_flag("--stats", args.print_stats, "print every stat of the pool on stderr at the end");
   c->add_option("--baseline-dir", args.baseline_dir,
                 "also run the jobs on plain files in DIR (the disk's own figures)");
   c->callback([c] {

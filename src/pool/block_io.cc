@@ -96,13 +96,24 @@ Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io:
                                                                             bp.ToString());
 }
 
-// A run of physically adjacent blocks, written as one vectored I/O.
+// Physically adjacent blocks: the run being built, or one vectored I/O.
 struct TxgWriter::Run {
+  struct Piece {
+    // Holds at least length_bytes (a compressed block leaves unused room at
+    // its end, which is not written).
+    io::AlignedBuffer buffer;
+    uint64_t length_bytes = 0;
+    uint64_t undirty_bytes = 0;
+  };
   space::Extent extent;
-  // Each buffer holds at least its piece of the extent (a compressed block
-  // leaves unused room at its end, which is not written).
-  std::vector<std::pair<io::AlignedBuffer, uint64_t>> buffers;
+  std::vector<Piece> pieces;
   uint64_t undirty_bytes = 0;
+
+  void Append(Piece p) {
+    extent.length_bytes += p.length_bytes;
+    undirty_bytes += p.undirty_bytes;
+    pieces.push_back(std::move(p));
+  }
 };
 
 TxgWriter::TxgWriter(io::Device* device, space::SpaceAllocator* allocator, uint64_t txg,
@@ -164,32 +175,77 @@ Status TxgWriter::FreeBlock(const BlockPointer& bp) {
   return allocator_->Free(ExtentOf(bp), txg_).WithContext("freeing " + bp.ToString());
 }
 
+// A run grows while blocks are adjacent, up to two I/Os' worth: then its
+// first I/O's worth is issued. When the run ends, SubmitRun cuts what is
+// left evenly, so that a run of 1.25 MiB goes as two I/Os of 640 KiB, not
+// 1 MiB and a small tail.
 void TxgWriter::Queue(const space::Extent& extent, io::AlignedBuffer buf, uint64_t undirty_bytes) {
-  if (run_ && run_->extent.end_bytes() == extent.offset_bytes &&
-      run_->extent.length_bytes + extent.length_bytes <= options_.aggregation_limit_bytes &&
-      run_->buffers.size() < io::kMaxIoVecs) {
-    run_->extent.length_bytes += extent.length_bytes;
-    run_->buffers.emplace_back(std::move(buf), extent.length_bytes);
-    run_->undirty_bytes += undirty_bytes;
-    return;
+  if (!run_ || run_->extent.end_bytes() != extent.offset_bytes) {
+    SubmitRun();
+    run_ = std::make_unique<Run>();
+    run_->extent = space::Extent{extent.offset_bytes, 0};
+  } else if (run_->extent.length_bytes + extent.length_bytes >
+                 2 * options_.aggregation_limit_bytes ||
+             run_->pieces.size() >= 2 * io::kMaxIoVecs) {
+    Issue(TakeFront(PiecesFitting()));
   }
-  SubmitRun();
-  run_ = std::make_unique<Run>();
-  run_->extent = extent;
-  run_->buffers.emplace_back(std::move(buf), extent.length_bytes);
-  run_->undirty_bytes = undirty_bytes;
+  run_->Append(Run::Piece{std::move(buf), extent.length_bytes, undirty_bytes});
+}
+
+// How many of the run's first pieces fit in one I/O (at least one).
+size_t TxgWriter::PiecesFitting() const {
+  size_t n = 0;
+  uint64_t bytes = 0;
+  for (const Run::Piece& p : run_->pieces) {
+    if (n > 0 &&
+        (bytes + p.length_bytes > options_.aggregation_limit_bytes || n == io::kMaxIoVecs)) {
+      break;
+    }
+    bytes += p.length_bytes;
+    n++;
+  }
+  return n;
+}
+
+std::unique_ptr<TxgWriter::Run> TxgWriter::TakeFront(size_t n) {
+  auto front = std::make_unique<Run>();
+  front->extent = space::Extent{run_->extent.offset_bytes, 0};
+  for (size_t i = 0; i < n; i++) front->Append(std::move(run_->pieces[i]));
+  run_->pieces.erase(run_->pieces.begin(), run_->pieces.begin() + static_cast<ptrdiff_t>(n));
+  run_->extent = space::Extent{front->extent.end_bytes(),
+                               run_->extent.length_bytes - front->extent.length_bytes};
+  run_->undirty_bytes -= front->undirty_bytes;
+  return front;
 }
 
 void TxgWriter::SubmitRun() {
-  if (!run_) return;
+  while (run_ && !run_->pieces.empty()) {
+    const size_t fitting = PiecesFitting();
+    if (fitting == run_->pieces.size()) break;
+    // Cut at the first block boundary past half of the run, or the one
+    // before it when that I/O would be too long.
+    size_t k = 0;
+    uint64_t bytes = 0;
+    while (k < run_->pieces.size() - 1 && 2 * bytes < run_->extent.length_bytes) {
+      bytes += run_->pieces[k++].length_bytes;
+    }
+    Issue(TakeFront(std::max<size_t>(1, std::min(k, fitting))));
+  }
+  if (run_ && !run_->pieces.empty()) Issue(std::move(run_));
+  run_.reset();
+}
+
+void TxgWriter::Issue(std::unique_ptr<Run> taken) {
   WaitInflight(options_.max_inflight_ios - 1);
-  std::shared_ptr<Run> run(run_.release());
+  std::shared_ptr<Run> run(std::move(taken));
   io::IoRequest req;
   req.op = io::IoOp::kWrite;
   req.io_class = io::IoClass::kAsyncWrite;
   req.offset = run->extent.offset_bytes;
-  for (auto& [buf, len] : run->buffers) req.iov.push_back(io::IoVec{buf.data(), len});
-  req.parts = static_cast<uint32_t>(run->buffers.size());
+  for (Run::Piece& p : run->pieces) {
+    req.iov.push_back(io::IoVec{p.buffer.data(), p.length_bytes});
+  }
+  req.parts = static_cast<uint32_t>(run->pieces.size());
   written_bytes_ += run->extent.length_bytes;
   device_writes_++;
   stats_->writes->Add();

@@ -7,7 +7,8 @@
 //   TxgWriter    WriteBlock(base, logical): compress, allocate new space
 //                (copy-on-write: never the block's old place), checksum,
 //                queue the write; adjacent writes are merged into one
-//                vectored I/O up to aggregation_limit_bytes. FreeBlock(bp)
+//                vectored I/O up to aggregation_limit_bytes (a longer run
+//                is cut into I/Os of nearly equal size). FreeBlock(bp)
 //                returns space to the allocator (deferred by it). Finish()
 //                submits what is queued and waits for every write.
 //
@@ -111,6 +112,9 @@ class TxgWriter final : public volume::BlockSink {
   struct Run;
   void Queue(const space::Extent& extent, io::AlignedBuffer buf, uint64_t undirty_bytes);
   void SubmitRun();
+  size_t PiecesFitting() const;
+  std::unique_ptr<Run> TakeFront(size_t pieces);
+  void Issue(std::unique_ptr<Run> run);
   void WaitInflight(uint32_t at_most) ARC_EXCLUDES(mu_);
 
   io::Device* const device_;

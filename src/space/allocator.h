@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct SpaceOptions {
   uint64_t start_bytes = 0;   // first allocatable byte (after the front labels)
   uint64_t end_bytes = 0;     // one past the last (before the back labels)
   uint64_t unit_bytes = 4096; // allocation unit: a power of two >= 4096
+  // Free extents at least this long are "large": allocations go to them,
+  // side by side from a cursor, so that a txg's writes aggregate into I/Os
+  // of this size; smaller holes are used only when no large extent has room
+  // (space is short). Default: the write aggregation limit, 1 MiB. A
+  // multiple of unit_bytes, at most 1 GiB.
+  uint64_t large_extent_bytes = 1024 * 1024;
   // Bytes only metadata may use. Default: max(1/64 of the space, 4 MiB),
   // capped at half the space (see DefaultReserve).
   uint64_t reserve_bytes = 0;
@@ -45,8 +52,9 @@ struct SpaceOptions {
   uint32_t defer_txgs = 2;
   bool unsafe_allow_short_defer = false;
   // Test-only: frees are reusable at once, even in the txg that freed them,
-  // while the last committed tree still references them. The crash harness
-  // must notice.
+  // while the last committed tree still references them, and allocation is
+  // best fit (so the small extents just freed are soon reused). The crash
+  // harness must notice.
   bool unsafe_immediate_reuse = false;
 
   Status Validate() const;
@@ -69,6 +77,8 @@ struct SpaceUsage {
   uint64_t deferred_bytes = 0;      // freed, waiting for their txgs
   uint64_t largest_free_bytes = 0;
   uint64_t free_extents = 0;
+  uint64_t large_free_bytes = 0;  // in free extents >= large_extent_bytes
+  uint64_t hole_allocations = 0;  // allocations that had to take a small hole
 };
 
 class SpaceAllocator {
@@ -82,10 +92,13 @@ class SpaceAllocator {
   static Result<SpaceAllocator> Load(const SpaceOptions& options,
                                      const std::vector<SpaceRecord>& records, uint64_t synced_txg);
 
-  // A contiguous extent of round_up(size_bytes, unit) for txg `txg`, taken
-  // from the cursor onwards (so that one sync's allocations sit side by side
-  // and its writes aggregate), else the best fit anywhere. NoSpace names the
-  // request, what is free, and the largest free extent.
+  // A contiguous extent of round_up(size_bytes, unit) for txg `txg`: at the
+  // cursor when the free extent there has room (so that one sync's
+  // allocations sit side by side and its writes aggregate; in a new txg,
+  // when a large extent's worth is left there), else at the
+  // start of the next large free extent after the cursor (wrapping round),
+  // else the best fit among the small holes. NoSpace names the request,
+  // what is free, and the largest free extent.
   Result<Extent> Allocate(uint64_t size_bytes, AllocClass cls, uint64_t txg);
 
   // Frees an extent allocated earlier, in txg `txg`. It is reusable only
@@ -111,16 +124,27 @@ class SpaceAllocator {
   bool IsAllocated(const Extent& extent) const;
 
  private:
+  using FreeMap = std::map<uint64_t, uint64_t>;
   Status CheckExtent(const Extent& e, const char* what) const;
   void InsertFree(Extent e);
-  void RemoveFree(std::map<uint64_t, uint64_t>::iterator it, const Extent& taken);
+  void RemoveFree(FreeMap::iterator it, const Extent& taken);
   Status TakeFromFree(const Extent& e);
+  // The three indexes of one free extent, added or erased together.
+  void AddFreeEntry(uint64_t offset_bytes, uint64_t length_bytes);
+  void EraseFreeEntry(FreeMap::iterator it);
+  // Where Allocate puts `len` bytes: the offset, and the free extent that
+  // holds it; free_.end() when nothing has room.
+  std::pair<uint64_t, FreeMap::iterator> Place(uint64_t len, uint64_t txg);
+  std::pair<uint64_t, FreeMap::iterator> PlaceInLarge(uint64_t len);
+  std::pair<uint64_t, FreeMap::iterator> BestFit(uint64_t len);
 
   SpaceOptions options_;
   // Free extents: offset -> length, coalesced (no two touch).
-  std::map<uint64_t, uint64_t> free_;
+  FreeMap free_;
   // The same extents by size, for best fit: length -> offsets.
   std::multimap<uint64_t, uint64_t> free_by_size_;
+  // The offsets of the large ones (length >= large_extent_bytes).
+  std::set<uint64_t> large_;
   // Allocated extents, exactly as allocated.
   struct Allocation {
     uint64_t length_bytes;
@@ -131,9 +155,12 @@ class SpaceAllocator {
   std::map<uint64_t, std::vector<Extent>> deferred_;
   std::vector<SpaceRecord> pending_records_;
   uint64_t cursor_bytes_ = 0;
+  uint64_t cursor_txg_ = 0;  // the txg of the allocation that ended at the cursor
   uint64_t free_bytes_ = 0;
   uint64_t allocated_bytes_ = 0;
   uint64_t deferred_bytes_ = 0;
+  uint64_t large_free_bytes_ = 0;
+  uint64_t hole_allocations_ = 0;
 };
 
 }  // namespace arcstore::space

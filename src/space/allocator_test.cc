@@ -23,6 +23,55 @@ void CheckInvariants(const SpaceAllocator& a) {
   SpaceUsage u = a.Usage();
   ASSERT_EQ(u.free_bytes + u.allocated_bytes + u.deferred_bytes, u.total_bytes);
   ASSERT_LE(u.largest_free_bytes, u.free_bytes);
+  ASSERT_LE(u.large_free_bytes, u.free_bytes);
+  if (u.largest_free_bytes >= a.options().large_extent_bytes) {
+    ASSERT_GE(u.large_free_bytes, u.largest_free_bytes);
+  } else {
+    ASSERT_EQ(u.large_free_bytes, 0u);
+  }
+}
+
+constexpr uint64_t kRecord = 128 * kKiB;
+
+// An aged layout: the whole space allocated in records of 128 KiB in txg 1,
+// then the records whose index `free_it` picks freed in txg 2, and the frees
+// aged so that they are allocatable. The cursor is at the end of the space.
+template <typename Pick>
+void Age(SpaceAllocator& a, Pick free_it) {
+  const SpaceOptions& o = a.options();
+  std::vector<Extent> records;
+  for (uint64_t at = o.start_bytes; at < o.end_bytes; at += kRecord) {
+    Result<Extent> e = a.Allocate(kRecord, AllocClass::kMetadata, 1);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_EQ(e->offset_bytes, at);
+    records.push_back(*e);
+  }
+  a.SyncDone(1);
+  for (uint64_t i = 0; i < records.size(); i++) {
+    if (free_it(i)) ASSERT_TRUE(a.Free(records[i], 2).ok());
+  }
+  for (uint64_t t = 2; t <= 4; t++) a.SyncDone(t);
+  ASSERT_EQ(a.Usage().deferred_bytes, 0u);
+  CheckInvariants(a);
+}
+
+// `n` records allocated in txg `txg`: their extents.
+std::vector<Extent> AllocateRecords(SpaceAllocator& a, int n, uint64_t txg) {
+  std::vector<Extent> out;
+  for (int i = 0; i < n; i++) {
+    Result<Extent> e = a.Allocate(kRecord, AllocClass::kData, txg);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (e.ok()) out.push_back(*e);
+  }
+  return out;
+}
+
+void ExpectSideBySide(const std::vector<Extent>& es, uint64_t first_offset) {
+  ASSERT_FALSE(es.empty());
+  EXPECT_EQ(es[0].offset_bytes, first_offset);
+  for (size_t i = 1; i < es.size(); i++) {
+    EXPECT_EQ(es[i].offset_bytes, es[i - 1].end_bytes()) << "allocation " << i;
+  }
 }
 
 TEST(SpaceAllocatorTest, ConsecutiveAllocationsAreContiguous) {
@@ -34,6 +83,96 @@ TEST(SpaceAllocatorTest, ConsecutiveAllocationsAreContiguous) {
     EXPECT_EQ(e.length_bytes % 4096, 0u);
     prev = e;
   }
+  CheckInvariants(a);
+}
+
+// The aged pool of issue 5: every other record freed leaves 128 KiB holes;
+// one run of 2 MiB was freed too. A txg's records go to the run, side by
+// side, not into the holes (plain next fit or best fit took the holes, one
+// record per I/O).
+TEST(SpaceAllocatorTest, RecordsSkipSmallHolesForALargeExtent) {
+  SpaceAllocator a(Opts(16 * kMiB));
+  const uint64_t run_first = 100, run_records = 16;  // 2 MiB from record 100
+  Age(a, [&](uint64_t i) {
+    return (i < 64 && i % 2 == 1) || (i >= run_first && i < run_first + run_records);
+  });
+  EXPECT_EQ(a.Usage().large_free_bytes, 2 * kMiB);
+  std::vector<Extent> got = AllocateRecords(a, 16, 5);
+  ExpectSideBySide(got, a.options().start_bytes + run_first * kRecord);
+  EXPECT_EQ(a.Usage().hole_allocations, 0u);
+  EXPECT_EQ(a.Usage().large_free_bytes, 0u);
+  CheckInvariants(a);
+}
+
+// The run at the cursor continues while its extent has room, even when
+// what is left of it is smaller than a large extent.
+TEST(SpaceAllocatorTest, TheRunAtTheCursorContinuesToTheEndOfItsExtent) {
+  SpaceAllocator a(Opts(16 * kMiB));
+  // Free runs of 1.25 MiB (10 records) at records 10 and 50, holes elsewhere.
+  Age(a, [](uint64_t i) { return (i >= 10 && i < 20) || (i >= 50 && i < 60) || i % 4 == 3; });
+  std::vector<Extent> got = AllocateRecords(a, 20, 5);
+  const uint64_t start = a.options().start_bytes;
+  ExpectSideBySide(std::vector<Extent>(got.begin(), got.begin() + 10), start + 10 * kRecord);
+  ExpectSideBySide(std::vector<Extent>(got.begin() + 10, got.end()), start + 50 * kRecord);
+  EXPECT_EQ(a.Usage().hole_allocations, 0u);
+}
+
+// Past the last large extent, allocation wraps round to the first one,
+// skipping holes after the cursor.
+TEST(SpaceAllocatorTest, AllocationWrapsRoundToTheFirstLargeExtent) {
+  SpaceAllocator a(Opts(16 * kMiB));
+  // Runs of 1 MiB at records 8 and 64; holes at every 3rd record from 80 on.
+  Age(a, [](uint64_t i) {
+    return (i >= 8 && i < 16) || (i >= 64 && i < 72) || (i >= 80 && i % 3 == 0);
+  });
+  const uint64_t start = a.options().start_bytes;
+  // The cursor is at the end of the space: the first run, then the second.
+  ExpectSideBySide(AllocateRecords(a, 8, 5), start + 8 * kRecord);
+  ExpectSideBySide(AllocateRecords(a, 8, 5), start + 64 * kRecord);
+  EXPECT_EQ(a.Usage().hole_allocations, 0u);
+  // No large extent is left: the holes are used (space is short), and
+  // counted.
+  EXPECT_EQ(a.Usage().large_free_bytes, 0u);
+  std::vector<Extent> holes = AllocateRecords(a, 3, 5);
+  ASSERT_EQ(holes.size(), 3u);
+  for (const Extent& e : holes) {
+    EXPECT_EQ((e.offset_bytes - start) / kRecord % 3, 0u) << e.offset_bytes;
+    EXPECT_GE(e.offset_bytes, start + 80 * kRecord);
+  }
+  EXPECT_EQ(a.Usage().hole_allocations, 3u);
+  CheckInvariants(a);
+}
+
+// With no large extent, the smallest hole with room is taken: a 256 KiB
+// hole is kept for a request that needs it.
+TEST(SpaceAllocatorTest, HolesAreTakenByBestFit) {
+  SpaceAllocator a(Opts(4 * kMiB));
+  // A 256 KiB hole at records 2-3, 128 KiB holes at 10 and 20.
+  Age(a, [](uint64_t i) { return i == 2 || i == 3 || i == 10 || i == 20; });
+  const uint64_t start = a.options().start_bytes;
+  Extent small = *a.Allocate(kRecord, AllocClass::kData, 5);
+  EXPECT_TRUE(small.offset_bytes == start + 10 * kRecord ||
+              small.offset_bytes == start + 20 * kRecord)
+      << small.offset_bytes;
+  Extent two = *a.Allocate(2 * kRecord, AllocClass::kData, 5);
+  EXPECT_EQ(two.offset_bytes, start + 2 * kRecord);
+  EXPECT_EQ(a.Usage().hole_allocations, 2u);
+}
+
+// A request longer than a large extent takes the best fit among the
+// extents long enough, wherever the cursor is.
+TEST(SpaceAllocatorTest, RequestsLongerThanALargeExtentTakeTheBestFit) {
+  SpaceAllocator a(Opts(16 * kMiB));
+  // Free: 4 MiB at record 8, 2 MiB at record 80, 1 MiB at record 110.
+  Age(a, [](uint64_t i) {
+    return (i >= 8 && i < 40) || (i >= 80 && i < 96) || (i >= 110 && i < 118);
+  });
+  const uint64_t start = a.options().start_bytes;
+  Extent e = *a.Allocate(2 * kMiB, AllocClass::kData, 5);
+  EXPECT_EQ(e.offset_bytes, start + 80 * kRecord);
+  e = *a.Allocate(3 * kMiB, AllocClass::kData, 5);
+  EXPECT_EQ(e.offset_bytes, start + 8 * kRecord);
+  EXPECT_EQ(a.Usage().hole_allocations, 0u);
   CheckInvariants(a);
 }
 
@@ -94,6 +233,13 @@ TEST(SpaceAllocatorTest, OptionsAreValidated) {
   o = Opts();
   o.end_bytes = o.start_bytes;
   EXPECT_FALSE(o.Validate().ok());
+  for (uint64_t bad : {uint64_t{0}, uint64_t{6000}, 2 * kGiB}) {
+    o = Opts();
+    o.large_extent_bytes = bad;
+    EXPECT_NE(o.Validate().message().find("large_extent_bytes " + std::to_string(bad)),
+              std::string::npos)
+        << bad;
+  }
 }
 
 // A random sequence of allocations, frees and syncs, checked against a model;
@@ -110,8 +256,14 @@ TEST(SpaceAllocatorTest, RandomOperationsMatchModelAndReload) {
   for (uint64_t i = 0; i < steps; i++) {
     uint64_t op = rnd.Uniform(10);
     if (op < 5) {
-      Result<Extent> e = a.Allocate(rnd.Range(1, 256 * kKiB),
-                                    rnd.OneIn(4) ? AllocClass::kMetadata : AllocClass::kData, txg);
+      const SpaceUsage before = a.Usage();
+      const uint64_t size = rnd.Range(1, 256 * kKiB);
+      Result<Extent> e =
+          a.Allocate(size, rnd.OneIn(4) ? AllocClass::kMetadata : AllocClass::kData, txg);
+      if (before.large_free_bytes > 0) {
+        ASSERT_EQ(a.Usage().hole_allocations, before.hole_allocations)
+            << "a hole was taken while a large extent was free";
+      }
       if (e.ok()) {
         ASSERT_TRUE(live_offsets.insert(e->offset_bytes).second) << "handed out twice";
         for (const Extent& l : live) {

@@ -21,7 +21,12 @@
 //   dirty_threshold  its OWN dirty bytes passed sync_kick_percent (20%)
 //                    of dirty_max
 //   arc_dirty_limit  a writer would take the pool's unsynced bytes past
-//                    the ARC's dirty limit (50% of c); the writer waits
+//                    the ARC's dirty limit (50% of c); the writer waits.
+//                    Also the kick when that limit is below dirty_max:
+//                    the open txg's own dirty bytes passed 20% of it (the
+//                    kick compares with the effective limit, min(dirty_max,
+//                    c/2), so a small c makes small early txgs rather than
+//                    writers stalled for a whole sync at the limit)
 //   explicit_wait    someone waits for it (a flush without intent log)
 //   shutdown, memory
 // A txg that no writer was ever assigned to never goes (nothing to
@@ -46,7 +51,8 @@
 // with mu_ held, so it must not take locks (it reads an atomic).
 //
 // Stats (module "txg"): syncs by reason, delayed/blocked writes and their
-// time, memory_throttle_count, sync time and per-txg dirty histograms.
+// time, memory_throttle_count and arc_limit_wait_ns (the writers' time at
+// the ARC dirty limit), sync time and per-txg dirty histograms.
 #include "txg/txg_manager.h"
 
 #include <algorithm>
@@ -163,6 +169,9 @@ TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry*
   stats_.memory_throttle_count =
       registry->AddCounter(m, "memory_throttle_count", stats::Unit::kOps,
                            "writes that waited for the ARC dirty limit");
+  stats_.arc_limit_wait_ns =
+      registry->AddCounter(m, "arc_limit_wait_ns", stats::Unit::kNanoseconds,
+                           "time writers spent waiting for the ARC dirty limit");
   stats_.sync_time_ns = registry->AddHistogram(m, "sync_time_ns", stats::Unit::kNanoseconds,
                                                "time to sync one txg");
   stats_.txg_dirty_bytes = registry->AddHistogram(m, "txg_dirty_bytes", stats::Unit::kBytes,
@@ -251,7 +260,9 @@ Status TxgManager::WaitArcLimit(uint64_t dirty_bytes) {
     limit = options_.arc_dirty_limit_bytes();
     if (limit == 0) break;
   }
-  open_->rec.arc_limit_wait_ns += clock_->NowNs() - start;
+  const uint64_t waited = clock_->NowNs() - start;
+  stats_.arc_limit_wait_ns->Add(waited);
+  open_->rec.arc_limit_wait_ns += waited;
   return failed_;
 }
 
@@ -308,9 +319,15 @@ Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
   t->dirty_bytes += dirty_bytes;
   t->rec.ndirty_bytes += dirty_bytes;
   unsynced_bytes_ += dirty_bytes;
-  const uint64_t kick = options_.dirty_max_bytes / 100 * options_.sync_kick_percent;
-  if (t->dirty_bytes > kick && t->requested == SyncReason::kNone) {
-    t->requested = SyncReason::kDirtyThreshold;
+  // The kick compares with the effective limit min(dirty_max, ARC limit):
+  // with a small c, txgs of 20% of c/2 go early, so writers seldom meet
+  // the ARC limit itself (and wait for a whole sync and its flushes).
+  const uint64_t arc_limit = options_.arc_dirty_limit_bytes ? options_.arc_dirty_limit_bytes() : 0;
+  const bool arc_bound = arc_limit > 0 && arc_limit < options_.dirty_max_bytes;
+  const uint64_t effective = arc_bound ? arc_limit : options_.dirty_max_bytes;
+  if (t->dirty_bytes > effective / 100 * options_.sync_kick_percent &&
+      t->requested == SyncReason::kNone) {
+    t->requested = arc_bound ? SyncReason::kArcDirtyLimit : SyncReason::kDirtyThreshold;
     cv_.SignalAll();
   }
   return TxgHold(this, t->rec.txg);

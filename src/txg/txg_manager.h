@@ -201,6 +201,7 @@ class TxgManager {
     stats::Counter* blocked_writes;
     stats::Counter* blocked_ns;
     stats::Counter* memory_throttle_count;
+    stats::Counter* arc_limit_wait_ns;
     stats::Histogram* sync_time_ns;
     stats::Histogram* txg_dirty_bytes;
   } stats_;

@@ -289,7 +289,10 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   o.on_memory_throttle = [&throttled] { throttled++; };
   TxgManager* mp = nullptr;
   SyncLog log;
-  log.during = [&](uint64_t txg) { mp->Undirty(txg, UINT64_MAX); };
+  log.during = [&](uint64_t txg) {
+    clock.AdvanceNs(kNsPerMs);  // each sync takes 1 ms, which waiting writers see
+    mp->Undirty(txg, UINT64_MAX);
+  };
   TxgManager m(o, &clock, &reg, log.Fn(), 1);
   mp = &m;
   m.Start();
@@ -301,7 +304,46 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   ASSERT_TRUE(m.Stop().ok());
   EXPECT_GE(reg.TakeSnapshot().Get("txg", "memory_throttle_count"), 1);
   EXPECT_EQ(throttled.load(), reg.TakeSnapshot().Get("txg", "memory_throttle_count"));
+  uint64_t history_wait_ns = 0;
+  for (const TxgRecord& r : m.History()) history_wait_ns += r.arc_limit_wait_ns;
+  EXPECT_GT(history_wait_ns, 0u);
+  EXPECT_EQ(reg.TakeSnapshot().Get("txg", "arc_limit_wait_ns"),
+            static_cast<int64_t>(history_wait_ns));
   EXPECT_EQ(Row(m, 1).reason, SyncReason::kArcDirtyLimit);
+}
+
+// With the ARC's limit below dirty_max, the kick compares with it: the open
+// txg goes once its own dirty bytes pass 20% of the ARC limit, recorded as
+// arc_dirty_limit, before any writer has to wait at the limit.
+TEST(TxgManagerTest, ArcDirtyLimitBelowDirtyMaxKicksEarly) {
+  ManualClock clock;
+  stats::Registry reg;
+  TxgOptions o = Opts(1000 * kMiB);
+  static constexpr uint64_t limit = 10 * kMiB;
+  o.arc_dirty_limit_bytes = [] { return limit; };
+  TxgManager* mp = nullptr;
+  SyncLog log;
+  log.during = [&](uint64_t txg) { mp->Undirty(txg, UINT64_MAX); };
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);
+  mp = &m;
+  m.Start();
+  { ASSERT_TRUE(m.Assign(2 * kMiB - 64 * kKiB).ok()); }  // under 20% of the limit
+  EXPECT_EQ(m.open_txg(), 1u);
+  { ASSERT_TRUE(m.Assign(64 * kKiB).ok()); }  // past it
+  // The wait names its own reason only when nothing had requested the sync.
+  ASSERT_TRUE(m.WaitSynced(1, SyncReason::kExplicitWait).ok());
+  EXPECT_EQ(Row(m, 1).reason, SyncReason::kArcDirtyLimit);
+  EXPECT_EQ(reg.TakeSnapshot().Get("txg", "memory_throttle_count"), 0);
+  ASSERT_TRUE(m.Stop().ok());
+  // Without an ARC limit below dirty_max the same bytes stay in the open
+  // txg (the kick is 20% of dirty_max).
+  stats::Registry reg2;
+  TxgManager plain(Opts(1000 * kMiB), &clock, &reg2, [](uint64_t) { return Status::Ok(); }, 1);
+  plain.Start();
+  { ASSERT_TRUE(plain.Assign(2 * kMiB + 1).ok()); }
+  EXPECT_EQ(reg2.TakeSnapshot().Get("txg", "syncs_dirty_threshold"), 0);
+  EXPECT_EQ(plain.open_txg(), 1u);
+  ASSERT_TRUE(plain.Stop().ok());
 }
 
 TEST(TxgManagerTest, FailedSyncFailsEveryone) {

@@ -1,0 +1,166 @@
+// TxgWriter's aggregation: which device writes a txg's blocks become.
+#include "pool/block_io.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "base/random.h"
+#include "base/units.h"
+#include "io/forwarding_device.h"
+#include "io/memory_device.h"
+
+namespace arcstore::pool {
+namespace {
+
+constexpr uint64_t kBlock = 128 * kKiB;
+
+// Passes requests on and records (offset, bytes, parts) of each write.
+class WriteLog final : public io::ForwardingDevice {
+ public:
+  using ForwardingDevice::ForwardingDevice;
+  struct Write {
+    uint64_t offset_bytes;
+    uint64_t length_bytes;
+    uint32_t parts;
+  };
+  void Submit(io::IoRequest r) override {
+    if (r.op == io::IoOp::kWrite) {
+      uint64_t len = 0;
+      for (const io::IoVec& v : r.iov) len += v.size_bytes;
+      MutexLock l(&mu_);
+      writes_.push_back(Write{r.offset, len, static_cast<uint32_t>(r.iov.size())});
+    }
+    ForwardingDevice::Submit(std::move(r));
+  }
+  std::vector<Write> writes() {
+    MutexLock l(&mu_);
+    return writes_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<Write> writes_ ARC_GUARDED_BY(mu_);
+};
+
+class TxgWriterTest : public ::testing::Test {
+ protected:
+  TxgWriterTest()
+      : mem_(*io::MemoryDevice::Create({.size_bytes = 64 * kMiB})),
+        dev_(mem_.get()),
+        stats_(&registry_) {}
+
+  // Writes blocks of kBlock at the given block indexes (in that order),
+  // each filled with its index, through one TxgWriter; returns the device
+  // writes and checks every block landed.
+  std::vector<WriteLog::Write> WriteBlocks(const std::vector<uint64_t>& indexes) {
+    uint64_t undirtied = 0;
+    {
+      TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_,
+                  [&](uint64_t bytes) { undirtied += bytes; });
+      for (uint64_t i : indexes) {
+        io::AlignedBuffer buf(kBlock, 4096);
+        std::memset(buf.data(), static_cast<int>(i & 0xff), kBlock);
+        EXPECT_TRUE(w.WriteAt(space::Extent{i * kBlock, kBlock}, std::move(buf)).ok());
+      }
+      EXPECT_TRUE(w.Finish().ok());
+    }
+    EXPECT_EQ(undirtied, 0u);  // WriteAt blocks clean no dirty bytes
+    std::vector<uint8_t> back(kBlock);
+    for (uint64_t i : indexes) {
+      EXPECT_TRUE(io::ReadSync(*mem_, i * kBlock, back).ok());
+      EXPECT_EQ(back[0], i & 0xff);
+      EXPECT_EQ(back[kBlock - 1], i & 0xff);
+    }
+    return dev_.writes();
+  }
+
+  static std::vector<uint64_t> Range(uint64_t first, uint64_t n) {
+    std::vector<uint64_t> v;
+    for (uint64_t i = 0; i < n; i++) v.push_back(first + i);
+    return v;
+  }
+  static std::vector<uint64_t> Lengths(const std::vector<WriteLog::Write>& ws) {
+    std::vector<uint64_t> v;
+    for (const auto& w : ws) v.push_back(w.length_bytes / kBlock);
+    return v;
+  }
+
+  std::unique_ptr<io::MemoryDevice> mem_;
+  WriteLog dev_;
+  stats::Registry registry_;
+  BlockIoStats stats_;
+  space::SpaceAllocator allocator_{space::SpaceOptions{.start_bytes = 0, .end_bytes = 64 * kMiB}};
+};
+
+TEST_F(TxgWriterTest, AdjacentBlocksUpToTheLimitAreOneWrite) {
+  std::vector<WriteLog::Write> ws = WriteBlocks(Range(8, 8));
+  ASSERT_EQ(ws.size(), 1u);
+  EXPECT_EQ(ws[0].offset_bytes, 8 * kBlock);
+  EXPECT_EQ(ws[0].length_bytes, 1 * kMiB);
+  EXPECT_EQ(ws[0].parts, 8u);
+}
+
+// A run a little over the limit is cut in two nearly equal writes, not the
+// limit and a small tail: 9 blocks are 5 + 4, not 8 + 1.
+TEST_F(TxgWriterTest, ALongerRunIsCutEvenly) {
+  EXPECT_EQ(Lengths(WriteBlocks(Range(0, 9))), (std::vector<uint64_t>{5, 4}));
+}
+
+// A long run goes in writes of the limit while it grows; its end is cut
+// evenly: 20 blocks are 8 + 6 + 6.
+TEST_F(TxgWriterTest, ALongRunGoesInFullWritesThenAnEvenCut) {
+  std::vector<WriteLog::Write> ws = WriteBlocks(Range(0, 20));
+  EXPECT_EQ(Lengths(ws), (std::vector<uint64_t>{8, 6, 6}));
+  for (size_t i = 1; i < ws.size(); i++) {
+    EXPECT_EQ(ws[i].offset_bytes, ws[i - 1].offset_bytes + ws[i - 1].length_bytes);
+  }
+}
+
+// Blocks that are not adjacent are separate writes; a gap ends a run.
+TEST_F(TxgWriterTest, AGapEndsARun) {
+  std::vector<uint64_t> idx = Range(0, 3);
+  for (uint64_t i : Range(10, 3)) idx.push_back(i);
+  idx.push_back(40);
+  std::vector<WriteLog::Write> ws = WriteBlocks(idx);
+  EXPECT_EQ(Lengths(ws), (std::vector<uint64_t>{3, 3, 1}));
+  EXPECT_EQ(ws[1].offset_bytes, 10 * kBlock);
+  EXPECT_EQ(ws[2].parts, 1u);
+}
+
+// Random runs: no write is over the limit, every block is written once,
+// and a run longer than the limit has no write under half of it.
+TEST_F(TxgWriterTest, RandomRunsRespectTheLimitAndCutEvenly) {
+  SeededRandom r = SeededRandom::FromEnvironment("RandomRunsRespectTheLimitAndCutEvenly");
+  std::vector<uint64_t> idx;
+  std::vector<uint64_t> run_lengths;
+  uint64_t at = 0;
+  while (true) {
+    const uint64_t n = r.Range(1, 40);
+    if (at + n > 64 * kMiB / kBlock) break;
+    for (uint64_t i : Range(at, n)) idx.push_back(i);
+    run_lengths.push_back(n);
+    at += n + r.Range(1, 3);
+  }
+  std::vector<WriteLog::Write> ws = WriteBlocks(idx);
+  uint64_t blocks = 0;
+  size_t w = 0;
+  for (uint64_t n : run_lengths) {
+    uint64_t covered = 0;
+    while (covered < n) {
+      ASSERT_LT(w, ws.size());
+      const uint64_t len = ws[w].length_bytes / kBlock;
+      EXPECT_LE(ws[w].length_bytes, 1 * kMiB);
+      if (n > 8) EXPECT_GE(len, 4u) << "run of " << n << " blocks";
+      covered += len;
+      w++;
+    }
+    EXPECT_EQ(covered, n);
+    blocks += n;
+  }
+  EXPECT_EQ(w, ws.size());
+  EXPECT_EQ(blocks, idx.size());
+}
+
+}  // namespace
+}  // namespace arcstore::pool
