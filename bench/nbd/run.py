@@ -41,6 +41,7 @@ OPTIONAL_SERVERS = ["arcstore-mem"]
 DISK_PEERS = ["nbdkit-file", "qemu-qcow2", "qemu-raw"]
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 300
+SETTLE_TIMEOUT_S = 600
 
 
 class BenchError(Exception):
@@ -80,6 +81,7 @@ class Server:
         self.sock = os.path.join(self.dir, "nbd.sock")
         self.export = ""
         self.proc = None
+        self.pool = None
         self.log = open(os.path.join(self.dir, "server.log"), "w")
 
     @property
@@ -95,7 +97,8 @@ class Server:
             run_cmd([c.arcstore, "vol", "create", pool, "vol", "--size", size,
                      "--recordsize", c.recordsize], "vol create")
             self.export = "vol"
-            return [c.arcstore, "serve", pool, "--socket", self.sock, "--no-control"]
+            self.pool = pool
+            return [c.arcstore, "serve", pool, "--socket", self.sock]
         if self.name == "arcstore-mem":
             self.export = "vol"
             return [c.nbd_test_server, "--socket", self.sock, "--export",
@@ -132,6 +135,26 @@ class Server:
 
     def fill(self, image):
         run_cmd(["nbdcopy", "--flush", image, self.uri], f"{self.name}: fill", timeout_s=1800)
+
+    def settle(self):
+        """Waits until arcstore has synced what the fill left dirty (its
+        control socket's txg.dirty_bytes is 0), so that the first rows do
+        not pay for the fill. The other servers have nothing to wait for
+        that a client could see."""
+        if self.pool is None:
+            return
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            out = run_cmd([self.cfg.arcstore, "stat", self.pool, "--json", "--live"],
+                          f"{self.name}: stat")
+            stats = json.loads(out.splitlines()[0])["stats"]
+            dirty = [s["value"] for s in stats if s["module"] == "txg" and s["name"] == "dirty_bytes"]
+            if not dirty:
+                raise BenchError(f"{self.name}: no txg.dirty_bytes in arcstore stat --json")
+            if dirty[0] == 0:
+                return
+            time.sleep(0.5)
+        raise BenchError(f"{self.name}: dirty data not synced {SETTLE_TIMEOUT_S} s after the fill")
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
@@ -315,6 +338,7 @@ def main(argv):
             s.start()
             t0 = time.monotonic()
             s.fill(image)
+            s.settle()
             print(f"{name}: serving {s.uri}, filled in {time.monotonic() - t0:.1f} s", flush=True)
         for i in range(cfg.runs):
             for row in cfg.rows:
