@@ -95,7 +95,7 @@ class Server:
             pool = os.path.join(d, "bench.pool")
             run_cmd([c.arcstore, "pool", "create", pool, "--size", str(c.pool_size)], "pool create")
             run_cmd([c.arcstore, "vol", "create", pool, "vol", "--size", size,
-                     "--recordsize", c.recordsize], "vol create")
+                     "--recordsize", c.recordsize, "--compression", c.compression], "vol create")
             self.export = "vol"
             self.pool = pool
             return [c.arcstore, "serve", pool, "--socket", self.sock]
@@ -119,7 +119,8 @@ class Server:
     def start(self):
         cmd = self.command()
         if not shutil.which(cmd[0]) and not os.access(cmd[0], os.X_OK):
-            raise BenchError(f"{self.name}: program not found: {cmd[0]} (scripts/setup installs it)")
+            raise BenchError(f"{self.name}: program not found: {cmd[0]} "
+                             "(scripts/setup installs it)")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -148,7 +149,8 @@ class Server:
             out = run_cmd([self.cfg.arcstore, "stat", self.pool, "--json", "--live"],
                           f"{self.name}: stat")
             stats = json.loads(out.splitlines()[0])["stats"]
-            dirty = [s["value"] for s in stats if s["module"] == "txg" and s["name"] == "dirty_bytes"]
+            dirty = [s["value"] for s in stats
+                     if s["module"] == "txg" and s["name"] == "dirty_bytes"]
             if not dirty:
                 raise BenchError(f"{self.name}: no txg.dirty_bytes in arcstore stat --json")
             if dirty[0] == 0:
@@ -284,6 +286,8 @@ def parse_args(argv):
     ap.add_argument("--nbd-test-server",
                     default=os.path.join(REPO, "build/release/src/nbd/nbd_test_server"))
     ap.add_argument("--recordsize", default="4K", help="record size of the arcstore volume")
+    ap.add_argument("--compression", default="lz4", choices=["lz4", "zstd", "off"],
+                    help="compression of the arcstore volume (lz4, the engine's default)")
     ap.add_argument("--pool-size", type=parse_size, default=None,
                     help="arcstore pool file size (default: 3 x the export, at least 256M)")
     ap.add_argument("--workdir", default="/var/tmp", help="where backing files go")
@@ -301,7 +305,8 @@ def parse_args(argv):
             ap.error(f"--rows: no job file {r}.fio in {HERE}")
     for s in cfg.servers:
         if s not in SERVERS + OPTIONAL_SERVERS:
-            ap.error(f"--servers: unknown server {s!r} (known: {', '.join(SERVERS + OPTIONAL_SERVERS)})")
+            known = ", ".join(SERVERS + OPTIONAL_SERVERS)
+            ap.error(f"--servers: unknown server {s!r} (known: {known})")
     if cfg.runs < 1 or cfg.runtime < 1 or cfg.ramp < 0:
         ap.error("--runs and --runtime must be >= 1, --ramp >= 0")
     if cfg.size < (1 << 20) or cfg.size % 4096:
@@ -325,9 +330,10 @@ def make_image(cfg):
 
 def main(argv):
     cfg = parse_args(argv)
-    print(f"nbd bench: servers {','.join(cfg.servers)}; rows {','.join(cfg.rows)}; runs {cfg.runs}; "
-          f"runtime {cfg.runtime} s; ramp {cfg.ramp} s; export {cfg.size} bytes; arcstore "
-          f"recordsize {cfg.recordsize}; load average at start {os.getloadavg()}", flush=True)
+    print(f"nbd bench: servers {','.join(cfg.servers)}; rows {','.join(cfg.rows)}; "
+          f"runs {cfg.runs}; runtime {cfg.runtime} s; ramp {cfg.ramp} s; export {cfg.size} "
+          f"bytes; arcstore recordsize {cfg.recordsize}, compression {cfg.compression}; "
+          f"load average at start {os.getloadavg()}", flush=True)
     servers, image = [], None
     runs = {r: {s: [] for s in cfg.servers} for r in cfg.rows}
     try:
@@ -348,6 +354,8 @@ def main(argv):
                     print(f"run {i + 1}/{cfg.runs} {row} {s.name}: {m['iops']:,.0f} IOPS "
                           f"{m['mibps']:,.1f} MiB/s p50 {m['p50_us']:.1f} us "
                           f"p99 {m['p99_us']:.1f} us (load {m['load1']:.1f})", flush=True)
+        # Report before stopping: arcstore syncs what is dirty on the way out.
+        report(runs, cfg)
         for s in servers:
             s.stop()
     except BenchError as e:
@@ -364,6 +372,10 @@ def main(argv):
                 print(f"nbd bench: {e}", file=sys.stderr)
         if image:
             os.unlink(image)
+    return 0
+
+
+def report(runs, cfg):
     results = {r: {s: median_row(runs[r][s]) for s in cfg.servers} for r in cfg.rows}
     print_table(results, cfg)
     print_ratios(results, cfg)
@@ -378,7 +390,6 @@ def main(argv):
         with open(cfg.json, "w") as f:
             json.dump({"config": conf, "runs": runs, "median": results,
                        "goals": [{"goal": t, "met": ok} for t, ok in met]}, f, indent=1)
-    return 0
 
 
 if __name__ == "__main__":
