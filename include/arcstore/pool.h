@@ -77,6 +77,11 @@ struct PoolOptions {
   uint64_t dirty_max_bytes = 0;
   uint64_t txg_timeout_ns = 5ull * 1000 * 1000 * 1000;
   bool prefetch = true;
+  // A write covering part of a record that is not cached takes no disk
+  // read: it keeps only its own bytes and the record is read when its txg
+  // syncs (or when a reader needs the rest). false: the writer reads the
+  // record first (a read-modify-write miss waits for the disk).
+  bool defer_partial_reads = true;
   bool read_only = false;
   // Flushes and FUA writes commit through the intent log when true, or by
   // syncing a whole txg when false (for comparison).

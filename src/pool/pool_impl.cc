@@ -452,6 +452,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.handles = handles_.get();
   env.log = options_.intent_log ? log_.get() : nullptr;
   env.prefetch = options_.prefetch;
+  env.defer_partial_reads = options_.defer_partial_reads;
   env.registry = &registry_;
   env.read_only = options_.read_only;
   env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };

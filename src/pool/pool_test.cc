@@ -25,10 +25,9 @@ class PoolTest : public ::testing::Test {
     ASSERT_TRUE(PoolImpl::Format(dev_.get(), "test").ok());
     Reopen();
   }
-  void Reopen(const UnsafeTestSwitches& unsafe = {}) {
+  void Reopen(const UnsafeTestSwitches& unsafe = {}, PoolOptions po = {}) {
     if (pool_) ASSERT_TRUE(pool_->Close().ok());
     pool_.reset();
-    PoolOptions po;
     po.txg_timeout_ns = 60 * kNsPerSec;  // syncs happen when tests ask
     auto p = PoolImpl::OpenOnDevice(std::make_unique<DeviceRef>(dev_.get()), po, unsafe);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -108,6 +107,96 @@ TEST_F(PoolTest, PartialWritesAcrossTxgsReadModifyWrite) {
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model);
   ExpectClean();
+}
+
+TEST_F(PoolTest, PartialWriteToAnUncachedRecordWaitsForNoRead) {
+  constexpr uint64_t kRecord = 128 * 1024;
+  auto v = MakeVolume("v", 4 * kRecord, kRecord);
+  std::vector<uint8_t> model = Pattern(4 * kRecord, 3);
+  ASSERT_TRUE(v->Write(0, model).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  ASSERT_TRUE(pool_->DropCaches().ok());
+  auto counter = [&](const char* name) {
+    return pool_->stats().TakeSnapshot().Get("volumes", name);
+  };
+  const int64_t reads0 = counter("record_reads"), rmw0 = counter("rmw_reads");
+  // Two pieces of record 1, not touching: the writes read nothing.
+  std::vector<uint8_t> a = Pattern(4096, 4), b = Pattern(1000, 5);
+  ASSERT_TRUE(v->Write(kRecord + 8192, a).ok());
+  ASSERT_TRUE(v->Write(kRecord + 60000, b).ok());
+  std::memcpy(model.data() + kRecord + 8192, a.data(), a.size());
+  std::memcpy(model.data() + kRecord + 60000, b.data(), b.size());
+  EXPECT_EQ(counter("record_reads"), reads0);
+  EXPECT_EQ(counter("rmw_reads"), rmw0);
+  EXPECT_EQ(counter("rmw_deferred"), 1);
+  // Bytes the copy knows are read from it alone.
+  std::vector<uint8_t> part(1000);
+  ASSERT_TRUE(v->Read(kRecord + 8192 + 100, part).ok());
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), model.begin() + kRecord + 8192 + 100));
+  EXPECT_EQ(counter("record_reads"), reads0);
+  // The whole record: the committed bytes under the known ones.
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "before the sync";
+  EXPECT_GT(counter("record_reads"), reads0);
+  // The sync completes the copy from the committed record.
+  ASSERT_TRUE(pool_->Sync().ok());
+  EXPECT_EQ(counter("rmw_reads"), rmw0 + 1);
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "after the sync";
+  v.reset();
+  Reopen();
+  v = *pool_->OpenVolume("v");
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "after reopening";
+  ExpectClean();
+}
+
+TEST_F(PoolTest, PartialWritesReadTheRecordThemselvesWhenTold) {
+  constexpr uint64_t kRecord = 64 * 1024;
+  auto v = MakeVolume("v", 2 * kRecord, kRecord);
+  std::vector<uint8_t> model = Pattern(2 * kRecord, 6);
+  ASSERT_TRUE(v->Write(0, model).ok());
+  v.reset();
+  PoolOptions po;
+  po.defer_partial_reads = false;
+  Reopen({}, po);  // an empty cache
+  v = *pool_->OpenVolume("v");
+  std::vector<uint8_t> a = Pattern(3000, 7);
+  ASSERT_TRUE(v->Write(kRecord + 10, a).ok());
+  std::memcpy(model.data() + kRecord + 10, a.data(), a.size());
+  auto snap = pool_->stats().TakeSnapshot();
+  EXPECT_EQ(snap.Get("volumes", "rmw_reads"), 1) << "the writer read the record";
+  EXPECT_EQ(snap.Get("volumes", "rmw_deferred"), 0);
+  ASSERT_TRUE(pool_->Sync().ok());
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model);
+}
+
+TEST_F(PoolTest, AFragmentedPartialCopyIsCompletedByItsWriter) {
+  constexpr uint64_t kRecord = 64 * 1024;
+  auto v = MakeVolume("v", kRecord, kRecord);
+  std::vector<uint8_t> model = Pattern(kRecord, 8);
+  ASSERT_TRUE(v->Write(0, model).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  ASSERT_TRUE(pool_->DropCaches().ok());
+  // Bytes 0, 2, 4, ...: every piece a range of its own, until the copy has
+  // too many and a writer reads the record to complete it.
+  for (uint64_t off = 0; off < 400; off += 2) {
+    const uint8_t byte = static_cast<uint8_t>(off * 7 + 1);
+    ASSERT_TRUE(v->Write(off, std::span<const uint8_t>(&byte, 1)).ok());
+    model[off] = byte;
+  }
+  EXPECT_EQ(pool_->stats().TakeSnapshot().Get("volumes", "rmw_reads"), 1);
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "before the sync";
+  ASSERT_TRUE(pool_->Sync().ok());
+  EXPECT_EQ(pool_->stats().TakeSnapshot().Get("volumes", "rmw_reads"), 1)
+      << "the copy was whole at the sync";
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "after the sync";
 }
 
 TEST_F(PoolTest, TrimAndZeroesMakeHolesAndFreeSpace) {

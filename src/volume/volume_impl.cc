@@ -21,11 +21,26 @@
 // txg's copy of each record it touches. When the open txg has no copy yet,
 // one is made from the newest version: a whole-record write needs none; a
 // partial write copies an older txg's dirty version (never changing it
-// under its sync: copy-on-write in memory) or reads the committed record
-// from disk, which is counted as a read-modify-write (volumes.rmw_reads),
-// the number that tells a user the record size or the cache is wrong for
-// the write pattern. Trims and zeroing of whole records store a hole or a
-// zero marker instead of data; partial ones zero bytes in a copy.
+// under its sync: copy-on-write in memory) or, when the record has no
+// dirty version, makes a PARTIAL copy that holds only the bytes written
+// (the `known` ranges) and does not wait for the disk (volumes.rmw_deferred):
+//
+//   partial copy:  | ?? | known | ???????? | known | ?? |   ?? = committed
+//   sync of its txg: read the committed record (in parallel for all the
+//   txg's partial copies), fill the ?? bytes, then write it as usual
+//
+// The ?? bytes of a partial copy are the committed record's at any time
+// while the copy exists: copies of one record all descend from one first
+// copy, and each newer copy knows every byte an older one knows, so no txg
+// can change a ?? byte before the copy's own sync. A reader whose bytes are
+// not all known reads the committed record and lays the known bytes over
+// it (again if a txg committed meanwhile). Each completion is counted as a
+// read-modify-write (volumes.rmw_reads), the number that tells a user the
+// record size or the cache is wrong for the write pattern; with
+// defer_partial_reads off, or once a copy has kMaxKnownRanges ranges, the
+// writer reads the record itself and waits. Trims and zeroing of whole
+// records store a hole or a zero marker instead of data; partial ones zero
+// bytes in a copy.
 //
 // Sync. For txg T the pool's sync thread calls SyncTxg: every record dirty
 // in T, in record order, is compressed, checksummed and written to new
@@ -59,6 +74,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "base/check.h"
 
@@ -69,7 +85,10 @@ using format::BlockType;
 
 VolumeStats::VolumeStats(stats::Registry* r)
     : rmw_reads(r->AddCounter("volumes", "rmw_reads", stats::Unit::kOps,
-                              "partial-record writes that read the record from disk")),
+                              "partial record copies completed from the committed record")),
+      rmw_deferred(r->AddCounter("volumes", "rmw_deferred", stats::Unit::kOps,
+                                 "partial-record writes that did not wait for the record "
+                                 "(read when its txg syncs)")),
       rmw_dirty(r->AddCounter("volumes", "rmw_dirty", stats::Unit::kOps,
                               "partial-record writes served by a dirty copy")),
       record_reads(r->AddCounter("volumes", "record_reads", stats::Unit::kOps,
@@ -115,10 +134,20 @@ void VolumeImpl::Close() {
 
 void VolumeImpl::MarkDestroyed() { closed_.store(true, std::memory_order_release); }
 
-const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record) {
+const VolumeImpl::Dirty* VolumeImpl::NewestDirty(uint64_t record, uint64_t* txg) {
   for (auto it = dirty_.rbegin(); it != dirty_.rend(); ++it) {
     auto f = it->second.find(record);
-    if (f != it->second.end()) return &f->second;
+    if (f == it->second.end()) continue;
+    if (txg != nullptr) *txg = it->first;
+    return &f->second;
+  }
+  return nullptr;
+}
+
+const VolumeImpl::Dirty* VolumeImpl::WholeCopyBefore(uint64_t record, uint64_t txg) {
+  for (auto it = std::make_reverse_iterator(dirty_.lower_bound(txg)); it != dirty_.rend(); ++it) {
+    auto f = it->second.find(record);
+    if (f != it->second.end() && !f->second.partial) return &f->second;
   }
   return nullptr;
 }
@@ -138,6 +167,12 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
   }
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
   if (bp.IsHole()) return arc::ArcHold();
+  if (bp.birth_txg >= unsettled_txg_.load(std::memory_order_acquire)) {
+    // Only a partial copy's base read racing its record's sync gets here;
+    // it reads again from the synced whole copy.
+    return Status::Busy("record " + std::to_string(record) + " is being written by txg " +
+                               std::to_string(bp.birth_txg));
+  }
   if (bp.logical_bytes != record_bytes_) {
     return Status::Corruption("record " + std::to_string(record) + " is " +
                               std::to_string(bp.logical_bytes) + " bytes, expected " +
@@ -165,42 +200,156 @@ Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
     const uint64_t at = offset + pos;
     const uint64_t record = at / record_bytes_, in_record = at % record_bytes_;
     const uint64_t n = std::min<uint64_t>(record_bytes_ - in_record, out.size() - pos);
-    uint8_t* dst = out.data() + pos;
-    bool served = false;
-    {
-      MutexLock l(&mu_);
-      if (const Dirty* d = NewestDirty(record)) {
-        if (d->kind == Dirty::Kind::kData) {
-          std::memcpy(dst, d->buf.data().data() + in_record, n);
-        } else {
-          std::memset(dst, 0, n);
-        }
-        stats_->dirty_read_hits->Add();
-        served = true;
-      }
-    }
-    if (!served) {
-      NoteSequential(record);
-      Result<arc::ArcHold> h = HoldCommitted(record, arc::AccessKind::kDemand);
-      if (!h.ok()) {
-        return h.status().WithContext("volume " + entry_.name + " offset " + std::to_string(at) +
-                                      " (record " + std::to_string(record) + ")");
-      }
-      if (*h) {
-        std::memcpy(dst, h->data().data() + in_record, n);
-      } else {
-        std::memset(dst, 0, n);
-      }
+    Status s = ReadRecordPart(record, in_record, n, out.data() + pos);
+    if (!s.ok()) {
+      return s.WithContext("volume " + entry_.name + " offset " + std::to_string(at) +
+                           " (record " + std::to_string(record) + ")");
     }
     pos += n;
   }
   return Status::Ok();
 }
 
+namespace {
+constexpr int kMaxAttempts = 32;             // a record changing under one operation
+constexpr size_t kMaxKnownRanges = 64;       // of a partial copy before a writer completes it
+constexpr size_t kBaseReaders = 8;           // parallel reads completing a txg's partial copies
+}  // namespace
+
+Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst) {
+  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
+    bool partial = false;
+    uint64_t commits_seen = 0, changes_seen = 0;
+    {
+      MutexLock l(&mu_);
+      uint64_t txg = 0;
+      if (const Dirty* d = NewestDirty(record, &txg)) {
+        bool served = CopyKnown(*d, in_record, n, dst);
+        if (!served) {
+          if (const Dirty* whole = WholeCopyBefore(record, txg)) {
+            // An older whole copy has the bytes this one lacks (one being
+            // synced, say, whose block may not be written yet).
+            CopyKnown(*whole, in_record, n, dst);
+            Overlay(*d, in_record, n, dst);
+            served = true;
+          }
+        }
+        if (served) {
+          stats_->dirty_read_hits->Add();
+          return Status::Ok();
+        }
+        partial = true;  // some of the bytes are the committed record's
+      }
+      commits_seen = commits_;
+      changes_seen = tree_changes_;
+    }
+    if (!partial) NoteSequential(record);
+    Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
+    if (partial && !read.ok()) {
+      // The syncing txg may have replaced the record with a block still
+      // being written: read again once it has.
+      MutexLock l(&mu_);
+      if (commits_ != commits_seen || tree_changes_ != changes_seen) continue;
+    }
+    ARC_RETURN_IF_ERROR(read.status());
+    const arc::ArcHold& base = *read;
+    auto copy_base = [&] {
+      if (base) {
+        std::memcpy(dst, base.data().data() + in_record, n);
+      } else {
+        std::memset(dst, 0, n);
+      }
+    };
+    if (!partial) {
+      copy_base();
+      return Status::Ok();
+    }
+    MutexLock l(&mu_);
+    // A txg committed meanwhile (`base` may be older than the copy's base),
+    // or a sync began changing the tree (`base` may be its new block).
+    if (commits_ != commits_seen || tree_changes_ != changes_seen) continue;
+    const Dirty* d = NewestDirty(record);
+    if (d == nullptr) continue;
+    if (!CopyKnown(*d, in_record, n, dst)) {
+      // The committed record under the copy's known bytes.
+      copy_base();
+      Overlay(*d, in_record, n, dst);
+    }
+    stats_->dirty_read_hits->Add();
+    return Status::Ok();
+  }
+  return Status::Internal("record " + std::to_string(record) + " kept changing under a read");
+}
+
+bool VolumeImpl::CopyKnown(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const {
+  if (d.kind != Dirty::Kind::kData) {
+    std::memset(dst, 0, n);
+    return true;
+  }
+  if (d.partial) {
+    // Known ranges never touch, so one of them must hold all n bytes.
+    const bool covered = std::any_of(d.known.begin(), d.known.end(), [&](const auto& r) {
+      return r.first <= in_record && r.second >= in_record + n;
+    });
+    if (!covered) return false;
+  }
+  std::memcpy(dst, d.buf.data().data() + in_record, n);
+  return true;
+}
+
+void VolumeImpl::Overlay(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const {
+  for (const auto& [b, e] : d.known) {
+    const uint64_t lo = std::max<uint64_t>(b, in_record);
+    const uint64_t hi = std::min<uint64_t>(e, in_record + n);
+    if (lo < hi) std::memcpy(dst + (lo - in_record), d.buf.data().data() + lo, hi - lo);
+  }
+}
+
+void VolumeImpl::AddKnown(Dirty& d, uint64_t begin, uint64_t end) const {
+  auto& k = d.known;
+  // Merge [begin, end) with every range it overlaps or touches.
+  auto first = std::lower_bound(k.begin(), k.end(), begin,
+                                [](const auto& r, uint64_t b) { return r.second < b; });
+  auto last = first;
+  for (; last != k.end() && last->first <= end; ++last) {
+    begin = std::min<uint64_t>(begin, last->first);
+    end = std::max<uint64_t>(end, last->second);
+  }
+  auto at = k.erase(first, last);
+  k.insert(at, {static_cast<uint32_t>(begin), static_cast<uint32_t>(end)});
+  if (k.size() == 1 && k[0].first == 0 && k[0].second >= record_bytes_) {
+    d.partial = false;
+    k.clear();
+  }
+}
+
+void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
+  if (!d.partial) return;
+  uint8_t* buf = d.buf.mutable_data().data();
+  auto fill = [&](uint64_t from, uint64_t to) {
+    if (from >= to) return;
+    if (base != nullptr) {
+      std::memcpy(buf + from, base + from, to - from);
+    } else {
+      std::memset(buf + from, 0, to - from);
+    }
+  };
+  uint64_t at = 0;
+  for (const auto& [b, e] : d.known) {
+    fill(at, b);
+    at = e;
+  }
+  fill(at, record_bytes_);
+  d.partial = false;
+  d.known.clear();
+}
+
 void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const {
   if (piece.whole && piece.full_kind != Dirty::Kind::kData) {
     d.kind = piece.full_kind;
     d.buf.Reset();
+    d.partial = false;
+    d.known.clear();
     return;
   }
   if (d.kind != Dirty::Kind::kData) {
@@ -218,22 +367,46 @@ void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) c
   } else {
     std::memset(dst, 0, piece.n);
   }
+  if (!d.partial) return;
+  if (piece.whole) {
+    // Every byte of the volume's part of the record; the rest of a short
+    // last record is zeros.
+    std::memset(dst + piece.n, 0, record_bytes_ - piece.n);
+    d.partial = false;
+    d.known.clear();
+  } else {
+    AddKnown(d, piece.in_record, piece.in_record + piece.n);
+  }
 }
 
 VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Piece& piece,
                                          arc::ArcHold* spare) {
   const bool becomes_data = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
+  auto fragmented = [](const Dirty& d) { return d.partial && d.known.size() >= kMaxKnownRanges; };
   DirtyMap& mine = dirty_[txg];
   auto it = mine.find(record);
   if (it != mine.end()) {
     if (becomes_data && it->second.kind != Dirty::Kind::kData && !*spare) {
       return Applied::kNeedBuffer;
     }
+    if (!piece.whole && fragmented(it->second)) {
+      // Too many ranges: complete the copy, from an older whole copy when
+      // there is one, else from the committed record.
+      const Dirty* whole = WholeCopyBefore(record, txg);
+      if (whole == nullptr) return Applied::kNeedBase;
+      Complete(it->second, BytesOf(*whole));
+    }
     ApplyPiece(it->second, piece, spare);
     return Applied::kDone;
   }
-  const Dirty* older = piece.whole ? nullptr : NewestDirty(record);
-  if (!piece.whole && older == nullptr) return Applied::kNeedBase;
+  uint64_t older_txg = 0;
+  const Dirty* older = piece.whole ? nullptr : NewestDirty(record, &older_txg);
+  const Dirty* whole_base = nullptr;  // completes a fragmented copy of `older`
+  if (older != nullptr && fragmented(*older)) {
+    whole_base = WholeCopyBefore(record, older_txg);
+    if (whole_base == nullptr) return Applied::kNeedBase;
+  }
+  if (!piece.whole && older == nullptr && !env_.defer_partial_reads) return Applied::kNeedBase;
   if (becomes_data && !*spare) return Applied::kNeedBuffer;
   Dirty fresh;
   if (older != nullptr) {
@@ -242,13 +415,52 @@ VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Pi
     if (older->kind == Dirty::Kind::kData) {
       fresh.buf = std::move(*spare);
       std::memcpy(fresh.buf.mutable_data().data(), older->buf.data().data(), record_bytes_);
+      fresh.partial = older->partial;
+      fresh.known = older->known;
+      if (whole_base != nullptr) Complete(fresh, BytesOf(*whole_base));
     }
     stats_->rmw_dirty->Add();
-  } else {
+  } else if (piece.whole) {
     fresh.kind = Dirty::Kind::kHole;  // ApplyPiece makes it what the piece says
+  } else {
+    // A partial copy: the piece's bytes only, without waiting for the
+    // committed record (read when the txg syncs).
+    fresh.kind = Dirty::Kind::kData;
+    fresh.buf = std::move(*spare);
+    fresh.partial = true;
+    stats_->rmw_deferred->Add();
   }
   ApplyPiece(fresh, piece, spare);
   mine.emplace(record, std::move(fresh));
+  return Applied::kDone;
+}
+
+VolumeImpl::Applied VolumeImpl::ApplyWithBase(uint64_t txg, uint64_t record, const Piece& piece,
+                                              arc::ArcHold* spare, const arc::ArcHold& base) {
+  DirtyMap& mine = dirty_[txg];
+  auto it = mine.find(record);
+  if (it != mine.end()) {
+    Complete(it->second, BytesOf(base));  // a fragmented partial copy
+    ApplyPiece(it->second, piece, spare);
+    return Applied::kDone;
+  }
+  if (!*spare) return Applied::kNeedBuffer;
+  const Dirty* older = NewestDirty(record);
+  Dirty d;
+  d.kind = Dirty::Kind::kData;
+  d.buf = std::move(*spare);
+  if (older != nullptr && older->kind == Dirty::Kind::kData) {
+    std::memcpy(d.buf.mutable_data().data(), older->buf.data().data(), record_bytes_);
+    d.partial = older->partial;
+    d.known = older->known;
+  } else if (older != nullptr) {
+    std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
+  } else {
+    d.partial = true;  // nothing known yet: Complete copies all of `base`
+  }
+  Complete(d, BytesOf(base));
+  ApplyPiece(d, piece, nullptr);
+  mine.emplace(record, std::move(d));
   return Applied::kDone;
 }
 
@@ -301,10 +513,10 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
   ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, env_.txg->Assign(estimate));
   const uint64_t t = hold.txg();
   bool applied = false;
-  for (int attempt = 0; attempt < 32; attempt++) {
+  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     if (!applied) {
       Applied a;
-      uint64_t commits_seen = 0;
+      uint64_t commits_seen = 0, changes_seen = 0;
       {
         MutexLock l(&mu_);
         a = TryApply(t, record, piece, &spare);
@@ -313,6 +525,7 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
           if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
         }
         commits_seen = commits_;
+        changes_seen = tree_changes_;
       }
       if (a == Applied::kNeedBase) {
         // Read-modify-write from the committed record, without the lock;
@@ -320,25 +533,24 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
         // meanwhile. A txg that committed meanwhile may have changed the
         // record (its dirty copy is gone now): the base read before is
         // stale then, and is read again.
-        ARC_ASSIGN_OR_RETURN(arc::ArcHold base, HoldCommitted(record, arc::AccessKind::kDemand));
+        Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
+        if (!read.ok()) {
+          // A partial copy's base read while a sync replaced the record
+          // with a block still being written: read again.
+          MutexLock l(&mu_);
+          if (commits_ == commits_seen && tree_changes_ == changes_seen) return read.status();
+          continue;
+        }
+        const arc::ArcHold& base = *read;
         stats_->rmw_reads->Add();
         if (!spare) spare = NewBuffer();
         MutexLock l(&mu_);
         a = TryApply(t, record, piece, &spare);
-        if (a == Applied::kNeedBase && commits_ != commits_seen) continue;
-        if (a == Applied::kNeedBase) {
-          Dirty d;
-          d.kind = Dirty::Kind::kData;
-          d.buf = std::move(spare);
-          if (base) {
-            std::memcpy(d.buf.mutable_data().data(), base.data().data(), record_bytes_);
-          } else {
-            std::memset(d.buf.mutable_data().data(), 0, record_bytes_);
-          }
-          ApplyPiece(d, piece, nullptr);
-          dirty_[t].emplace(record, std::move(d));
-          a = Applied::kDone;
+        if (a == Applied::kNeedBase &&
+            (commits_ != commits_seen || tree_changes_ != changes_seen)) {
+          continue;
         }
+        if (a == Applied::kNeedBase) a = ApplyWithBase(t, record, piece, &spare, base);
         if (a == Applied::kDone) {
           applied = true;
           if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
@@ -534,18 +746,64 @@ Status VolumeImpl::BlockStatus(uint64_t offset, uint64_t length, std::vector<Ext
   return s;
 }
 
+Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& partials) {
+  // The records under the partial copies, read in parallel (each is a
+  // demand read: this sync waits for them). Every byte a copy does not know
+  // is the committed record's: no txg between the copy and now changed it
+  // (that txg's copy would be older and known it).
+  std::atomic<size_t> next{0};
+  Mutex error_mu;
+  Status error;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < partials.size();) {
+      const auto& [record, d] = partials[i];
+      Result<arc::ArcHold> base = HoldCommitted(record, arc::AccessKind::kDemand);
+      if (!base.ok()) {
+        MutexLock l(&error_mu);
+        if (error.ok()) {
+          error = base.status().WithContext("volume " + entry_.name + ": completing record " +
+                                            std::to_string(record));
+        }
+        return;
+      }
+      stats_->rmw_reads->Add();
+      MutexLock l(&mu_);
+      Complete(*d, BytesOf(*base));
+    }
+  };
+  std::vector<std::thread> readers;
+  for (size_t i = 1; i < std::min(kBaseReaders, partials.size()); i++) readers.emplace_back(work);
+  work();
+  for (auto& t : readers) t.join();
+  MutexLock l(&error_mu);
+  return error;
+}
+
 Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* entry) {
-  std::vector<std::pair<uint64_t, const Dirty*>> records;
+  std::vector<std::pair<uint64_t, Dirty*>> records, partials;
   {
     MutexLock l(&mu_);
     auto it = dirty_.find(txg);
     if (it != dirty_.end()) {
       records.reserve(it->second.size());
-      for (const auto& [record, d] : it->second) records.emplace_back(record, &d);
+      for (auto& [record, d] : it->second) {
+        records.emplace_back(record, &d);
+        if (d.partial) partials.emplace_back(record, &d);
+      }
     }
   }
-  // The txg is quiesced: its copies no longer change, and stay in the map
-  // until TxgCommitted, so the pointers are stable without the lock.
+  // The txg is quiesced: its copies no longer change (but for completing
+  // the partial ones, under mu_, before anything reads them here), and stay
+  // in the map until TxgCommitted, so the pointers are stable without the
+  // lock.
+  ARC_RETURN_IF_ERROR(CompletePartials(partials));
+  {
+    // From here the tree changes under readers; each record of this txg has
+    // a whole copy they can use instead.
+    MutexLock l(&mu_);
+    tree_changes_++;
+    unsettled_txg_.store(txg, std::memory_order_release);
+  }
   std::sort(records.begin(), records.end());
   for (const auto& [record, d] : records) {
     BlockPointer bp;
@@ -574,6 +832,7 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
 void VolumeImpl::TxgCommitted(uint64_t txg) {
   MutexLock l(&mu_);
   commits_++;
+  unsettled_txg_.store(UINT64_MAX, std::memory_order_release);
   while (!dirty_.empty() && dirty_.begin()->first <= txg) {
     // Each written record becomes the cached version of its key before its
     // dirty copy goes, so a reader finds one or the other.
@@ -581,6 +840,7 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
     for (auto& [record, d] : dirty_.begin()->second) {
       if (dead) continue;  // destroyed: nothing to cache
       if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
+      ARC_CHECK(!d.partial);  // completed by SyncTxg
       if (d.kind == Dirty::Kind::kData) env_.arc->Publish(std::move(d.buf), KeyOf(record));
     }
     dirty_.erase(dirty_.begin());

@@ -55,6 +55,7 @@ struct VolumeEnv {
   HandleCache* handles = nullptr; // hot committed records, held; may be nullptr
   zil::IntentLog* log = nullptr;  // every change is appended; flush commits it
   bool prefetch = true;           // the sequential-stream prefetcher
+  bool defer_partial_reads = true; // partial writes to uncached records read at sync
   stats::Registry* registry = nullptr;
   bool read_only = false;
   // Checks that the pool has room for `bytes` more of dirty data before a
@@ -66,7 +67,8 @@ struct VolumeEnv {
 // Per-pool volume counters (module "volumes").
 struct VolumeStats {
   explicit VolumeStats(stats::Registry* registry);
-  stats::Counter* rmw_reads;        // partial writes that read the record from disk
+  stats::Counter* rmw_reads;        // partial copies completed from the committed record
+  stats::Counter* rmw_deferred;     // partial writes that did not wait for that read
   stats::Counter* rmw_dirty;        // partial writes served by a dirty copy
   stats::Counter* record_reads;     // committed records read from disk
   stats::Counter* dirty_read_hits;  // reads served by a dirty copy
@@ -119,6 +121,11 @@ class VolumeImpl final : public Volume {
   struct Dirty {
     enum class Kind : uint8_t { kData, kHole, kZero } kind = Kind::kData;
     arc::ArcHold buf;  // kData: an anon ARC buffer of record_size bytes
+    // A partial copy (kData only): only the bytes of `known` ([begin, end),
+    // sorted, disjoint, not touching) are set in `buf`; every other byte is
+    // the committed record's (Complete() fills them in).
+    bool partial = false;
+    std::vector<std::pair<uint32_t, uint32_t>> known;
   };
   using DirtyMap = std::unordered_map<uint64_t, Dirty>;
 
@@ -139,11 +146,40 @@ class VolumeImpl final : public Volume {
   // when the copy has none (taken only if needed).
   void ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const;
   enum class Applied { kDone, kNeedBuffer, kNeedBase };
+  // Marks [begin, end) of a partial copy known (no longer partial once
+  // every byte is).
+  void AddKnown(Dirty& d, uint64_t begin, uint64_t end) const;
+  // Fills the unknown bytes of partial copy `d` from `base`, a whole
+  // record's bytes (nullptr: zeros); `d` is whole after.
+  void Complete(Dirty& d, const uint8_t* base) const;
+  static const uint8_t* BytesOf(const arc::ArcHold& h) { return h ? h.data().data() : nullptr; }
+  static const uint8_t* BytesOf(const Dirty& d) {
+    return d.kind == Dirty::Kind::kData ? d.buf.data().data() : nullptr;
+  }
+  // The newest whole (not partial) copy of `record` in a txg before `txg`
+  // (nullptr: none). Its bytes are what a partial copy of `txg` lacks.
+  const Dirty* WholeCopyBefore(uint64_t record, uint64_t txg) ARC_REQUIRES(mu_);
+  // Copies bytes [in_record, in_record + n) of `d` to `dst`; false when
+  // `d` is partial and some of them are unknown.
+  bool CopyKnown(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;
+  // Copies the known bytes of `d` within [in_record, in_record + n) to
+  // their places in `dst`.
+  void Overlay(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;
+  // Copies bytes [in_record, in_record + n) of record `record` (its newest
+  // version) to `dst`.
+  Status ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst);
+  // Completes every partial copy of txg `txg` before its sync writes it:
+  // the committed records are read in parallel (up to kBaseReaders).
+  Status CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& partials);
   // Applies `piece` to txg's copy of `record`, making the copy from an
   // older dirty version when there is one. kNeedBase: only the committed
   // record can be the base; kNeedBuffer: `spare` was needed and empty.
   Applied TryApply(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare)
       ARC_REQUIRES(mu_);
+  // TryApply after kNeedBase, with the committed record read: completes
+  // txg's copy (or makes a whole one) from `base` and applies `piece`.
+  Applied ApplyWithBase(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare,
+                        const arc::ArcHold& base) ARC_REQUIRES(mu_);
   // After `piece` applied to txg's copy: applies it to newer txgs' copies
   // of the record and appends it to the intent log. False when a newer
   // copy needs `spare` and it is empty (call again with one).
@@ -158,8 +194,8 @@ class VolumeImpl final : public Volume {
   // committed record; after kStreamTrigger records in a row it reads ahead
   // kPrefetchRecords records, on the work queue, as prefetch reads.
   void NoteSequential(uint64_t record);
-  // The newest dirty version of `record` (nullptr: none).
-  const Dirty* NewestDirty(uint64_t record) ARC_REQUIRES(mu_);
+  // The newest dirty version of `record` (nullptr: none), and its txg.
+  const Dirty* NewestDirty(uint64_t record, uint64_t* txg = nullptr) ARC_REQUIRES(mu_);
   Status CheckOpen() const;
 
   format::VolumeEntry entry_;  // root updated by the sync thread only
@@ -173,6 +209,13 @@ class VolumeImpl final : public Volume {
   Mutex mu_;
   std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
   uint64_t commits_ ARC_GUARDED_BY(mu_) = 0;  // TxgCommitted calls (a base read may be stale)
+  // Syncs that began changing the tree (after completing their partial
+  // copies): a committed record read meanwhile may be a block still being
+  // written, so a base read across one is read again.
+  uint64_t tree_changes_ ARC_GUARDED_BY(mu_) = 0;
+  // The txg whose sync is changing the tree (UINT64_MAX: none): its blocks
+  // may still be in flight, so HoldCommitted refuses to read them.
+  std::atomic<uint64_t> unsettled_txg_{UINT64_MAX};
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;

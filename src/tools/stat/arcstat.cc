@@ -170,7 +170,7 @@ const StatField kFields[] = {
      },
      nullptr},
     {"blkw", 4, 1000, "writes blocked at dirty_max per second", ARC_RATE("txg.blocked_writes"), nullptr},
-    {"rmw", 4, 1000, "partial-record writes that read the record from disk per second",
+    {"rmw", 4, 1000, "partial record copies completed from the committed record per second",
      ARC_RATE("volumes.rmw_reads"), nullptr},
     {"rmwd", 4, 1000, "partial-record writes served by a dirty copy per second",
      ARC_RATE("volumes.rmw_dirty"), nullptr},
