@@ -121,6 +121,9 @@ TEST_F(ConcurrencyTest, InFlightBytesLimitHoldsBackLargeWrites) {
 // that client's last acknowledged write.
 TEST_F(ConcurrencyTest, ManyClientsManyRequestsInFlight) {
   options_.max_in_flight_per_connection = 16;
+  // Nothing is paused here: requests run inline whenever a connection is
+  // idle, mixed with completions on the engine threads.
+  options_.inline_idle_requests = true;
   Start(4);
   SeededRandom seed_rng = SeededRandom::FromEnvironment("ManyClientsManyRequestsInFlight");
   constexpr int kClients = 4;
@@ -174,6 +177,7 @@ TEST_F(ConcurrencyTest, ManyClientsManyRequestsInFlight) {
   for (auto& t : threads) t.join();
   // With 4 completion threads some batch must have come back reordered.
   EXPECT_GT(out_of_order.load(), 0);
+  EXPECT_GT(registry_.TakeSnapshot().Get("nbd", "requests_inline"), 0);
 }
 
 TEST_F(ConcurrencyTest, ShutdownFinishesInFlightRequests) {
