@@ -289,7 +289,7 @@ def parse_args(argv):
     ap.add_argument("--compression", default="lz4", choices=["lz4", "zstd", "off"],
                     help="compression of the arcstore volume (lz4, the engine's default)")
     ap.add_argument("--pool-size", type=parse_size, default=None,
-                    help="arcstore pool file size (default: 3 x the export, at least 256M)")
+                    help="arcstore pool file size (default: 8 x the export, at least 256M)")
     ap.add_argument("--workdir", default="/var/tmp", help="where backing files go")
     ap.add_argument("--keep", action="store_true", help="keep backing files and server logs")
     ap.add_argument("--json", help="write every run and the configuration here")
@@ -312,7 +312,11 @@ def parse_args(argv):
     if cfg.size < (1 << 20) or cfg.size % 4096:
         ap.error(f"--size: {cfg.size} bytes is not a multiple of 4 KiB of at least 1 MiB")
     if cfg.pool_size is None:
-        cfg.pool_size = max(3 * cfg.size, 256 << 20)
+        # Copy-on-write with frees deferred two txgs: rewriting the whole
+        # export within a txg (the 1 MiB row does) needs the live copy, the
+        # new one and two deferred ones at once. With 3x the pool ran out of
+        # space (ENOSPC) in the fsync row after the 1 MiB row.
+        cfg.pool_size = max(8 * cfg.size, 256 << 20)
     return cfg
 
 

@@ -34,6 +34,7 @@ struct Connection::Request {
   uint64_t charged_bytes = 0;        // held against max_in_flight_bytes
   Volume* volume = nullptr;          // the export's volume, or its inline view
   std::unique_ptr<uint8_t[]> data;   // WRITE payload or READ result
+  const uint8_t* payload = nullptr;  // WRITE payload: data, or the reader's buffer
   std::vector<Extent> extents;       // hole map of a structured READ
 };
 
@@ -190,15 +191,22 @@ bool Connection::HandleRequest(const uint8_t* h) {
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
   bool idle = false;
   if (!AcquireSlot(r->charged_bytes, &idle)) return false;
+  const bool may_inline = idle && MayRunInline(*r);
   if (write && r->length > 0) {
-    r->data.reset(new uint8_t[r->length]);
-    if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
-      if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
-      ReleaseSlot(r->charged_bytes);
-      return false;
+    // A payload that ends the buffered input is used where it lies when the
+    // write runs inline: it completes before the reader reads again.
+    r->payload = may_inline ? reader_.TakeBuffered(r->length) : nullptr;
+    if (r->payload == nullptr) {
+      r->data.reset(new uint8_t[r->length]);
+      r->payload = r->data.get();
+      if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
+        if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+        ReleaseSlot(r->charged_bytes);
+        return false;
+      }
     }
   }
-  const bool run_inline = idle && reader_.buffered() == 0 && MayRunInline(*r);
+  const bool run_inline = may_inline && reader_.buffered() == 0;
   r->volume = run_inline ? inline_volume_.get() : volume_;
   if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
@@ -274,7 +282,7 @@ void Connection::Dispatch(const RequestPtr& r) {
                           });
       return;
     case kCmdWrite:
-      r->volume->SubmitWrite(r->offset, std::span<const uint8_t>(r->data.get(), r->length),
+      r->volume->SubmitWrite(r->offset, std::span<const uint8_t>(r->payload, r->length),
                            (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
                            [this, r](Status s) { Finish(r, std::move(s)); });
       return;
