@@ -275,33 +275,34 @@ void Connection::Dispatch(const RequestPtr& r) {
         return;
       }
       r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                          [this, r](Status s) {
-                            uint32_t error = ErrnoOf(s, r->type);
-                            SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
-                            Complete(r, error);
-                          });
+                            [this, r](Status s) {
+                              uint32_t error = ErrnoOf(s, r->type);
+                              SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
+                              Complete(r, error);
+                            });
       return;
     case kCmdWrite:
       r->volume->SubmitWrite(r->offset, std::span<const uint8_t>(r->payload, r->length),
-                           (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
-                           [this, r](Status s) { Finish(r, std::move(s)); });
+                             (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
+                             [this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdFlush:
       r->volume->SubmitFlush([this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdTrim:
       r->volume->SubmitTrim(r->offset, r->length,
-                          [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+                            [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
       return;
     case kCmdWriteZeroes: {
       uint32_t zf = ((r->flags & kCmdFlagNoHole) ? kZeroNoHole : kZeroNone) |
                     ((r->flags & kCmdFlagFastZero) ? kZeroFastOnly : kZeroNone);
       r->volume->SubmitWriteZeroes(r->offset, r->length, zf,
-                                 [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+                                   [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
       return;
     }
     case kCmdCache:
-      r->volume->SubmitCache(r->offset, r->length, [this, r](Status s) { Finish(r, std::move(s)); });
+      r->volume->SubmitCache(r->offset, r->length,
+                             [this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdBlockStatus:
       StartBlockStatus(r);
@@ -333,7 +334,7 @@ void Connection::StartStructuredRead(const RequestPtr& r) {
   if (r->length <= kHoleMapMinBytes || (r->flags & kCmdFlagDf) != 0) {
     // Small, or one content chunk wanted: no hole map.
     r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                        [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
+                          [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
     return;
   }
   uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
@@ -348,7 +349,7 @@ void Connection::StartStructuredRead(const RequestPtr& r) {
       return;
     }
     r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                        [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
+                          [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
   });
 }
 
@@ -402,44 +403,44 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
 
 void Connection::StartBlockStatus(const RequestPtr& r) {
   uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
-  r->volume->SubmitBlockStatus(r->offset, span, [this, r, span](Status s,
-                                                              std::vector<Extent> extents) {
-    uint32_t error = ErrnoOf(s, r->type);
-    if (error != 0) {
-      SendError(*r, error, s.message());
-      Complete(r, error);
-      return;
-    }
-    // Descriptors: (length, flags), neighbours of one state merged.
-    std::vector<std::pair<uint64_t, uint32_t>> d;
-    uint64_t at = r->offset;
-    for (const Extent& e : extents) {
-      if (e.offset != at || at >= r->offset + span || d.size() >= kMaxDescriptors) break;
-      uint64_t n = std::min(e.length, r->offset + span - at);
-      if (n == 0) break;
-      uint32_t st = (e.hole ? kStateHole : 0) | (e.zero ? kStateZero : 0);
-      if (!d.empty() && d.back().second == st) {
-        d.back().first += n;
-      } else {
-        d.push_back({n, st});
-      }
-      at += n;
-    }
-    if (d.empty()) d.push_back({span, 0});  // nothing known: "allocated, data"
-    if (r->flags & kCmdFlagReqOne) d.resize(1);
-    std::vector<uint8_t> payload(4 + 8 * d.size());
-    Store32(payload.data(), kAllocationContextId);
-    for (size_t i = 0; i < d.size(); i++) {
-      Store32(&payload[4 + 8 * i], static_cast<uint32_t>(d[i].first));
-      Store32(&payload[8 + 8 * i], d[i].second);
-    }
-    uint8_t h[kChunkHeaderBytes];
-    ChunkHeader(h, kReplyFlagDone, kReplyTypeBlockStatus, r->cookie,
-                static_cast<uint32_t>(payload.size()));
-    iovec iov[2] = {{h, sizeof(h)}, {payload.data(), payload.size()}};
-    Send(iov, 2);
-    Complete(r, 0);
-  });
+  r->volume->SubmitBlockStatus(
+      r->offset, span, [this, r, span](Status s, std::vector<Extent> extents) {
+        uint32_t error = ErrnoOf(s, r->type);
+        if (error != 0) {
+          SendError(*r, error, s.message());
+          Complete(r, error);
+          return;
+        }
+        // Descriptors: (length, flags), neighbours of one state merged.
+        std::vector<std::pair<uint64_t, uint32_t>> d;
+        uint64_t at = r->offset;
+        for (const Extent& e : extents) {
+          if (e.offset != at || at >= r->offset + span || d.size() >= kMaxDescriptors) break;
+          uint64_t n = std::min(e.length, r->offset + span - at);
+          if (n == 0) break;
+          uint32_t st = (e.hole ? kStateHole : 0) | (e.zero ? kStateZero : 0);
+          if (!d.empty() && d.back().second == st) {
+            d.back().first += n;
+          } else {
+            d.push_back({n, st});
+          }
+          at += n;
+        }
+        if (d.empty()) d.push_back({span, 0});  // nothing known: "allocated, data"
+        if (r->flags & kCmdFlagReqOne) d.resize(1);
+        std::vector<uint8_t> payload(4 + 8 * d.size());
+        Store32(payload.data(), kAllocationContextId);
+        for (size_t i = 0; i < d.size(); i++) {
+          Store32(&payload[4 + 8 * i], static_cast<uint32_t>(d[i].first));
+          Store32(&payload[8 + 8 * i], d[i].second);
+        }
+        uint8_t h[kChunkHeaderBytes];
+        ChunkHeader(h, kReplyFlagDone, kReplyTypeBlockStatus, r->cookie,
+                    static_cast<uint32_t>(payload.size()));
+        iovec iov[2] = {{h, sizeof(h)}, {payload.data(), payload.size()}};
+        Send(iov, 2);
+        Complete(r, 0);
+      });
 }
 
 void Connection::SendError(const Request& r, uint32_t error, const std::string& message) {

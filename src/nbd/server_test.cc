@@ -6,8 +6,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <thread>
@@ -670,7 +670,6 @@ TEST(TransportTest, TakeBufferedOnlyWhenExactlyThatIsBuffered) {
   EXPECT_EQ(std::vector<uint8_t>(p, p + 6), std::vector<uint8_t>(in.begin() + 4, in.end()));
   EXPECT_EQ(reader.buffered(), 0u);
   EXPECT_EQ(reader.ReadExact(head, 1), Reader::Outcome::kEof);
-
 }
 
 TEST(TransportTest, SocketWriteAllSendsFewAndManyPieces) {
