@@ -48,6 +48,7 @@
 #include "base/checksum.h"
 #include "base/random.h"
 #include "base/units.h"
+#include "format/label_io.h"
 #include "io/uring_device.h"
 #include "pool/pool_impl.h"
 
@@ -393,12 +394,90 @@ class Model {
   std::map<uint64_t, ChurnModel> churn_;
 };
 
+// The intent log as the reopen will find it, read before the reopen
+// (replay and the syncs after it move the chain): the newest uberblock's
+// txg and the records of the chain it names. Only a failure's message uses
+// it: it tells a change never logged from one replay skipped or a sync lost.
+struct LogBeforeReopen {
+  std::string error;  // why it could not be read
+  uint64_t uberblock_txg = 0;
+  zil::LogReplay chain;
+};
+
+LogBeforeReopen ReadLogBeforeReopen(io::Device* device) {
+  LogBeforeReopen out;
+  Result<format::LabelHeader> label = format::ReadLabel(*device, nullptr);
+  if (!label.ok()) {
+    out.error = label.status().ToString();
+    return out;
+  }
+  Result<format::DeviceLayout> layout =
+      format::ComputeLayout(device->size_bytes(), label->allocation_unit);
+  if (!layout.ok()) {
+    out.error = layout.status().ToString();
+    return out;
+  }
+  Result<format::UberblockScan> scan = format::ScanUberblocks(*device, *layout, label->pool_guid);
+  if (!scan.ok() || scan->valid.empty()) {
+    out.error = scan.ok() ? "no valid uberblock" : scan.status().ToString();
+    return out;
+  }
+  out.uberblock_txg = scan->valid.front().txg;
+  Result<zil::LogReplay> chain =
+      zil::ReadLog(device, label->allocation_unit, scan->valid.front().log);
+  if (!chain.ok()) {
+    out.error = chain.status().ToString();
+    return out;
+  }
+  out.chain = std::move(*chain);
+  return out;
+}
+
+// What the reopen and the log say about `block` of a volume: which txg the
+// pool opened at, how many records replay applied, and every record of the
+// chain read before the reopen that covers the block (with its txg, seq
+// and, for a write, the op stamped in the block).
+std::string ExplainBlock(const LogBeforeReopen& log, const OpenReport& report, uint64_t volume_guid,
+                         uint8_t vol, uint64_t block) {
+  std::string out = "; reopen: uberblock txg " + std::to_string(report.txg) + " (newest seen " +
+                    std::to_string(report.newest_seen_txg) + "), replayed " +
+                    std::to_string(report.log_records_replayed) + " log records";
+  if (!log.error.empty()) return out + "; the log before the reopen: unreadable: " + log.error;
+  const auto& recs = log.chain.records;
+  out += "; the log before the reopen (uberblock txg " + std::to_string(log.uberblock_txg) +
+         "): " + std::to_string(recs.size()) + " records";
+  if (!recs.empty()) {
+    out += " (seq " + std::to_string(recs.front().seq) + ".." + std::to_string(recs.back().seq) +
+           ", txgs " + std::to_string(recs.front().txg) + ".." + std::to_string(recs.back().txg) +
+           ")";
+  }
+  out += ", ends: " + log.chain.end + "; records of this block:";
+  const uint64_t begin = block * kBlock, end = begin + kBlock;
+  bool any = false;
+  for (const format::LogRecord& r : recs) {
+    if (r.volume_guid != volume_guid || r.offset >= end || r.offset + r.length <= begin) continue;
+    any = true;
+    out += " seq " + std::to_string(r.seq) + " txg " + std::to_string(r.txg);
+    if (r.type != format::LogRecordType::kWrite) {
+      out += " (trim/zero)";
+    } else if (r.offset <= begin && r.offset + r.length >= end) {
+      std::optional<uint64_t> op = DecodeBlock(vol, block, r.data.data() + (begin - r.offset));
+      out += op ? " (write op " + std::to_string(*op) + ")" : std::string(" (write, junk)");
+    } else {
+      out += " (part of a write)";
+    }
+    if (r.txg <= report.txg) out += " [skipped: in the uberblock's txg]";
+  }
+  return any ? out : out + " none";
+}
+
 // Reopens the pool (replaying whatever it replays), runs fsck, and checks
 // every block and churn volume against the model.
 std::string Verify(const std::string& path, uint64_t cycle, Model* model, KillStressResult* res) {
   io::UringDeviceOptions uo;
   auto dev = io::OpenBestDevice(path, uo);
   if (!dev.ok()) return dev.status().ToString();
+  const LogBeforeReopen log = ReadLogBeforeReopen(dev->get());
   auto p = PoolImpl::OpenOnDevice(std::move(*dev), PoolOptions());
   if (!p.ok()) return "the pool does not open: " + p.status().ToString();
   PoolImpl::Census census = (*p)->Check();
@@ -418,7 +497,10 @@ std::string Verify(const std::string& path, uint64_t cycle, Model* model, KillSt
         continue;
       }
       std::string e = model->CheckBlock(vi, b, *got, res);
-      if (!e.empty() && failure.empty()) failure = e;
+      if (!e.empty() && failure.empty()) {
+        failure = e + ExplainBlock(log, (*p)->open_report(), (*v)->info().guid,
+                                   static_cast<uint8_t>(vi), b);
+      }
       model->Rebase(vi, b, *got);
     }
   }
@@ -532,6 +614,7 @@ void PrintKillStressResult(const KillStressResult& r) {
       static_cast<unsigned long long>(r.blocks_checked),
       static_cast<unsigned long long>(r.durable_blocks_checked),
       static_cast<unsigned long long>(r.durable_lost));
+  if (!r.first_failure.empty()) std::printf("first failure: %s\n", r.first_failure.c_str());
 }
 
 }  // namespace arcstore::pool

@@ -52,6 +52,7 @@
 
 
 #include <algorithm>
+#include <set>
 #include <cstring>
 #include <random>
 
@@ -332,7 +333,7 @@ Status PoolImpl::Start() {
       t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
   queue_->SetAsyncWriteFraction([t = txg_.get()] { return t->AsyncWriteFraction(); });
   // The intent log: read what the last life committed to it (replayed by
-  // ReplayLog once the volumes exist); a read-only pool only reports it.
+  // ReplayLog once the volumes exist; in memory only on a read-only pool).
   Result<zil::LogReplay> chain = zil::ReadLog(device_.get(), layout_.allocation_unit, loaded_log_);
   if (!chain.ok()) return chain.status().WithContext("intent log");
   open_report_.log_last_seq = chain->last_seq;
@@ -358,9 +359,8 @@ Status PoolImpl::Start() {
     start.last_record_seq = chain->last_seq;
     log_ = std::make_unique<zil::IntentLog>(lo, le, start);
     replay_ = std::move(chain->records);
-  } else if (!chain->records.empty()) {
-    open_report_.notes.push_back("intent log holds " + std::to_string(chain->records.size()) +
-                                 " records not replayed (pool opened read-only)");
+  } else {
+    replay_ = std::move(chain->records);
   }
   if (options_.work_threads > 0) {
     work_ = std::make_unique<WorkQueue>("pool", options_.work_threads, options_.work_queue_limit);
@@ -380,7 +380,7 @@ Status PoolImpl::Start() {
 }
 
 Status PoolImpl::ReplayLog() {
-  if (!log_) return Status::Ok();
+  if (!log_ && !options_.read_only) return Status::Ok();
   uint64_t opened_at;
   std::map<uint64_t, std::shared_ptr<volume::VolumeImpl>> by_guid;
   {
@@ -390,42 +390,58 @@ Status PoolImpl::ReplayLog() {
   }
   // Records of txgs the uberblock already holds are skipped; the rest are
   // applied in log order as ordinary (unlogged) changes.
-  log_->SetReplaying(true);
+  std::erase_if(replay_, [opened_at](const format::LogRecord& r) { return r.txg <= opened_at; });
+  if (options_.read_only) {
+    // In memory: every record touched becomes a dirty copy that nothing
+    // will sync, so the copies must fit in half the ARC.
+    std::set<std::pair<uint64_t, uint64_t>> records;
+    uint64_t bytes = 0;
+    for (const format::LogRecord& r : replay_) {
+      auto it = by_guid.find(r.volume_guid);
+      if (it == by_guid.end() || r.length == 0) continue;
+      const uint64_t size = it->second->entry().record_size_bytes;
+      for (uint64_t rec = r.offset / size; rec <= (r.offset + r.length - 1) / size; rec++) {
+        if (records.emplace(r.volume_guid, rec).second) bytes += size;
+      }
+    }
+    if (bytes > arc_->c_max() / 2) {
+      open_report_.notes.push_back(
+          "intent log: " + std::to_string(replay_.size()) +
+          " records NOT applied: the pool is read-only and they would hold " +
+          FormatBytes(bytes) + " of dirty records in memory (over half of the ARC, " +
+          FormatBytes(arc_->c_max() / 2) + "); open the pool writable to replay them");
+      replay_.clear();
+      return Status::Ok();
+    }
+  }
+  if (log_) log_->SetReplaying(true);
   uint64_t applied = 0, orphans = 0;
-  Status s;
   for (const format::LogRecord& r : replay_) {
-    if (r.txg <= opened_at) continue;
     auto it = by_guid.find(r.volume_guid);
     if (it == by_guid.end()) {
       orphans++;
       continue;
     }
-    volume::VolumeImpl& v = *it->second;
-    switch (r.type) {
-      case format::LogRecordType::kWrite: s = v.Write(r.offset, r.data, 0); break;
-      case format::LogRecordType::kTrim: s = v.Trim(r.offset, r.length); break;
-      case format::LogRecordType::kZero: s = v.WriteZeroes(r.offset, r.length, kZeroNone); break;
-      case format::LogRecordType::kZeroNoHole:
-        s = v.WriteZeroes(r.offset, r.length, kZeroNoHole);
-        break;
-    }
+    Status s = it->second->ApplyLogRecord(r);
     if (!s.ok()) {
-      log_->SetReplaying(false);
+      if (log_) log_->SetReplaying(false);
       return s.WithContext("intent log replay of record " + std::to_string(r.seq));
     }
     applied++;
   }
-  log_->SetReplaying(false);
   replay_.clear();
-  log_->ReplayApplied(txg_->open_txg(), applied);
   open_report_.log_records_replayed = applied;
   if (applied > 0 || orphans > 0) {
-    open_report_.notes.push_back("intent log: replayed " + std::to_string(applied) +
-                                 " records" +
-                                 (orphans > 0 ? ", skipped " + std::to_string(orphans) +
-                                                    " of volumes that no longer exist"
-                                              : ""));
+    open_report_.notes.push_back(
+        "intent log: replayed " + std::to_string(applied) + " records" +
+        (orphans > 0 ? ", skipped " + std::to_string(orphans) + " of volumes that no longer exist"
+                     : "") +
+        (options_.read_only ? " (in memory only: the pool is read-only; a writable open writes them)"
+                            : ""));
   }
+  if (!log_) return Status::Ok();  // read-only: nothing is written
+  log_->SetReplaying(false);
+  log_->ReplayApplied(txg_->open_txg(), applied);
   // This life writes its log under a new guid; the uberblock must name it
   // (and hold the replayed changes) before anyone can commit to it. The
   // same sync allocates the arena of a pool that has none yet.

@@ -24,6 +24,9 @@
 //                    the ARC's dirty limit (50% of c); the writer waits
 //   explicit_wait    someone waits for it (a flush without intent log)
 //   shutdown, memory
+// A txg that no writer was ever assigned to never goes (nothing to
+// commit); one that was does, even if its holds declared 0 dirty bytes (a
+// writer reusing an older txg's copy estimates 0 but changes this txg).
 //
 // The write throttle compares the pool's UNSYNCED total (open + quiescing
 // + syncing), which the sync lowers record by record through Undirty():
@@ -112,6 +115,9 @@ struct TxgManager::Txg {
   uint64_t dirty_bytes = 0;  // not yet undirtied by the sync
   SyncReason requested = SyncReason::kNone;
   bool forced = false;  // sync even with nothing dirty
+  // A hold was taken: the txg may hold changes even with no dirty bytes
+  // (a writer estimates 0 when it expects to reuse a copy of an older txg).
+  bool assigned = false;
 };
 
 TxgHold& TxgHold::operator=(TxgHold&& o) noexcept {
@@ -298,6 +304,7 @@ Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
   }
   Txg* t = open_.get();
   t->holds++;
+  t->assigned = true;
   t->dirty_bytes += dirty_bytes;
   t->rec.ndirty_bytes += dirty_bytes;
   unsynced_bytes_ += dirty_bytes;
@@ -347,10 +354,10 @@ void TxgManager::RequestSync(uint64_t txg, SyncReason reason) {
 Status TxgManager::WaitSynced(uint64_t txg, SyncReason reason) {
   MutexLock l(&mu_);
   ARC_CHECK_LE(txg, open_->rec.txg) << "wait for a txg that is not open yet";
-  // An open txg with nothing in it has nothing to commit: what came before
-  // it is what the caller needs.
-  if (txg == open_->rec.txg && open_->rec.ndirty_bytes == 0 && open_->holds == 0 &&
-      !open_->forced) {
+  // An open txg nobody was ever assigned to has nothing to commit: what
+  // came before it is what the caller needs. (Dirty bytes do not tell: a
+  // writer that charged 0 may still have changed the txg.)
+  if (txg == open_->rec.txg && !open_->assigned && !open_->forced) {
     txg--;
   }
   while (failed_.ok() && last_committed_ < txg) {
@@ -395,7 +402,7 @@ uint64_t TxgManager::unsynced_dirty_bytes() {
 }
 
 bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {
-  const bool has_work = open_->rec.ndirty_bytes > 0 || open_->holds > 0 || open_->forced;
+  const bool has_work = open_->assigned || open_->forced;  // dirty bytes imply a hold
   if (stopping_) {
     *reason = SyncReason::kShutdown;
     return has_work;

@@ -141,7 +141,9 @@ class TxgManager {
 
   // Asks for `txg` to be synced soon (for `reason`) and returns at once.
   void RequestSync(uint64_t txg, SyncReason reason);
-  // Waits until `txg` has committed, asking for it with `reason`.
+  // Waits until `txg` has committed, asking for it with `reason`. A wait
+  // for the open txg when no hold was ever taken on it (however few bytes
+  // the holds declared) waits for the txg before it.
   Status WaitSynced(uint64_t txg, SyncReason reason);
   // Syncs the open txg even when nothing is dirty (to age deferred frees on
   // a full pool) and waits for it.

@@ -82,6 +82,39 @@ TEST(TxgManagerTest, ExplicitWaitSyncsAndRecordsWhy) {
   ASSERT_TRUE(m.Stop().ok());
 }
 
+// A writer that expects to reuse an older txg's copy charges 0 dirty bytes
+// but still changes the txg it holds (and logs the change with it). A wait
+// for that txg, as the intent log's txg-sync fallback does, must commit it:
+// it once returned at once ("nothing dirty"), acknowledging a flush whose
+// change no txg and no log block held (kill stress, 1 run in 3).
+TEST(TxgManagerTest, ATxgHeldWithNoDirtyBytesIsStillSynced) {
+  ManualClock clock;
+  stats::Registry reg;
+  SyncLog log;
+  TxgManager m(Opts(), &clock, &reg, log.Fn(), 7);
+  m.Start();
+  uint64_t txg;
+  {
+    Result<TxgHold> h = m.Assign(0);
+    ASSERT_TRUE(h.ok());
+    txg = h->txg();
+  }
+  ASSERT_TRUE(m.WaitSynced(txg, SyncReason::kExplicitWait).ok());
+  EXPECT_EQ(m.last_committed_txg(), txg);
+  ASSERT_EQ(log.synced.size(), 1u);
+  EXPECT_EQ(log.synced[0], txg);
+  // Left alone, such a txg goes at the timeout like any other.
+  {
+    Result<TxgHold> h = m.Assign(0);
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ(h->txg(), txg + 1);
+  }
+  clock.AdvanceNs(Opts().timeout_ns);
+  log.WaitFor(2);
+  EXPECT_EQ(Row(m, txg + 1).reason, SyncReason::kTimeout);
+  ASSERT_TRUE(m.Stop().ok());
+}
+
 TEST(TxgManagerTest, TimeoutSyncsOnTheInjectedClock) {
   ManualClock clock;
   stats::Registry reg;

@@ -493,24 +493,28 @@ void VolumeImpl::NoteSequential(uint64_t record) {
   }
 }
 
-Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece) {
+Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) {
   uint64_t estimate = record_bytes_;
+  const uint64_t open = env_.txg->open_txg();
   {
     MutexLock l(&mu_);
-    if (!dirty_.empty() && dirty_.rbegin()->second.count(record) != 0) {
-      estimate = 0;  // most likely the open txg's copy: no new dirty bytes
-    }
+    // The open txg's copy takes no new dirty bytes. (The newest copy may be
+    // the syncing txg's; a new copy of the record is then charged.)
+    auto it = dirty_.find(open);
+    if (it != dirty_.end() && it->second.count(record) != 0) estimate = 0;
   }
   // Whole-record holes and zeros take no data space; everything else may.
   const bool becomes_data = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
-  if (becomes_data && estimate > 0 && env_.admit_write) {
+  const bool in_memory = replay && env_.read_only;  // nothing will sync it
+  if (becomes_data && estimate > 0 && env_.admit_write && !in_memory) {
     ARC_RETURN_IF_ERROR(env_.admit_write(estimate));
   }
   // A buffer for a new copy, allocated without the lock (it may wait for
   // the ARC to evict).
   arc::ArcHold spare;
   if (becomes_data && estimate > 0) spare = NewBuffer();
-  ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, env_.txg->Assign(estimate));
+  ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, in_memory ? env_.txg->AssignNoThrottle(estimate)
+                                                     : env_.txg->Assign(estimate));
   const uint64_t t = hold.txg();
   bool applied = false;
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
@@ -599,10 +603,10 @@ bool VolumeImpl::FinishPiece(uint64_t txg, uint64_t record, const Piece& piece,
 }
 
 Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* data,
-                              Dirty::Kind full_kind, const char* op) {
+                              Dirty::Kind full_kind, const char* op, bool replay) {
   ARC_RETURN_IF_ERROR(CheckOpen());
   ARC_RETURN_IF_ERROR(CheckRange(op, offset, length, entry_.size_bytes));
-  if (env_.read_only) {
+  if (env_.read_only && !replay) {
     return Status::InvalidArgument("volume " + entry_.name + ": " + op +
                                    " on a pool opened read-only");
   }
@@ -618,7 +622,7 @@ Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* d
     piece.whole = piece.in_record == 0 && at + piece.n == record_end;
     piece.data = data == nullptr ? nullptr : data + pos;
     piece.full_kind = full_kind;
-    Status s = WritePiece(record, piece);
+    Status s = WritePiece(record, piece, replay);
     if (!s.ok()) {
       return s.WithContext("volume " + entry_.name + " " + op + " at offset " + std::to_string(at));
     }
@@ -627,9 +631,32 @@ Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* d
   return Status::Ok();
 }
 
+Status VolumeImpl::ApplyLogRecord(const format::LogRecord& r) {
+  using format::LogRecordType;
+  switch (r.type) {
+    case LogRecordType::kWrite:
+      if (r.data.size() != r.length) {
+        return Status::Corruption("log record " + std::to_string(r.seq) + " carries " +
+                                  std::to_string(r.data.size()) + " bytes for a write of " +
+                                  std::to_string(r.length));
+      }
+      return WriteRange(r.offset, r.length, r.data.data(), Dirty::Kind::kData, "log replay write",
+                        true);
+    case LogRecordType::kTrim:
+      return WriteRange(r.offset, r.length, nullptr, Dirty::Kind::kHole, "log replay trim", true);
+    case LogRecordType::kZero:
+      return WriteRange(r.offset, r.length, nullptr, Dirty::Kind::kZero, "log replay zeroing",
+                        true);
+    case LogRecordType::kZeroNoHole:
+      return WriteRange(r.offset, r.length, nullptr, Dirty::Kind::kData, "log replay zeroing",
+                        true);
+  }
+  return Status::Corruption("log record " + std::to_string(r.seq) + " has an unknown type");
+}
+
 Status VolumeImpl::Flush() {
   ARC_RETURN_IF_ERROR(CheckOpen());
-  if (env_.read_only) return Status::Ok();  // nothing can be dirty
+  if (env_.read_only) return Status::Ok();  // nothing to make durable (a replay stays in memory)
   if (env_.log != nullptr) return env_.log->Commit();
   return env_.txg->WaitSynced(env_.txg->open_txg(), txg::SyncReason::kExplicitWait);
 }

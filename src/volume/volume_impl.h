@@ -99,6 +99,10 @@ class VolumeImpl final : public Volume {
   Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents) override;
 
   // ---- Pool side --------------------------------------------------------
+  // Applies an intent log record at open as an ordinary (unlogged) change.
+  // On a read-only pool the change stays in memory: reads see it, nothing
+  // writes it.
+  Status ApplyLogRecord(const format::LogRecord& r);
   // Writes the records dirtied in `txg` and this volume's dirty indirect
   // blocks; updates `entry` (its root) for the volume table.
   Status SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* entry);
@@ -139,9 +143,11 @@ class VolumeImpl final : public Volume {
 
   // Runs `op` on the work queue, or inline without one.
   void Dispatch(std::function<void()> op);
+  // `replay`: a logged change applied at open (allowed on a read-only pool,
+  // where it stays in memory and takes no throttle: nothing will sync it).
   Status WriteRange(uint64_t offset, uint64_t length, const uint8_t* data, Dirty::Kind full_kind,
-                    const char* op);
-  Status WritePiece(uint64_t record, const Piece& piece);
+                    const char* op, bool replay = false);
+  Status WritePiece(uint64_t record, const Piece& piece, bool replay);
   // Applies `piece` to a record copy; `spare` is an anon buffer to use
   // when the copy has none (taken only if needed).
   void ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const;

@@ -47,7 +47,8 @@
 // logged again), and syncs a txg before anyone may use the pool. Until then
 // the old chain's blocks are kept and headers still point at them, so a
 // crash during replay replays the same records again (idempotent: records
-// carry absolute offsets and data).
+// carry absolute offsets and data). A read-only open applies the records
+// in memory only and writes nothing (the chain stays for a writable open).
 //
 // Fallbacks (each counted): log disabled, no arena yet, arena full, or
 // change copies dropped because pending passed max_pending_bytes; then a
@@ -272,6 +273,13 @@ Status IntentLog::Commit() {
   return failed_;
 }
 
+bool IntentLog::BatchFinished(uint64_t id) {
+  for (const Batch& b : inflight_) {
+    if (b.id == id) return b.done;
+  }
+  return true;  // acknowledged and gone (or 0: an earlier life's block)
+}
+
 void IntentLog::BatchDone(uint64_t id) {
   for (Batch& b : inflight_) {
     if (b.id == id) b.done = true;
@@ -363,7 +371,7 @@ Status IntentLog::CommitBatch() {
       next_seq_ = saved_seq;
       return Fallback(id, batch_last);
     }
-    Block b{at, bytes, next_seq_++, guid_, max_txg};
+    Block b{at, bytes, next_seq_++, guid_, max_txg, id};
     next_offset_ = at + bytes;
     blocks_.push_back(b);
     planned.emplace_back(b, std::move(in_block));
@@ -458,8 +466,12 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
     // every block the oldest of them replays from.
     recent_starts_.push_back(header.replay_sequence);
     if (recent_starts_.size() > 3) recent_starts_.pop_front();
+    // A block whose write may still be in flight is kept too: reusing its
+    // space could let that late write land on a newer block.
     const uint64_t floor = recent_starts_.front();
-    while (!blocks_.empty() && blocks_.front().seq < floor) blocks_.pop_front();
+    while (!blocks_.empty() && blocks_.front().seq < floor && BatchFinished(blocks_.front().batch)) {
+      blocks_.pop_front();
+    }
   }
   UpdateGauges();
 }

@@ -138,6 +138,7 @@ class IntentLog {
   struct Block {
     uint64_t offset = 0, bytes = 0, seq = 0, guid = 0;
     uint64_t max_txg = 0;  // newest txg of its records
+    uint64_t batch = 0;    // the batch writing it (0: written by an earlier life)
   };
   // Writes the batch taken by the committer. Called and returns with mu_
   // held; drops it for the I/O.
@@ -146,6 +147,8 @@ class IntentLog {
   // Batch `id` finished (written and flushed, or failed): durability
   // advances through the finished prefix of the batches in flight.
   void BatchDone(uint64_t id) ARC_REQUIRES(mu_);
+  // Whether batch `id` finished (its blocks' writes are over).
+  bool BatchFinished(uint64_t id) ARC_REQUIRES(mu_);
   // Where a block of `bytes` can go, or UINT64_MAX when the arena is full.
   uint64_t Place(uint64_t bytes) ARC_REQUIRES(mu_);
   Status WriteBlocks(std::vector<std::pair<Block, std::vector<uint8_t>>>& blocks);
