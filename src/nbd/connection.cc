@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "nbd/caller_thread_volume.h"
 #include "nbd/protocol.h"
 
 namespace arcstore::nbd {
@@ -18,6 +19,8 @@ inline constexpr size_t kPendingFlushBytes = 128 * 1024;
 // Structured READs up to this size skip the hole map (one volume operation
 // instead of two) and are sent as one hole chunk when they read as zeros.
 inline constexpr uint32_t kHoleMapMinBytes = 64 * 1024;
+// Idle requests of at most this length may run inline (see server.cc).
+inline constexpr uint32_t kInlineMaxBytes = 64 * 1024;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -29,7 +32,9 @@ struct Connection::Request {
   uint32_t length = 0;
   uint64_t start_ns = 0;
   uint64_t charged_bytes = 0;        // held against max_in_flight_bytes
+  Volume* volume = nullptr;          // the export's volume, or its inline view
   std::unique_ptr<uint8_t[]> data;   // WRITE payload or READ result
+  const uint8_t* payload = nullptr;  // WRITE payload: data, or the reader's buffer
   std::vector<Extent> extents;       // hole map of a structured READ
 };
 
@@ -123,6 +128,7 @@ void Connection::Serve() {
   stats_->handshakes_completed->Add();
   const Export& e = exports_[negotiated_.export_index];
   volume_ = e.volume.get();
+  inline_volume_ = std::make_unique<CallerThreadVolume>(volume_);
   size_bytes_ = volume_->info().size_bytes;
   export_stats_ = stats_->export_stats(negotiated_.export_index);
   export_stats_->connections->Add(1);
@@ -183,17 +189,36 @@ bool Connection::HandleRequest(const uint8_t* h) {
   if (r->type == kCmdDisc) return false;
 
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
-  if (!AcquireSlot(r->charged_bytes)) return false;
+  bool idle = false;
+  if (!AcquireSlot(r->charged_bytes, &idle)) return false;
+  const bool may_inline = idle && MayRunInline(*r);
   if (write && r->length > 0) {
-    r->data.reset(new uint8_t[r->length]);
-    if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
-      if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
-      ReleaseSlot(r->charged_bytes);
-      return false;
+    // A payload that ends the buffered input is used where it lies when the
+    // write runs inline: it completes before the reader reads again.
+    r->payload = may_inline ? reader_.TakeBuffered(r->length) : nullptr;
+    if (r->payload == nullptr) {
+      r->data.reset(new uint8_t[r->length]);
+      r->payload = r->data.get();
+      if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
+        if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+        ReleaseSlot(r->charged_bytes);
+        return false;
+      }
     }
   }
+  const bool run_inline = may_inline && reader_.buffered() == 0;
+  r->volume = run_inline ? inline_volume_.get() : volume_;
+  if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
   return true;
+}
+
+bool Connection::MayRunInline(const Request& r) const {
+  if (!options_.inline_idle_requests || r.length > kInlineMaxBytes || (r.flags & kCmdFlagFua)) {
+    return false;
+  }
+  return r.type == kCmdRead || r.type == kCmdWrite || r.type == kCmdTrim ||
+         r.type == kCmdWriteZeroes;
 }
 
 uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
@@ -249,34 +274,35 @@ void Connection::Dispatch(const RequestPtr& r) {
         StartStructuredRead(r);
         return;
       }
-      volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                          [this, r](Status s) {
-                            uint32_t error = ErrnoOf(s, r->type);
-                            SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
-                            Complete(r, error);
-                          });
+      r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
+                            [this, r](Status s) {
+                              uint32_t error = ErrnoOf(s, r->type);
+                              SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
+                              Complete(r, error);
+                            });
       return;
     case kCmdWrite:
-      volume_->SubmitWrite(r->offset, std::span<const uint8_t>(r->data.get(), r->length),
-                           (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
-                           [this, r](Status s) { Finish(r, std::move(s)); });
+      r->volume->SubmitWrite(r->offset, std::span<const uint8_t>(r->payload, r->length),
+                             (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
+                             [this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdFlush:
-      volume_->SubmitFlush([this, r](Status s) { Finish(r, std::move(s)); });
+      r->volume->SubmitFlush([this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdTrim:
-      volume_->SubmitTrim(r->offset, r->length,
-                          [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+      r->volume->SubmitTrim(r->offset, r->length,
+                            [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
       return;
     case kCmdWriteZeroes: {
       uint32_t zf = ((r->flags & kCmdFlagNoHole) ? kZeroNoHole : kZeroNone) |
                     ((r->flags & kCmdFlagFastZero) ? kZeroFastOnly : kZeroNone);
-      volume_->SubmitWriteZeroes(r->offset, r->length, zf,
-                                 [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+      r->volume->SubmitWriteZeroes(r->offset, r->length, zf,
+                                   [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
       return;
     }
     case kCmdCache:
-      volume_->SubmitCache(r->offset, r->length, [this, r](Status s) { Finish(r, std::move(s)); });
+      r->volume->SubmitCache(r->offset, r->length,
+                             [this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdBlockStatus:
       StartBlockStatus(r);
@@ -291,7 +317,7 @@ void Connection::FlushThenFinish(const RequestPtr& r, Status s) {
     Finish(r, std::move(s));
     return;
   }
-  volume_->SubmitFlush([this, r](Status fs) { Finish(r, std::move(fs)); });
+  r->volume->SubmitFlush([this, r](Status fs) { Finish(r, std::move(fs)); });
 }
 
 void Connection::Finish(const RequestPtr& r, Status s) {
@@ -307,12 +333,12 @@ void Connection::Finish(const RequestPtr& r, Status s) {
 void Connection::StartStructuredRead(const RequestPtr& r) {
   if (r->length <= kHoleMapMinBytes || (r->flags & kCmdFlagDf) != 0) {
     // Small, or one content chunk wanted: no hole map.
-    volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                        [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
+    r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
+                          [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
     return;
   }
   uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
-  volume_->SubmitBlockStatus(r->offset, span, [this, r](Status s, std::vector<Extent> extents) {
+  r->volume->SubmitBlockStatus(r->offset, span, [this, r](Status s, std::vector<Extent> extents) {
     if (s.ok()) r->extents = std::move(extents);  // else: no map, all data
     bool all_zero = true;
     for (const Segment& seg : Segments(r->extents, r->offset, r->length)) {
@@ -322,8 +348,8 @@ void Connection::StartStructuredRead(const RequestPtr& r) {
       FinishStructuredRead(r, Status::Ok());
       return;
     }
-    volume_->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                        [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
+    r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
+                          [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
   });
 }
 
@@ -377,44 +403,44 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
 
 void Connection::StartBlockStatus(const RequestPtr& r) {
   uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
-  volume_->SubmitBlockStatus(r->offset, span, [this, r, span](Status s,
-                                                              std::vector<Extent> extents) {
-    uint32_t error = ErrnoOf(s, r->type);
-    if (error != 0) {
-      SendError(*r, error, s.message());
-      Complete(r, error);
-      return;
-    }
-    // Descriptors: (length, flags), neighbours of one state merged.
-    std::vector<std::pair<uint64_t, uint32_t>> d;
-    uint64_t at = r->offset;
-    for (const Extent& e : extents) {
-      if (e.offset != at || at >= r->offset + span || d.size() >= kMaxDescriptors) break;
-      uint64_t n = std::min(e.length, r->offset + span - at);
-      if (n == 0) break;
-      uint32_t st = (e.hole ? kStateHole : 0) | (e.zero ? kStateZero : 0);
-      if (!d.empty() && d.back().second == st) {
-        d.back().first += n;
-      } else {
-        d.push_back({n, st});
-      }
-      at += n;
-    }
-    if (d.empty()) d.push_back({span, 0});  // nothing known: "allocated, data"
-    if (r->flags & kCmdFlagReqOne) d.resize(1);
-    std::vector<uint8_t> payload(4 + 8 * d.size());
-    Store32(payload.data(), kAllocationContextId);
-    for (size_t i = 0; i < d.size(); i++) {
-      Store32(&payload[4 + 8 * i], static_cast<uint32_t>(d[i].first));
-      Store32(&payload[8 + 8 * i], d[i].second);
-    }
-    uint8_t h[kChunkHeaderBytes];
-    ChunkHeader(h, kReplyFlagDone, kReplyTypeBlockStatus, r->cookie,
-                static_cast<uint32_t>(payload.size()));
-    iovec iov[2] = {{h, sizeof(h)}, {payload.data(), payload.size()}};
-    Send(iov, 2);
-    Complete(r, 0);
-  });
+  r->volume->SubmitBlockStatus(
+      r->offset, span, [this, r, span](Status s, std::vector<Extent> extents) {
+        uint32_t error = ErrnoOf(s, r->type);
+        if (error != 0) {
+          SendError(*r, error, s.message());
+          Complete(r, error);
+          return;
+        }
+        // Descriptors: (length, flags), neighbours of one state merged.
+        std::vector<std::pair<uint64_t, uint32_t>> d;
+        uint64_t at = r->offset;
+        for (const Extent& e : extents) {
+          if (e.offset != at || at >= r->offset + span || d.size() >= kMaxDescriptors) break;
+          uint64_t n = std::min(e.length, r->offset + span - at);
+          if (n == 0) break;
+          uint32_t st = (e.hole ? kStateHole : 0) | (e.zero ? kStateZero : 0);
+          if (!d.empty() && d.back().second == st) {
+            d.back().first += n;
+          } else {
+            d.push_back({n, st});
+          }
+          at += n;
+        }
+        if (d.empty()) d.push_back({span, 0});  // nothing known: "allocated, data"
+        if (r->flags & kCmdFlagReqOne) d.resize(1);
+        std::vector<uint8_t> payload(4 + 8 * d.size());
+        Store32(payload.data(), kAllocationContextId);
+        for (size_t i = 0; i < d.size(); i++) {
+          Store32(&payload[4 + 8 * i], static_cast<uint32_t>(d[i].first));
+          Store32(&payload[8 + 8 * i], d[i].second);
+        }
+        uint8_t h[kChunkHeaderBytes];
+        ChunkHeader(h, kReplyFlagDone, kReplyTypeBlockStatus, r->cookie,
+                    static_cast<uint32_t>(payload.size()));
+        iovec iov[2] = {{h, sizeof(h)}, {payload.data(), payload.size()}};
+        Send(iov, 2);
+        Complete(r, 0);
+      });
 }
 
 void Connection::SendError(const Request& r, uint32_t error, const std::string& message) {
@@ -503,7 +529,7 @@ void Connection::Complete(const RequestPtr& r, uint32_t error) {
   ReleaseSlot(r->charged_bytes);
 }
 
-bool Connection::AcquireSlot(uint64_t bytes) {
+bool Connection::AcquireSlot(uint64_t bytes, bool* idle) {
   // Before waiting for a slot, send what is held back: the client may be
   // waiting for those replies before it can take more of ours.
   bool flushed = false;
@@ -517,6 +543,7 @@ bool Connection::AcquireSlot(uint64_t bytes) {
       };
       if (flushed || !full()) {
         while (full()) cv_.Wait(&mu_);
+        *idle = in_flight_ == 0;
         in_flight_++;
         in_flight_bytes_ += bytes;
         return true;

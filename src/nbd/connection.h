@@ -54,6 +54,11 @@ class Connection {
   bool HandleRequest(const uint8_t* header);
   // 0 when the request may run, else the NBD error to answer with.
   uint32_t Check(const Request& r, ErrorKind* kind) const;
+  // Whether an idle request (nothing else in flight, nothing buffered) may
+  // run on the reader thread: a short READ, WRITE, TRIM or WRITE_ZEROES
+  // without FUA. Flushes and FUA wait for the device, CACHE and
+  // BLOCK_STATUS may cover much: those always go to the engine.
+  bool MayRunInline(const Request& r) const;
   void Dispatch(const RequestPtr& r);
   void StartStructuredRead(const RequestPtr& r);
   void FinishStructuredRead(const RequestPtr& r, Status s);
@@ -77,7 +82,9 @@ class Connection {
   void SendSimple(const Request& r, uint32_t error, const uint8_t* data, size_t length);
   void Send(const iovec* iov, int count);
 
-  bool AcquireSlot(uint64_t bytes);
+  // Takes a slot for a request of `bytes`; `idle`: no other request was in
+  // flight. False when the session ends instead.
+  bool AcquireSlot(uint64_t bytes, bool* idle);
   void ReleaseSlot(uint64_t bytes);
   void WaitIdle();
 
@@ -92,6 +99,7 @@ class Connection {
   // Fixed once the handshake is done.
   Negotiated negotiated_;
   Volume* volume_ = nullptr;
+  std::unique_ptr<Volume> inline_volume_;  // volume_'s synchronous calls
   uint64_t size_bytes_ = 0;
   ExportStats* export_stats_ = nullptr;
 

@@ -39,6 +39,9 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
       registry_->AddGauge("nbd", "connections_active", Unit::kNone, "connections open now");
   handshakes_completed = registry_->AddCounter("nbd", "handshakes_completed", Unit::kOps,
                                                "handshakes that reached transmission");
+  requests_inline =
+      registry_->AddCounter("nbd", "requests_inline", Unit::kOps,
+                            "requests run on their connection's thread (nothing else in flight)");
   for (int k = 0; k < static_cast<int>(ErrorKind::kCount); k++) {
     std::string name = std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k));
     errors_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "client or protocol errors");

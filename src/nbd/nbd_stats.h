@@ -69,6 +69,7 @@ class NbdStats {
   stats::Counter* connections_refused = nullptr;
   stats::Gauge* connections_active = nullptr;
   stats::Counter* handshakes_completed = nullptr;
+  stats::Counter* requests_inline = nullptr;
 
  private:
   stats::Registry* const registry_;

@@ -72,7 +72,11 @@ int Run(int argc, char** argv) {
   app.add_option("--max-in-flight", o.max_in_flight_per_connection);
   app.add_option("--max-payload", max_payload, "maximum payload, e.g. 32M");
   app.add_flag("--stats", print_stats, "print stats on stderr at exit");
+  bool no_inline = false;
+  app.add_flag("--no-inline", no_inline,
+               "every request goes through Submit* (ServerOptions::inline_idle_requests off)");
   CLI11_PARSE(app, argc, argv);
+  o.inline_idle_requests = !no_inline;
   if (!max_payload.empty()) {
     Result<uint64_t> mp = ParseSizeBytes(max_payload);
     if (!mp.ok() || *mp > UINT32_MAX) {

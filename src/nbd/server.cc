@@ -19,10 +19,27 @@
 //                                   blocks = TCP backpressure)
 //                                   |
 //                                   v
+//                                 idle? -- yes --> Volume::Read/Write/...
+//                                   | no           (synchronous, on this
+//                                   v               thread; done inline)
 //                                 Volume::Submit*(..., done)
 //                                                         |
 //   engine thread or inline  <----------------------------+
 //   done: build reply -> send_mu_ -> writev -> stats -> ReleaseSlot
+//
+// Idle requests run inline. A short READ, WRITE, TRIM or WRITE_ZEROES (at
+// most 64 KiB, no FUA) that finds nothing else of its connection in flight
+// and no further request already buffered (a client at queue depth 1) runs
+// through the volume's synchronous call on the connection thread
+// (CallerThreadVolume): no handoff to an engine thread and back, and its
+// reply is held back and leaves in the one write made before the reader
+// waits for the next request, so a request costs one recv and one send.
+// Anything else, or any request that arrives while others are in flight or
+// buffered, goes to Submit* as drawn. The price: while an inline request
+// runs (a throttled write, a read from disk) the connection reads nothing
+// more; a client that pipelines is then served through Submit* again.
+// Counted in nbd.requests_inline; ServerOptions::inline_idle_requests turns
+// it off.
 //
 // Replies leave in completion order, not request order (the protocol allows
 // it); all chunks of one reply go out in one locked write, so chunks of

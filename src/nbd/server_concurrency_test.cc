@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -29,6 +30,10 @@ class ConcurrencyTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     options_.socket_path = dir_ + "/s.sock";
+    // These tests hold requests in a paused volume to fill the in-flight
+    // window; a request run inline (the first of a burst) would hold the
+    // reader instead. The inline path is tested by InlineTest below.
+    options_.inline_idle_requests = false;
   }
   void TearDown() override {
     server_.reset();
@@ -116,6 +121,9 @@ TEST_F(ConcurrencyTest, InFlightBytesLimitHoldsBackLargeWrites) {
 // that client's last acknowledged write.
 TEST_F(ConcurrencyTest, ManyClientsManyRequestsInFlight) {
   options_.max_in_flight_per_connection = 16;
+  // Nothing is paused here: requests run inline whenever a connection is
+  // idle, mixed with completions on the engine threads.
+  options_.inline_idle_requests = true;
   Start(4);
   SeededRandom seed_rng = SeededRandom::FromEnvironment("ManyClientsManyRequestsInFlight");
   constexpr int kClients = 4;
@@ -169,6 +177,7 @@ TEST_F(ConcurrencyTest, ManyClientsManyRequestsInFlight) {
   for (auto& t : threads) t.join();
   // With 4 completion threads some batch must have come back reordered.
   EXPECT_GT(out_of_order.load(), 0);
+  EXPECT_GT(registry_.TakeSnapshot().Get("nbd", "requests_inline"), 0);
 }
 
 TEST_F(ConcurrencyTest, ShutdownFinishesInFlightRequests) {
@@ -213,6 +222,180 @@ TEST_F(ConcurrencyTest, ShutdownClosesClientsThatDoNotTakeTheirReplies) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
   EXPECT_EQ(server_->active_connections(), 0u);
   EXPECT_GE(registry_.TakeSnapshot().Get("nbd", "err_send_failed"), 1);
+}
+
+// Idle requests run inline (server.cc): a volume wrapper that tells the
+// synchronous calls (the inline path) from Submit* (the engine path), and
+// which threads made the synchronous ones.
+class CountingVolume final : public Volume {
+ public:
+  explicit CountingVolume(std::shared_ptr<Volume> inner) : inner_(std::move(inner)) {}
+  VolumeInfo info() const override { return inner_->info(); }
+
+  void SubmitRead(uint64_t o, std::span<uint8_t> out, Completion done) override {
+    submits_++;
+    inner_->SubmitRead(o, out, std::move(done));
+  }
+  void SubmitWrite(uint64_t o, std::span<const uint8_t> d, uint32_t f, Completion done) override {
+    submits_++;
+    inner_->SubmitWrite(o, d, f, std::move(done));
+  }
+  void SubmitFlush(Completion done) override {
+    submits_++;
+    inner_->SubmitFlush(std::move(done));
+  }
+  void SubmitTrim(uint64_t o, uint64_t n, Completion done) override {
+    submits_++;
+    inner_->SubmitTrim(o, n, std::move(done));
+  }
+  void SubmitWriteZeroes(uint64_t o, uint64_t n, uint32_t f, Completion done) override {
+    submits_++;
+    inner_->SubmitWriteZeroes(o, n, f, std::move(done));
+  }
+  void SubmitCache(uint64_t o, uint64_t n, Completion done) override {
+    submits_++;
+    inner_->SubmitCache(o, n, std::move(done));
+  }
+  void SubmitBlockStatus(uint64_t o, uint64_t n, ExtentsCompletion done) override {
+    submits_++;
+    inner_->SubmitBlockStatus(o, n, std::move(done));
+  }
+  Status Read(uint64_t o, std::span<uint8_t> out) override {
+    Synchronous();
+    return inner_->Read(o, out);
+  }
+  Status Write(uint64_t o, std::span<const uint8_t> d, uint32_t f) override {
+    Synchronous();
+    return inner_->Write(o, d, f);
+  }
+  Status Trim(uint64_t o, uint64_t n) override {
+    Synchronous();
+    return inner_->Trim(o, n);
+  }
+  Status WriteZeroes(uint64_t o, uint64_t n, uint32_t f) override {
+    Synchronous();
+    return inner_->WriteZeroes(o, n, f);
+  }
+
+  int submits() const { return submits_; }
+  int sync_calls() const { return sync_calls_; }
+  size_t sync_threads() {
+    MutexLock l(&mu_);
+    return threads_.size();
+  }
+
+ private:
+  void Synchronous() {
+    sync_calls_++;
+    MutexLock l(&mu_);
+    threads_.insert(std::this_thread::get_id());
+  }
+
+  const std::shared_ptr<Volume> inner_;
+  std::atomic<int> submits_{0}, sync_calls_{0};
+  Mutex mu_;
+  std::set<std::thread::id> threads_ ARC_GUARDED_BY(mu_);
+};
+
+class InlineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbd_itest.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    options_.socket_path = dir_ + "/s.sock";
+  }
+  void TearDown() override {
+    server_.reset();
+    ::rmdir(dir_.c_str());
+  }
+  // Completions of Submit* come back on 2 engine threads.
+  void Start() {
+    auto mem = std::make_shared<arcstore::testing::MemoryVolume>(
+        VolumeInfo{"vol", 1, 8 << 20, 4096, "off"});
+    volume_ = std::make_shared<CountingVolume>(std::make_shared<ThreadedVolume>(mem, 2));
+    auto s = Server::Start(options_, {{"vol", volume_, false, ""}}, &registry_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  int64_t Inline() { return registry_.TakeSnapshot().Get("nbd", "requests_inline"); }
+
+  std::string dir_;
+  ServerOptions options_;
+  stats::Registry registry_;
+  std::shared_ptr<CountingVolume> volume_;
+  std::unique_ptr<Server> server_;
+};
+
+// One request at a time: each short read and write runs on the connection's
+// thread; FUA writes, flushes and long writes still go to the engine.
+TEST_F(InlineTest, QueueDepthOneRunsOnTheConnectionThread) {
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  constexpr int kPairs = 40;
+  for (int i = 0; i < kPairs; i++) {
+    std::vector<uint8_t> w(4096, static_cast<uint8_t>(i)), r;
+    ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 8192, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdRead, uint64_t(i) * 8192, 4096, 0, nullptr, &r), 0u);
+    ASSERT_EQ(r, w) << "pair " << i;
+  }
+  EXPECT_EQ(c.Do(kCmdTrim, 0, 4096), 0u);
+  EXPECT_EQ(c.Do(kCmdWriteZeroes, 8192, 4096), 0u);
+  EXPECT_EQ(volume_->sync_calls(), 2 * kPairs + 2);
+  EXPECT_EQ(volume_->submits(), 0);
+  EXPECT_EQ(volume_->sync_threads(), 1u) << "every inline request ran on the connection thread";
+  EXPECT_EQ(Inline(), 2 * kPairs + 2);
+
+  std::vector<uint8_t> w(4096, 0x42), big(128 << 10, 0x43);
+  EXPECT_EQ(c.Do(kCmdWrite, 0, 4096, kCmdFlagFua, &w), 0u);
+  EXPECT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  EXPECT_EQ(c.Do(kCmdWrite, 0, static_cast<uint32_t>(big.size()), 0, &big), 0u);
+  EXPECT_EQ(volume_->submits(), 3) << "FUA, FLUSH and a 128 KiB write go to the engine";
+  EXPECT_EQ(Inline(), 2 * kPairs + 2);
+}
+
+// Requests that arrive together are submitted: all but the last find the
+// next one buffered behind them.
+TEST_F(InlineTest, PipelinedRequestsAreSubmitted) {
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  constexpr int kRequests = 8;
+  std::vector<uint8_t> batch(kRequests * kRequestHeaderBytes);
+  for (int i = 0; i < kRequests; i++) {
+    uint8_t* h = &batch[i * kRequestHeaderBytes];
+    Store32(h, kRequestMagic);
+    Store16(h + 4, 0);
+    Store16(h + 6, kCmdRead);
+    Store64(h + 8, i);
+    Store64(h + 16, uint64_t(i) * 4096);
+    Store32(h + 24, 4096);
+  }
+  c.Send(batch);  // one send: the server reads all of it at once
+  for (int i = 0; i < kRequests; i++) {
+    Chunk ch;
+    ASSERT_TRUE(c.ReadChunk(&ch, 4096));
+    EXPECT_EQ(ch.error, 0u);
+  }
+  EXPECT_GE(volume_->submits(), kRequests - 1);
+  EXPECT_LE(Inline(), 1);
+  EXPECT_EQ(volume_->submits() + volume_->sync_calls(), kRequests);
+}
+
+TEST_F(InlineTest, TurnedOffEveryRequestIsSubmitted) {
+  options_.inline_idle_requests = false;
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  std::vector<uint8_t> w(4096, 7), r;
+  for (int i = 0; i < 10; i++) {
+    ASSERT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
+  }
+  EXPECT_EQ(volume_->submits(), 20);
+  EXPECT_EQ(volume_->sync_calls(), 0);
+  EXPECT_EQ(Inline(), 0);
 }
 
 }  // namespace

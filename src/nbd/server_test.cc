@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <thread>
@@ -15,6 +16,7 @@
 
 #include "nbd/handshake.h"
 #include "nbd/raw_client.h"
+#include "nbd/transport.h"
 #include "testing/memory_volume.h"
 
 namespace arcstore::nbd {
@@ -648,6 +650,52 @@ TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
   EXPECT_TRUE(third.ok()) << third.status().ToString();
   third->reset();
   ::rmdir(tmpl);
+}
+
+// The reader hands out a payload that ends its buffered input without a
+// copy, and only then; a short WriteAll of many pieces and of few both
+// arrive whole.
+TEST(TransportTest, TakeBufferedOnlyWhenExactlyThatIsBuffered) {
+  std::vector<uint8_t> in(10);
+  for (size_t i = 0; i < in.size(); i++) in[i] = static_cast<uint8_t>(i);
+  MemoryTransport t(in);
+  Reader reader(&t);
+  uint8_t head[4];
+  ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
+  EXPECT_EQ(reader.TakeBuffered(5), nullptr);
+  EXPECT_EQ(reader.TakeBuffered(7), nullptr);
+  EXPECT_EQ(reader.buffered(), 6u) << "a refused take consumes nothing";
+  const uint8_t* p = reader.TakeBuffered(6);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(std::vector<uint8_t>(p, p + 6), std::vector<uint8_t>(in.begin() + 4, in.end()));
+  EXPECT_EQ(reader.buffered(), 0u);
+  EXPECT_EQ(reader.ReadExact(head, 1), Reader::Outcome::kEof);
+}
+
+TEST(TransportTest, SocketWriteAllSendsFewAndManyPieces) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  SocketTransport t(fds[0]);
+  std::vector<uint8_t> piece(3000);
+  for (size_t i = 0; i < piece.size(); i++) piece[i] = static_cast<uint8_t>(i * 7);
+  // 20 pieces (past the on-stack copy), then 2.
+  std::vector<iovec> iov(20, iovec{piece.data(), piece.size()});
+  std::vector<uint8_t> got(22 * piece.size());
+  std::thread sender([&] {
+    EXPECT_TRUE(t.WriteAll(iov.data(), 20).ok());
+    EXPECT_TRUE(t.WriteAll(iov.data(), 2).ok());
+  });
+  size_t at = 0;
+  while (at < got.size()) {
+    ssize_t r = ::recv(fds[1], got.data() + at, got.size() - at, 0);
+    ASSERT_GT(r, 0);
+    at += static_cast<size_t>(r);
+  }
+  sender.join();
+  for (size_t k = 0; k < 22; k++) {
+    ASSERT_TRUE(std::equal(piece.begin(), piece.end(), got.begin() + k * piece.size())) << k;
+  }
+  ::close(fds[1]);
 }
 
 }  // namespace

@@ -26,20 +26,31 @@ Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
 }
 
 Status SocketTransport::WriteAll(const iovec* iov_in, int count) {
-  // Copy, so that partial writes can advance the vector.
-  std::vector<iovec> iov(iov_in, iov_in + count);
+  // Copy, so that partial writes can advance the vector; on the stack for
+  // the usual few entries (no allocation per reply).
+  constexpr int kSmall = 8;
+  iovec small[kSmall];
+  std::vector<iovec> large;
+  iovec* iov = small;
+  if (count > kSmall) {
+    large.assign(iov_in, iov_in + count);
+    iov = large.data();
+  } else {
+    std::copy(iov_in, iov_in + count, small);
+  }
+  const size_t n = static_cast<size_t>(count);
   size_t first = 0;
-  while (first < iov.size()) {
+  while (first < n) {
     msghdr msg{};
     msg.msg_iov = &iov[first];
-    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    msg.msg_iovlen = std::min<size_t>(n - first, IOV_MAX);
     ssize_t w = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EINTR) continue;
       return Status::IOError(std::string("send: ") + std::strerror(errno));
     }
     size_t left = static_cast<size_t>(w);
-    while (first < iov.size() && left >= iov[first].iov_len) {
+    while (first < n && left >= iov[first].iov_len) {
       left -= iov[first].iov_len;
       first++;
     }

@@ -100,6 +100,14 @@ class Reader {
 
   // Reads exactly `n` bytes into `out`.
   Outcome ReadExact(uint8_t* out, size_t n);
+  // When exactly `n` bytes are buffered, consumes them and returns where
+  // they lie: valid until the next read. Otherwise nullptr, nothing read.
+  const uint8_t* TakeBuffered(size_t n) {
+    if (end_ - begin_ != n) return nullptr;
+    const uint8_t* p = buf_.data() + begin_;
+    begin_ = end_;
+    return p;
+  }
   // Reads and drops exactly `n` bytes.
   Outcome Skip(uint64_t n);
 
