@@ -156,6 +156,9 @@ TEST(ArcConcurrencyTest, InvariantsHoldAtQuiescentPoints) {
   o.monitor_interval_ns = 0;  // the control thread ticks
   o.grow_holdoff_ns = 10'000'000;
   o.initial_largest_bytes = 32 * kKiB;
+  // Workers park at the barriers holding handles, so an allocation may find
+  // nothing evictable until the next round: a short wait for a release.
+  o.stuck_wait_ns = 1'000'000;
   std::fprintf(stderr, "threads=%d shards=%u sublists=%u c_max=%llu\n", threads, o.hash_shards,
                o.list_sublists, static_cast<unsigned long long>(o.c_max_bytes));
   auto created = Arc::Create(o, ArcEnv{&clock, &mon, &registry});

@@ -298,6 +298,7 @@ Status PoolImpl::Start() {
   MemoryMonitor* const monitor =
       unsafe_.memory_monitor != nullptr ? unsafe_.memory_monitor : monitor_.get();
   arc::ArcOptions ao;
+  if (unsafe_.arc_stuck_wait_ns) ao.stuck_wait_ns = *unsafe_.arc_stuck_wait_ns;
   ao.c_max_bytes = options_.arc_max_bytes;
   ao.c_min_bytes = options_.arc_min_bytes;
   if (ao.c_max_bytes != 0 && ao.c_min_bytes == 0) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct UnsafeTestSwitches {
   // The clock every part of the pool reads instead of DefaultClock()
   // (testing/manual_clock.h); not owned, must outlive the pool.
   Clock* clock = nullptr;
+  // How long an ARC allocation waits for a release when nothing can be
+  // evicted (ArcOptions::stuck_wait_ns), for tests that pin the whole cache
+  // on purpose; unset: the ARC's default.
+  std::optional<uint64_t> arc_stuck_wait_ns;
 };
 
 // What Open found, for `pool info`, fsck and logs.

@@ -337,7 +337,9 @@ void TxgManager::ReleaseHold(uint64_t txg) {
   MutexLock l(&mu_);
   Txg* t = Find(txg);
   ARC_CHECK(t != nullptr && t->holds > 0) << "release of a hold on txg " << txg;
-  if (--t->holds == 0) cv_.SignalAll();
+  // Only the quiescer waits for holds to drop (the open txg's drop all the
+  // time: waking the sync thread on every write costs a context switch).
+  if (--t->holds == 0 && t != open_.get()) cv_.SignalAll();
 }
 
 void TxgManager::Undirty(uint64_t txg, uint64_t bytes) {
