@@ -2,7 +2,10 @@
 //
 // Compress keeps a result only when it saves at least 1/8 of the input
 // (physical <= logical - logical/8); otherwise the block is stored
-// uncompressed and the caller records Compression::kOff. The output is
+// uncompressed and the caller records Compression::kOff. Blocks of 32 KiB
+// or more are first sampled (4 KiB at the start and in the middle, with
+// lz4): when neither sample saves 1/8 the block is stored uncompressed
+// without compressing the rest (early abort). The output is
 // bounded: the compressor is never allowed to write more than that limit.
 // Decompress treats its input as hostile and succeeds only when the output
 // is exactly the expected logical size.

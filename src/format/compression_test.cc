@@ -63,6 +63,34 @@ TEST(Compression, SavingLessThanAnEighthIsNotKept) {
   }
 }
 
+TEST(Compression, LargeBlocksAreSampledAtTheStartAndTheMiddle) {
+  SeededRandom random = SeededRandom::FromEnvironment("Compression.EarlyAbort");
+  // Random only where the samples are (4 KiB at 0 and at the middle): the
+  // rest would compress, but the block is stored as is, untried.
+  std::vector<uint8_t> in(131072, 0), out(in.size());
+  random.Fill(in.data(), 4096);
+  random.Fill(in.data() + in.size() / 2, 4096);
+  for (Compression algo : {Compression::kLz4, Compression::kZstd}) {
+    auto c = CompressBlock(algo, in, out);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->used, Compression::kOff);
+    EXPECT_EQ(out, in);
+  }
+  // Random start, zeros from the middle on: the second sample compresses,
+  // so the whole block is compressed.
+  std::fill(in.begin() + in.size() / 2, in.begin() + in.size() / 2 + 4096, 0);
+  auto c = CompressBlock(Compression::kLz4, in, out);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->used, Compression::kLz4);
+  // Below 32 KiB nothing is sampled: a random first 4 KiB of 16 does not
+  // stop compression.
+  std::vector<uint8_t> small(16384, 0), small_out(small.size());
+  random.Fill(small.data(), 4096);
+  c = CompressBlock(Compression::kLz4, small, small_out);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->used, Compression::kLz4);
+}
+
 TEST(Compression, ArgumentsAreChecked) {
   std::vector<uint8_t> in(4096), small(100);
   EXPECT_EQ(CompressBlock(Compression::kLz4, in, small).status().code(),
