@@ -2,11 +2,13 @@
 //
 // A volume is a BlockTree of committed records plus, per txg not yet
 // committed, the records dirtied in it. Reads see the newest version:
-// the newest dirty copy, else the committed record (ARC, else disk).
-// Writes go into the open txg's copy of each record, made by
-// read-modify-write when a write covers part of a record. The pool's sync
-// thread writes a txg's records (SyncTxg) and drops them once the txg has
-// committed (TxgCommitted). See volume_impl.cc for the theory of operation.
+// the newest dirty copy, else the committed record (ARC, else disk), or
+// both when the copy is partial. Writes go into the open txg's copy of each
+// record; a write covering part of a record with no dirty version makes a
+// partial copy (its own bytes only), completed from the committed record
+// when its txg syncs. The pool's sync thread writes a txg's records
+// (SyncTxg) and drops them once the txg has committed (TxgCommitted). See
+// volume_impl.cc for the theory of operation.
 //
 // Thread-safety: the Volume methods may be called concurrently from any
 // thread; SyncTxg and TxgCommitted only from the pool's sync thread.
