@@ -42,7 +42,9 @@
 // the newest, the report says which was skipped and why. At most three are
 // tried: older ones may reference freed space. A writable open then
 // replays the intent log (zil/intent_log.cc) into the volumes and syncs a
-// txg before the pool is handed out.
+// txg before the pool is handed out; a read-only open applies it in memory
+// only (dirty copies no sync writes), or not at all when those would take
+// over half the ARC.
 //
 // Locking: mu_ guards the volume map, the destroyed list and the summary
 // values; the sync thread takes it briefly to snapshot them. The allocator,
