@@ -35,6 +35,13 @@ class HoldingDevice final : public io::ForwardingDevice {
     MutexLock l(&mu_);
     log_.push_back(Describe(request));
     held_.push_back(std::move(request));
+    changed_.SignalAll();
+  }
+
+  // Waits until the device holds at least `n` requests.
+  void WaitHeld(size_t n) {
+    MutexLock l(&mu_);
+    while (held_.size() < n) changed_.Wait(&mu_);
   }
 
   size_t held() {
@@ -71,6 +78,7 @@ class HoldingDevice final : public io::ForwardingDevice {
     return Seen{r.EffectiveClass(), r.op, r.offset, r.length(), r.parts};
   }
   Mutex mu_;
+  CondVar changed_;
   std::deque<io::IoRequest> held_ ARC_GUARDED_BY(mu_);
   std::vector<Seen> log_ ARC_GUARDED_BY(mu_);
 };

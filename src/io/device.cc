@@ -152,7 +152,13 @@ struct Waiter {
 };
 }  // namespace
 
+Status Device::Execute(IoRequest request) { return SubmitThenWait(*this, std::move(request)); }
+
 Status SubmitAndWait(Device& device, IoRequest request) {
+  return device.Execute(std::move(request));
+}
+
+Status SubmitThenWait(Device& device, IoRequest request) {
   auto waiter = std::make_shared<Waiter>();
   request.done = [waiter](const Status& s) {
     MutexLock lock(&waiter->mu);

@@ -99,6 +99,15 @@ class Device {
   virtual bool supports_discard() const = 0;
 
   virtual void Submit(IoRequest request) = 0;
+
+  // Runs `request` to completion and returns its outcome (`done`, if set,
+  // is not called). Devices that can transfer with a blocking system call
+  // on the calling thread override this: no completion thread and no
+  // wake-up between the caller and the kernel, the latency that matters to
+  // an intent-log commit or a demand read at queue depth 1. The default
+  // submits and waits. Wrappers that see requests through Submit (fault
+  // injection, recording) keep the default, so they still see them all.
+  virtual Status Execute(IoRequest request);
 };
 
 // The shared argument check: alignment, bounds, iov count and size limits,
@@ -112,8 +121,11 @@ std::string DescribeIo(const Device& device, IoOp op, uint64_t offset, uint64_t 
 // whose message names the request and the errno text.
 Status ErrnoStatus(const Device& device, IoOp op, uint64_t offset, uint64_t length, int err);
 
-// Synchronous helpers: submit and wait for the completion.
+// Synchronous helpers: device.Execute (submit and wait for the completion,
+// unless the device runs the request on the calling thread).
 Status SubmitAndWait(Device& device, IoRequest request);
+// Device::Execute's default: Submit, then wait for `done`.
+Status SubmitThenWait(Device& device, IoRequest request);
 Status ReadSync(Device& device, uint64_t offset, std::span<uint8_t> out,
                 IoClass cls = IoClass::kFromOp);
 Status WriteSync(Device& device, uint64_t offset, std::span<const uint8_t> data,

@@ -109,28 +109,18 @@ FileDevice::FileDevice(std::string path, int fd, bool direct, bool is_block_devi
 FileDevice::~FileDevice() { ::close(fd_); }
 
 void FileDevice::Submit(IoRequest request) {
-  Status s = Execute(request);
+  Status s = CheckRequest(*this, request);
+  if (s.ok()) s = RunOnFile(*this, fd_, is_block_device_, request);
   request.done(s);
 }
 
-Status FileDevice::Execute(const IoRequest& r) {
-  ARC_RETURN_IF_ERROR(CheckRequest(*this, r));
-  switch (r.op) {
-    case IoOp::kRead:
-    case IoOp::kWrite:
-      return Transfer(r);
-    case IoOp::kFlush:
-      while (::fdatasync(fd_) != 0) {
-        if (errno != EINTR) return ErrnoStatus(*this, r.op, 0, 0, errno);
-      }
-      return Status::Ok();
-    case IoOp::kDiscard:
-      return Discard(r);
-  }
-  return Status::Internal("unknown op");
+Status FileDevice::Execute(IoRequest request) {
+  if (!request.done) request.done = [](const Status&) {};
+  ARC_RETURN_IF_ERROR(CheckRequest(*this, request));
+  return RunOnFile(*this, fd_, is_block_device_, request);
 }
 
-Status FileDevice::Transfer(const IoRequest& r) {
+static Status Transfer(const Device& device, int fd, const IoRequest& r) {
   std::vector<iovec> vecs;
   vecs.reserve(r.iov.size());
   for (const IoVec& v : r.iov) vecs.push_back({v.data, v.size_bytes});
@@ -140,14 +130,14 @@ Status FileDevice::Transfer(const IoRequest& r) {
   while (done < total) {
     off_t at = static_cast<off_t>(r.offset + done);
     int n = static_cast<int>(vecs.size() - first);
-    ssize_t got = r.op == IoOp::kRead ? ::preadv(fd_, &vecs[first], n, at)
-                                      : ::pwritev(fd_, &vecs[first], n, at);
+    ssize_t got = r.op == IoOp::kRead ? ::preadv(fd, &vecs[first], n, at)
+                                      : ::pwritev(fd, &vecs[first], n, at);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return ErrnoStatus(*this, r.op, r.offset, total, errno);
+      return ErrnoStatus(device, r.op, r.offset, total, errno);
     }
     if (got == 0) {
-      return Status::IOError(DescribeIo(*this, r.op, r.offset, total) + ": end of file after " +
+      return Status::IOError(DescribeIo(device, r.op, r.offset, total) + ": end of file after " +
                              std::to_string(done) + " bytes");
     }
     done += static_cast<uint64_t>(got);
@@ -162,6 +152,22 @@ Status FileDevice::Transfer(const IoRequest& r) {
   return Status::Ok();
 }
 
+Status RunOnFile(const Device& device, int fd, bool is_block_device, const IoRequest& r) {
+  switch (r.op) {
+    case IoOp::kRead:
+    case IoOp::kWrite:
+      return Transfer(device, fd, r);
+    case IoOp::kFlush:
+      while (::fdatasync(fd) != 0) {
+        if (errno != EINTR) return ErrnoStatus(device, r.op, 0, 0, errno);
+      }
+      return Status::Ok();
+    case IoOp::kDiscard:
+      return DiscardBackingFile(device, fd, is_block_device, r.offset, r.discard_length);
+  }
+  return Status::Internal("unknown op");
+}
+
 Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, uint64_t offset,
                           uint64_t length) {
   if (!is_block_device) {
@@ -173,10 +179,6 @@ Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, ui
     return ErrnoStatus(device, IoOp::kDiscard, offset, length, errno);
   }
   return Status::Ok();
-}
-
-Status FileDevice::Discard(const IoRequest& r) {
-  return DiscardBackingFile(*this, fd_, is_block_device_, r.offset, r.discard_length);
 }
 
 Status FileCreateOptions::Validate() const {

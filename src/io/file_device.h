@@ -54,6 +54,11 @@ Result<OpenedFile> OpenBackingFile(const std::string& path, const FileDeviceOpti
 Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, uint64_t offset,
                           uint64_t length);
 
+// Runs a checked request on `fd` with blocking system calls (preadv/pwritev
+// until complete, fdatasync, BLKDISCARD): FileDevice's whole work and
+// UringDevice's Execute. `device` names the errors.
+Status RunOnFile(const Device& device, int fd, bool is_block_device, const IoRequest& request);
+
 class FileDevice final : public Device {
  public:
   static Result<std::unique_ptr<FileDevice>> Open(const std::string& path,
@@ -66,6 +71,7 @@ class FileDevice final : public Device {
   uint32_t buffer_alignment() const override { return direct_ ? block_size_ : 1; }
   bool supports_discard() const override { return is_block_device_; }
   void Submit(IoRequest request) override;
+  Status Execute(IoRequest request) override;
 
   bool direct() const { return direct_; }
   bool is_block_device() const { return is_block_device_; }
@@ -73,9 +79,6 @@ class FileDevice final : public Device {
  private:
   FileDevice(std::string path, int fd, bool direct, bool is_block_device, uint32_t block_size,
              uint64_t size_bytes);
-  Status Execute(const IoRequest& request);
-  Status Transfer(const IoRequest& request);
-  Status Discard(const IoRequest& request);
 
   const std::string path_;
   const int fd_;

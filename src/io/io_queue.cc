@@ -144,12 +144,7 @@ uint32_t QueuedDevice::AsyncWriteMaxActive(double f) const {
   return std::max<uint32_t>(1, l.min_active + static_cast<uint32_t>(f * span + 0.5));
 }
 
-void QueuedDevice::Submit(IoRequest request) {
-  Status s = CheckRequest(*inner_, request);
-  if (!s.ok()) {
-    request.done(s);
-    return;
-  }
+std::shared_ptr<QueuedDevice::Op> QueuedDevice::NewOp(IoRequest request) {
   auto op = std::make_shared<Op>();
   op->cls = request.EffectiveClass();
   op->io_op = request.op;
@@ -159,6 +154,16 @@ void QueuedDevice::Submit(IoRequest request) {
   op->done = std::move(request.done);
   op->request = std::move(request);
   op->submit_ns = clock_->NowNs();
+  return op;
+}
+
+void QueuedDevice::Submit(IoRequest request) {
+  Status s = CheckRequest(*inner_, request);
+  if (!s.ok()) {
+    request.done(s);
+    return;
+  }
+  std::shared_ptr<Op> op = NewOp(std::move(request));
   const int c = Index(op->cls);
   {
     MutexLock l(&mu_);
@@ -177,6 +182,41 @@ void QueuedDevice::Submit(IoRequest request) {
     return;
   }
   Dispatch();
+}
+
+Status QueuedDevice::Execute(IoRequest request) {
+  if (!request.done) request.done = [](const Status&) {};
+  ARC_RETURN_IF_ERROR(CheckRequest(*inner_, request));
+  const IoClass cls = request.EffectiveClass();
+  if (cls == IoClass::kAsyncRead || cls == IoClass::kAsyncWrite) {
+    return SubmitThenWait(*this, std::move(request));
+  }
+  std::shared_ptr<Op> op = NewOp(std::move(request));
+  const int c = Index(cls);
+  bool now = false;
+  {
+    MutexLock l(&mu_);
+    // FIFO within the class: with anyone of the class waiting, or no slot
+    // free, wait in line like a submitted request.
+    now = queued_[c].empty() && total_active_ < options_.max_active_total &&
+          active_[c] < options_.limits[c].max_active;
+    if (now) StartLocked(*op);
+  }
+  if (!now) {
+    op->request.done = std::move(op->done);
+    return SubmitThenWait(*this, std::move(op->request));
+  }
+  Status s = inner_->Execute(std::move(op->request));
+  const uint64_t done_ns = clock_->NowNs();
+  {
+    MutexLock l(&mu_);
+    active_[c]--;
+    total_active_--;
+    class_stats_[c].active->Add(-1);
+  }
+  Account(*op, done_ns, s);
+  Dispatch();  // the slot may be what a queued request waits for
+  return s;
 }
 
 void QueuedDevice::Dispatch() {
@@ -220,15 +260,20 @@ std::shared_ptr<QueuedDevice::Op> QueuedDevice::PickLocked(double fraction) {
   if (op->cls == IoClass::kAsyncRead && op->io_op == IoOp::kRead && !queued_[c].empty()) {
     op = MergeReadsLocked(std::move(op));
   }
+  StartLocked(*op);
+  return op;
+}
+
+void QueuedDevice::StartLocked(Op& op) {
+  const int c = Index(op.cls);
   active_[c]++;
   total_active_++;
   class_stats_[c].active->Add(1);
   inflight_depth_->Record(total_active_);
-  op->issue_ns = clock_->NowNs();
-  if (op->io_op == IoOp::kRead || op->io_op == IoOp::kWrite) {
-    class_stats_[c].queue_ns->Record(op->issue_ns - op->submit_ns);
+  op.issue_ns = clock_->NowNs();
+  if (op.io_op == IoOp::kRead || op.io_op == IoOp::kWrite) {
+    class_stats_[c].queue_ns->Record(op.issue_ns - op.submit_ns);
   }
-  return op;
 }
 
 // Gathers the waiting async reads within read_gap_limit_bytes of the growing

@@ -94,6 +94,11 @@ class QueuedDevice final : public Device {
   uint32_t buffer_alignment() const override { return inner_->buffer_alignment(); }
   bool supports_discard() const override { return inner_->supports_discard(); }
   void Submit(IoRequest request) override;
+  // A sync read, sync write or log write that finds its class with a free
+  // slot and nobody of its class waiting takes the slot and runs on the
+  // calling thread (the inner device's Execute), with the same accounting
+  // as a queued request; anything else is submitted and waited for.
+  Status Execute(IoRequest request) override;
 
   // The async-write fraction in [0, 1] (values outside are clamped); until
   // set, 1 (max_active). Called on each dispatch, without queue locks held.
@@ -127,6 +132,9 @@ class QueuedDevice final : public Device {
   // The next op to issue (merged when it can be), or nullptr.
   std::shared_ptr<Op> PickLocked(double fraction) ARC_REQUIRES(mu_);
   int PickClassLocked(double fraction) const ARC_REQUIRES(mu_);
+  // Takes a slot of op's class for it and records its queue time.
+  void StartLocked(Op& op) ARC_REQUIRES(mu_);
+  std::shared_ptr<Op> NewOp(IoRequest request);
   std::shared_ptr<Op> MergeReadsLocked(std::shared_ptr<Op> head) ARC_REQUIRES(mu_);
   void Issue(const std::shared_ptr<Op>& op);
   void Complete(const std::shared_ptr<Op>& op, const Status& status);

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/memory_device.h"
@@ -240,6 +241,52 @@ TEST_F(IoQueueTest, AccountsPerClassWithExactTimes) {
   EXPECT_EQ(Stat("sync_write_ops").counter, 0u);  // flushes count only as flushes
   EXPECT_EQ(Stat("sync_write_queue_ns").histogram.count, 0u);
   EXPECT_EQ(Stat("inflight_depth").histogram.count, 4u);
+}
+
+// Execute takes a free slot of its class and runs on the caller's thread;
+// with the class full or anyone of it waiting, it waits in line (FIFO).
+TEST_F(IoQueueTest, ExecuteTakesAFreeSlotElseWaitsInLine) {
+  IoQueueOptions o;
+  o.limits[static_cast<int>(IoClass::kLogWrite)] = IoClassLimits{1, 1};
+  Open(o);
+  std::vector<uint8_t> a(kBlock, 1), b(kBlock, 2);
+  auto execute = [this](std::vector<uint8_t>* buf, uint64_t block) {
+    IoRequest r{.op = IoOp::kWrite, .offset = block * kBlock, .iov = {{buf->data(), kBlock}}};
+    r.io_class = IoClass::kLogWrite;
+    return queue_->Execute(std::move(r));
+  };
+  Status first, third;
+  std::thread t1([&] { first = execute(&a, 0); });
+  hold_->WaitHeld(1);  // issued at once: the class had a free slot
+  EXPECT_EQ(Stat("log_write_active").gauge, 1);
+  EXPECT_EQ(Stat("log_write_queue_ns").histogram.count, 1u);
+  Submit(IoClass::kLogWrite, 10);  // the class is full: queued
+  EXPECT_EQ(Stat("log_write_queued").gauge, 1);
+  std::thread t3([&] { third = execute(&b, 20); });
+  while (Stat("log_write_queued").gauge < 2) std::this_thread::yield();
+  EXPECT_EQ(hold_->held(), 1u);
+  clock_.AdvanceNs(700);
+  ASSERT_TRUE(hold_->Release(0));  // the first returns; its slot goes to block 10
+  t1.join();
+  EXPECT_TRUE(first.ok()) << first.ToString();
+  EXPECT_EQ(Stat("log_write_latency_ns").histogram.max, 700u);
+  hold_->WaitHeld(1);
+  ASSERT_TRUE(hold_->Release(0));
+  hold_->WaitHeld(1);
+  ASSERT_TRUE(hold_->Release(0));
+  t3.join();
+  EXPECT_TRUE(third.ok()) << third.ToString();
+  EXPECT_EQ(Classes(hold_->Log()),
+            (std::vector<std::string>{"log_write@0", "log_write@10", "log_write@20"}));
+  EXPECT_EQ(Stat("log_write_ops").counter, 3u);
+  EXPECT_EQ(Stat("log_write_active").gauge, 0);
+  std::vector<uint8_t> back(kBlock);
+  ASSERT_TRUE(ReadSync(*mem_, 20 * kBlock, back).ok());
+  EXPECT_EQ(back, b);
+  // A refused request returns its error without taking a slot.
+  IoRequest bad{.op = IoOp::kWrite, .offset = 1, .iov = {{a.data(), kBlock}}};
+  EXPECT_EQ(queue_->Execute(std::move(bad)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Stat("log_write_active").gauge, 0);
 }
 
 TEST_F(IoQueueTest, RefusesBadRequestsAndOverfullQueues) {

@@ -47,7 +47,7 @@ std::vector<uint8_t> MemoryDevice::Contents() const {
   return data_;
 }
 
-Status MemoryDevice::Execute(const IoRequest& r) {
+Status MemoryDevice::Run(const IoRequest& r) {
   ARC_RETURN_IF_ERROR(CheckRequest(*this, r));
   MutexLock lock(&mu_);
   switch (r.op) {
@@ -67,8 +67,13 @@ Status MemoryDevice::Execute(const IoRequest& r) {
 }
 
 void MemoryDevice::Submit(IoRequest request) {
-  Status s = Execute(request);
+  Status s = Run(request);
   request.done(s);
+}
+
+Status MemoryDevice::Execute(IoRequest request) {
+  if (!request.done) request.done = [](const Status&) {};
+  return Run(request);
 }
 
 }  // namespace arcstore::io

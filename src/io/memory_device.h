@@ -42,13 +42,14 @@ class MemoryDevice final : public Device {
   uint64_t size_bytes() const override { return size_bytes_; }
   bool supports_discard() const override { return true; }
   void Submit(IoRequest request) override;
+  Status Execute(IoRequest request) override;
 
   // A copy of the whole device.
   std::vector<uint8_t> Contents() const;
 
  private:
   MemoryDevice(const MemoryDeviceOptions& options, std::vector<uint8_t> image);
-  Status Execute(const IoRequest& request);
+  Status Run(const IoRequest& request);
 
   const std::string name_;
   const uint32_t block_size_;

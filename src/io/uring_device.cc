@@ -100,6 +100,12 @@ void UringDevice::Submit(IoRequest request) {
   FillSlotsLocked();
 }
 
+Status UringDevice::Execute(IoRequest request) {
+  if (!request.done) request.done = [](const Status&) {};
+  ARC_RETURN_IF_ERROR(CheckRequest(*this, request));
+  return RunOnFile(*this, file_.fd, file_.is_block_device, request);
+}
+
 void UringDevice::FillSlotsLocked() {
   bool any = false;
   while (!overflow_.empty() && in_kernel_ < queue_depth_) {

@@ -8,6 +8,8 @@
 // slots, so Submit never blocks (also when called from a completion). A
 // short transfer is continued by resubmitting the remainder. Flush is
 // IORING_OP_FSYNC with IORING_FSYNC_DATASYNC (covers every completed write).
+// Execute (a synchronous caller) bypasses the ring: the same file, driven
+// by blocking preadv/pwritev/fdatasync on the caller's thread.
 //
 // OpenBestDevice() opens an io_uring device, or the psync FileDevice when
 // io_uring is unavailable (old kernel, seccomp, memlock limits), and says
@@ -53,6 +55,10 @@ class UringDevice final : public Device {
   uint32_t buffer_alignment() const override { return file_.direct ? file_.block_size : 1; }
   bool supports_discard() const override { return file_.is_block_device; }
   void Submit(IoRequest request) override;
+  // On the calling thread with blocking system calls (RunOnFile), beside
+  // the ring: a synchronous caller would otherwise wait for the completion
+  // thread to wake it (and a flush for an io_uring worker thread).
+  Status Execute(IoRequest request) override;
 
   bool direct() const { return file_.direct; }
 

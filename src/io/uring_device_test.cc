@@ -115,7 +115,7 @@ TEST_F(UringDeviceTest, SameBytesAsPsyncAndErrorsNameTheRequest) {
   random.Fill(b.data(), b.size());
   IoRequest w{
       .op = IoOp::kWrite, .offset = 1 << 20, .iov = {{a.data(), a.size()}, {b.data(), b.size()}}};
-  ASSERT_TRUE(SubmitAndWait(*d, std::move(w)).ok());
+  ASSERT_TRUE(SubmitThenWait(*d, std::move(w)).ok());
   ASSERT_TRUE(FlushSync(*d).ok());
   auto psync = FileDevice::Open(path_, {.direct = DirectIo::kOff});
   ASSERT_TRUE(psync.ok());
@@ -125,6 +125,8 @@ TEST_F(UringDeviceTest, SameBytesAsPsyncAndErrorsNameTheRequest) {
   EXPECT_EQ(0, std::memcmp(back.data() + a.size(), b.data(), b.size()));
   Status out = ReadSync(*d, 4 << 20, std::span(a.data(), 4096));
   EXPECT_EQ(out.code(), StatusCode::kOutOfRange);
+  IoRequest past{.op = IoOp::kRead, .offset = 4 << 20, .iov = {{a.data(), 4096}}};
+  EXPECT_EQ(SubmitThenWait(*d, std::move(past)).code(), StatusCode::kOutOfRange);
   EXPECT_EQ(DiscardSync(*d, 0, 4096).code(), StatusCode::kNotSupported);
 
   auto ro = UringDevice::Open(path_, {.file = {.direct = DirectIo::kOff, .read_only = true}});
@@ -133,6 +135,35 @@ TEST_F(UringDeviceTest, SameBytesAsPsyncAndErrorsNameTheRequest) {
   EXPECT_EQ(s.code(), StatusCode::kIOError);
   EXPECT_NE(s.message().find("device " + path_ + ": write offset 0 length 4096"), std::string::npos)
       << s.message();
+  // The same refusal through the ring.
+  IoRequest ring_write{.op = IoOp::kWrite, .offset = 0, .iov = {{b.data(), 4096}}};
+  s = SubmitThenWait(**ro, std::move(ring_write));
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find("device " + path_ + ": write offset 0 length 4096"), std::string::npos)
+      << s.message();
+}
+
+// Execute runs beside the ring on the same file: what one path writes the
+// other reads, and a flush by either covers writes completed by both.
+TEST_F(UringDeviceTest, ExecuteAndTheRingSeeTheSameFile) {
+  auto d = OpenOrSkip();
+  if (!d) GTEST_SKIP() << "io_uring unavailable";
+  SeededRandom random = SeededRandom::FromEnvironment("UringDevice.ExecuteAndTheRing");
+  AlignedBuffer a(8192, 4096), b(8192, 4096), back(8192, 4096);
+  random.Fill(a.data(), a.size());
+  random.Fill(b.data(), b.size());
+  ASSERT_TRUE(d->Execute({.op = IoOp::kWrite, .offset = 0, .iov = {{a.data(), a.size()}}}).ok());
+  ASSERT_TRUE(SubmitThenWait(*d, {.op = IoOp::kWrite, .offset = 8192, .iov = {{b.data(), 8192}}})
+                  .ok());
+  ASSERT_TRUE(d->Execute({.op = IoOp::kFlush}).ok());
+  ASSERT_TRUE(SubmitThenWait(*d, {.op = IoOp::kRead, .offset = 0, .iov = {{back.data(), 8192}}})
+                  .ok());
+  EXPECT_EQ(0, std::memcmp(back.data(), a.data(), 8192));
+  ASSERT_TRUE(d->Execute({.op = IoOp::kRead, .offset = 8192, .iov = {{back.data(), 8192}}}).ok());
+  EXPECT_EQ(0, std::memcmp(back.data(), b.data(), 8192));
+  // Execute checks like Submit does.
+  Status s = d->Execute({.op = IoOp::kRead, .offset = 100, .iov = {{back.data(), 4096}}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
 }
 
 TEST_F(UringDeviceTest, RandomVectoredWorkloadLeavesTheSameFileAsPsync) {
@@ -158,7 +189,7 @@ TEST_F(UringDeviceTest, RandomVectoredWorkloadLeavesTheSameFileAsPsync) {
     a.offset = random.Uniform((4 << 20) / 4096 - blocks + 1) * 4096;
     b.offset = a.offset;
     b.iov = a.iov;
-    ASSERT_TRUE(SubmitAndWait(*uring, std::move(a)).ok());
+    ASSERT_TRUE(SubmitThenWait(*uring, std::move(a)).ok());
     ASSERT_TRUE(SubmitAndWait(**psync, std::move(b)).ok());
   }
   ASSERT_TRUE(FlushSync(*uring).ok());
