@@ -90,6 +90,11 @@ struct PoolOptions {
   // pool syncs with the log on; 0 = min(max(1/32 of the pool, 4 MiB),
   // 1/8 of the pool, 256 MiB). Fixed once allocated.
   uint64_t intent_log_bytes = 0;
+  // Log bytes written since the last txg commit, in percent of the arena,
+  // that ask for a txg sync (reason log_space), so that flush-heavy work
+  // never fills the arena; 1..50, or 0 for never (txgs then end only by
+  // timeout, dirty data or an explicit wait).
+  uint32_t intent_log_sync_kick_percent = 15;
   // Threads that run operations submitted through Volume::Submit*, and how
   // many may wait for one. 0 threads: Submit* run on the caller's thread.
   uint32_t work_threads = 8;

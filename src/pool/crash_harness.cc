@@ -45,6 +45,7 @@ using Model = std::vector<std::vector<uint8_t>>;  // per volume
 PoolOptions HarnessPoolOptions(bool intent_log) {
   PoolOptions po;
   po.txg_timeout_ns = 600 * kNsPerSec;  // txgs end when the workload asks
+  po.intent_log_sync_kick_percent = 0;
   po.dirty_max_bytes = 1 * kGiB;
   po.intent_log = intent_log;
   po.work_threads = 0;

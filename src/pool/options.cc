@@ -49,6 +49,11 @@ Status PoolOptions::Validate() const {
   if (work_queue_limit < 1 || work_queue_limit > 1'000'000) {
     return Status::InvalidArgument("work_queue_limit must be in [1, 1000000]");
   }
+  if (intent_log_sync_kick_percent > 50) {
+    return Status::InvalidArgument("intent_log_sync_kick_percent " +
+                                   std::to_string(intent_log_sync_kick_percent) +
+                                   " out of bounds [0, 50]");
+  }
   if (intent_log_bytes != 0 && (intent_log_bytes < kMiB || intent_log_bytes > 4 * kGiB)) {
     return Status::InvalidArgument("intent_log_bytes " + std::to_string(intent_log_bytes) +
                                    " out of bounds [1 MiB, 4 GiB]");

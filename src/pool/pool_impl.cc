@@ -344,6 +344,7 @@ Status PoolImpl::Start() {
     zil::IntentLogOptions lo;
     lo.enabled = options_.intent_log;
     lo.unsafe_skip_flush = unsafe_.log_ack_before_flush;
+    lo.sync_kick_percent = options_.intent_log_sync_kick_percent;
     // Copies of changes not yet logged: enough for flush-heavy work (a
     // commit empties them); without flushes they are dropped at the cap and
     // the next flush syncs a txg instead. Sized from the effective dirty
@@ -360,6 +361,9 @@ Status PoolImpl::Start() {
     le.registry = &registry_;
     le.sync_all = [this] {
       return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);
+    };
+    le.request_sync = [this] {
+      txg_->RequestSync(txg_->open_txg(), txg::SyncReason::kLogSpace);
     };
     le.on_failure = [this](const Status& why) { txg_->Fail(why); };
     zil::LogStart start = chain->start;

@@ -602,6 +602,29 @@ TEST_F(PoolTest, WithoutTheLogAFlushSyncsATxg) {
   EXPECT_EQ(pool_->stats().TakeSnapshot().Get("zil", "commits"), 0);
 }
 
+// Flush-heavy work with a long txg timeout: the log asks for txg syncs
+// (reason log_space) as it fills its arena, and everything stays durable.
+TEST_F(PoolTest, AFillingLogArenaAsksForTxgSyncs) {
+  auto v = MakeVolume("v", 8 * kMiB, 4096);
+  constexpr int kWrites = 1000;  // 8 MiB of log blocks through a 4 MiB arena
+  for (int i = 0; i < kWrites; i++) {
+    ASSERT_TRUE(v->Write(i * 4096, Pattern(4096, i)).ok());
+    ASSERT_TRUE(v->Flush().ok());
+  }
+  stats::Snapshot snap = pool_->stats().TakeSnapshot();
+  EXPECT_GE(snap.Get("txg", "syncs_log_space"), 2);
+  EXPECT_GE(snap.Get("zil", "sync_kicks"), snap.Get("txg", "syncs_log_space"));
+  EXPECT_EQ(snap.Get("zil", "commit_requests"), kWrites);
+  std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);
+  ASSERT_NE(after, nullptr);
+  auto w = *after->OpenVolume("v");
+  for (int i = 0; i < kWrites; i++) {
+    std::vector<uint8_t> out(4096);
+    ASSERT_TRUE(w->Read(i * 4096, out).ok());
+    ASSERT_EQ(out, Pattern(4096, i)) << "write " << i;
+  }
+}
+
 TEST_F(PoolTest, ConcurrentFlushesAreAllDurableWithoutTxgSyncs) {
   auto v = MakeVolume("v", 8 * kMiB, 4096);
   constexpr int kThreads = 8, kEach = 50;

@@ -155,13 +155,7 @@ void SpaceAllocator::AddFreeEntry(uint64_t offset_bytes, uint64_t length_bytes) 
 
 void SpaceAllocator::EraseFreeEntry(FreeMap::iterator it) {
   const auto [offset, length] = *it;
-  auto range = free_by_size_.equal_range(length);
-  for (auto s = range.first; s != range.second; ++s) {
-    if (s->second == offset) {
-      free_by_size_.erase(s);
-      break;
-    }
-  }
+  free_by_size_.erase({length, offset});
   if (length >= options_.large_extent_bytes) {
     large_.erase(offset);
     large_free_bytes_ -= length;
@@ -241,7 +235,7 @@ std::pair<uint64_t, SpaceAllocator::FreeMap::iterator> SpaceAllocator::Place(uin
 
 // 3. The smallest free extent with room.
 std::pair<uint64_t, SpaceAllocator::FreeMap::iterator> SpaceAllocator::BestFit(uint64_t len) {
-  auto fit = free_by_size_.lower_bound(len);
+  auto fit = free_by_size_.lower_bound({len, 0});
   if (fit == free_by_size_.end()) return {0, free_.end()};
   if (fit->first < options_.large_extent_bytes) hole_allocations_++;
   return {fit->second, free_.find(fit->second)};

@@ -28,6 +28,9 @@
 //                    c/2), so a small c makes small early txgs rather than
 //                    writers stalled for a whole sync at the limit)
 //   explicit_wait    someone waits for it (a flush without intent log)
+//   log_space        the intent log placed a share of its arena since the
+//                    last commit (zil/intent_log.cc), so that flush-heavy
+//                    work never fills the arena
 //   shutdown, memory
 // A txg that no writer was ever assigned to never goes (nothing to
 // commit); one that was does, even if its holds declared 0 dirty bytes (a
@@ -71,6 +74,7 @@ std::string_view SyncReasonName(SyncReason reason) {
     case SyncReason::kExplicitWait: return "explicit_wait";
     case SyncReason::kShutdown: return "shutdown";
     case SyncReason::kMemory: return "memory";
+    case SyncReason::kLogSpace: return "log_space";
   }
   return "?";
 }

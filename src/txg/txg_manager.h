@@ -36,8 +36,9 @@ enum class SyncReason : uint8_t {
   kExplicitWait,    // a flush (without intent log) or a caller waited on it
   kShutdown,        // the pool is closing
   kMemory,          // memory pressure asked for dirty data to go
+  kLogSpace,        // the intent log wrote a share of its arena since the last commit
 };
-inline constexpr int kNumSyncReasons = 7;
+inline constexpr int kNumSyncReasons = 8;
 std::string_view SyncReasonName(SyncReason reason);
 
 struct TxgOptions {

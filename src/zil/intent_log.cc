@@ -25,6 +25,12 @@
 //                                uberblock of the newest three replays from
 //                                is reused.
 //
+// Since the arena keeps three txgs' blocks, a commit that has placed
+// sync_kick_percent of the arena since the last txg commit asks for a txg
+// sync (request_sync, reason log_space) without waiting for it; else
+// flush-heavy work that outruns the txg timeout fills the arena and every
+// commit falls back to a synchronous txg sync.
+//
 // The arena is a contiguous extent of pool space (allocated by the pool in
 // a txg sync, named by the uberblock). Blocks are written at the arena's
 // head one after another and wrap to offset 0 when a block does not fit
@@ -89,10 +95,13 @@ Status IntentLogOptions::Validate() const {
                                    std::to_string(max_pending_bytes) +
                                    " out of bounds [1 MiB, 64 GiB]");
   }
+  if (sync_kick_percent > 50) {
+    return Status::InvalidArgument("intent log: sync_kick_percent " +
+                                   std::to_string(sync_kick_percent) + " out of bounds [0, 50]");
+  }
   if (max_inflight_commits < 1 || max_inflight_commits > 64) {
     return Status::InvalidArgument("intent log: max_inflight_commits " +
-                                   std::to_string(max_inflight_commits) +
-                                   " out of bounds [1, 64]");
+                                   std::to_string(max_inflight_commits) + " out of bounds [1, 64]");
   }
   return Status::Ok();
 }
@@ -111,10 +120,12 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
                                    "commits served by a txg sync instead")),
       dropped_copies(r->AddCounter("zil", "dropped_copies", stats::Unit::kOps,
                                    "change copies dropped for memory")),
-      replayed_records(r->AddCounter("zil", "replayed_records", stats::Unit::kOps,
-                                     "records replayed at open")),
-      batch_records(r->AddHistogram("zil", "batch_records", stats::Unit::kOps,
-                                    "records per commit batch")),
+      sync_kicks(r->AddCounter("zil", "sync_kicks", stats::Unit::kOps,
+                               "txg syncs asked for because the log filled a share of its arena")),
+      replayed_records(
+          r->AddCounter("zil", "replayed_records", stats::Unit::kOps, "records replayed at open")),
+      batch_records(
+          r->AddHistogram("zil", "batch_records", stats::Unit::kOps, "records per commit batch")),
       commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
                                         "time a commit request waited")),
       pending_bytes(r->AddGauge("zil", "pending_bytes", stats::Unit::kBytes,
@@ -130,8 +141,8 @@ Result<LogReplay> ReadLog(io::Device* device, uint32_t unit, const format::Inten
     return out;
   }
   if (h.arena_bytes % unit != 0 || h.arena_offset_bytes % unit != 0 ||
-      h.replay_offset_bytes % unit != 0 || h.arena_offset_bytes + h.arena_bytes >
-                                               device->size_bytes()) {
+      h.replay_offset_bytes % unit != 0 ||
+      h.arena_offset_bytes + h.arena_bytes > device->size_bytes()) {
     return Status::Corruption("intent log arena " + std::to_string(h.arena_offset_bytes) + "+" +
                               std::to_string(h.arena_bytes) + " does not fit device " +
                               device->name());
@@ -173,8 +184,8 @@ Result<LogReplay> ReadLog(io::Device* device, uint32_t unit, const format::Inten
       }
     }
     if (!here.ok()) {
-      out.end = "block " + std::to_string(seq) + " at arena offset " + std::to_string(at) +
-                ": " + here.ToString();
+      out.end = "block " + std::to_string(seq) + " at arena offset " + std::to_string(at) + ": " +
+                here.ToString();
       break;
     }
     for (LogRecord& r : records) {
@@ -203,6 +214,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
   // until ReplayApplied says which txg holds it.
   for (const LogStart::Block& b : start.chain) {
     blocks_.push_back(Block{b.offset, b.bytes, b.seq, start.header.log_guid, UINT64_MAX});
+    blocks_bytes_ += b.bytes;
   }
   next_offset_ = start.next_offset;
   next_seq_ = std::max<uint64_t>(start.next_seq, 1);
@@ -366,7 +378,10 @@ Status IntentLog::CommitBatch() {
     if (at == UINT64_MAX) {
       // The arena is full: undo the placements; a txg sync makes the whole
       // batch durable and frees the arena.
-      blocks_.resize(saved_blocks);
+      while (blocks_.size() > saved_blocks) {
+        blocks_bytes_ -= blocks_.back().bytes;
+        blocks_.pop_back();
+      }
       next_offset_ = saved_offset;
       next_seq_ = saved_seq;
       return Fallback(id, batch_last);
@@ -374,12 +389,21 @@ Status IntentLog::CommitBatch() {
     Block b{at, bytes, next_seq_++, guid_, max_txg, id};
     next_offset_ = at + bytes;
     blocks_.push_back(b);
+    blocks_bytes_ += b.bytes;
     planned.emplace_back(b, std::move(in_block));
   }
   UpdateGauges();
+  for (const auto& p : planned) placed_since_commit_ += p.first.bytes;
+  const bool kick = options_.sync_kick_percent > 0 && !sync_kicked_ &&
+                    placed_since_commit_ * 100 >= arena_.arena_bytes * options_.sync_kick_percent;
+  if (kick) sync_kicked_ = true;
   const uint64_t guid = guid_;
   const format::IntentLogHeader arena = arena_;
   mu_.Unlock();
+  if (kick && env_.request_sync) {
+    stats_.sync_kicks->Add();
+    env_.request_sync();
+  }
   Status s;
   uint64_t records = 0, bytes = 0;
   for (auto& [b, recs] : planned) {
@@ -394,7 +418,7 @@ Status IntentLog::CommitBatch() {
     io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
     std::copy(enc->begin(), enc->end(), buf.data());
     s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span(),
-                     io::IoClass::kLogWrite);
+                      io::IoClass::kLogWrite);
     if (!s.ok()) break;
   }
   if (s.ok() && !options_.unsafe_skip_flush) {
@@ -429,6 +453,7 @@ void IntentLog::SetArena(uint64_t offset_bytes, uint64_t bytes) {
   arena_.arena_offset_bytes = offset_bytes;
   arena_.arena_bytes = bytes;
   blocks_.clear();
+  blocks_bytes_ = 0;
   next_offset_ = 0;
 }
 
@@ -457,6 +482,8 @@ format::IntentLogHeader IntentLog::HeaderFor(uint64_t txg) {
 void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header) {
   MutexLock l(&mu_);
   committed_txg_ = std::max(committed_txg_, txg);
+  placed_since_commit_ = 0;
+  sync_kicked_ = false;
   std::erase_if(pending_, [&](const LogRecord& r) { return r.txg <= txg; });
   pending_bytes_ = 0;
   for (const LogRecord& r : pending_) pending_bytes_ += r.EncodedBytes();
@@ -469,7 +496,9 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
     // A block whose write may still be in flight is kept too: reusing its
     // space could let that late write land on a newer block.
     const uint64_t floor = recent_starts_.front();
-    while (!blocks_.empty() && blocks_.front().seq < floor && BatchFinished(blocks_.front().batch)) {
+    while (!blocks_.empty() && blocks_.front().seq < floor &&
+           BatchFinished(blocks_.front().batch)) {
+      blocks_bytes_ -= blocks_.front().bytes;
       blocks_.pop_front();
     }
   }
@@ -477,9 +506,7 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
 }
 
 void IntentLog::UpdateGauges() {
-  uint64_t used = 0;
-  for (const Block& b : blocks_) used += b.bytes;
-  stats_.arena_used_bytes->Set(static_cast<int64_t>(used));
+  stats_.arena_used_bytes->Set(static_cast<int64_t>(blocks_bytes_));
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
 }
 
@@ -490,9 +517,7 @@ uint64_t IntentLog::last_seq() {
 
 uint64_t IntentLog::arena_used_bytes() {
   MutexLock l(&mu_);
-  uint64_t used = 0;
-  for (const Block& b : blocks_) used += b.bytes;
-  return used;
+  return blocks_bytes_;
 }
 
 }  // namespace arcstore::zil

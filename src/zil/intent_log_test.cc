@@ -71,6 +71,7 @@ class IntentLogTest : public ::testing::Test {
       syncs_++;
       return Status::Ok();
     };
+    env.request_sync = [this] { kicks_++; };
     return std::make_unique<IntentLog>(o, env, start);
   }
   // A fresh log with an arena of `arena` bytes.
@@ -96,6 +97,7 @@ class IntentLogTest : public ::testing::Test {
   std::unique_ptr<GateDevice> gate_;
   std::vector<std::unique_ptr<stats::Registry>> registries_;  // one per log
   std::atomic<int> syncs_{0};
+  std::atomic<int> kicks_{0};
 };
 
 TEST_F(IntentLogTest, CommittedRecordsReadBackInOrder) {
@@ -237,6 +239,45 @@ TEST_F(IntentLogTest, FullArenaFallsBackToATxgSync) {
   EXPECT_EQ(syncs_, 1);
   EXPECT_EQ(Stat("fallback_syncs"), 1);
   EXPECT_EQ(Stat("commits"), 4);
+}
+
+// A commit that has placed sync_kick_percent of the arena since the last
+// txg commit asks for a sync once; the next txg commit re-arms it.
+TEST_F(IntentLogTest, PlacingAShareOfTheArenaAsksForOneSyncPerTxg) {
+  IntentLogOptions o;
+  o.sync_kick_percent = 25;
+  auto log = FreshLog(1 << 20, o);  // a 4 KiB write is an 8 KiB block: 32 fill 25%
+  for (int i = 1; i <= 31; i++) {
+    Write(*log, 2, 0, 4096, 1);
+    ASSERT_TRUE(log->Commit().ok());
+  }
+  EXPECT_EQ(kicks_, 0);
+  EXPECT_EQ(Stat("arena_used_bytes"), 31 * 8192);
+  Write(*log, 2, 0, 4096, 1);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(kicks_, 1);
+  for (int i = 0; i < 10; i++) {
+    Write(*log, 2, 0, 4096, 1);
+    ASSERT_TRUE(log->Commit().ok());
+  }
+  EXPECT_EQ(kicks_, 1);  // once per txg
+  EXPECT_EQ(Stat("sync_kicks"), 1);
+  log->TxgCommitted(2, log->HeaderFor(2));
+  for (int i = 0; i < 32; i++) {
+    Write(*log, 3, 0, 4096, 1);
+    ASSERT_TRUE(log->Commit().ok());
+  }
+  EXPECT_EQ(kicks_, 2);
+  EXPECT_EQ(syncs_, 0);  // nothing fell back
+  EXPECT_EQ(Stat("arena_used_bytes"), static_cast<int64_t>(log->arena_used_bytes()));
+
+  o.sync_kick_percent = 0;  // never
+  auto quiet = FreshLog(1 << 20, o);
+  for (int i = 0; i < 100; i++) {
+    Write(*quiet, 2, 0, 4096, 1);
+    ASSERT_TRUE(quiet->Commit().ok());
+  }
+  EXPECT_EQ(kicks_, 2);
 }
 
 TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
