@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -181,6 +182,38 @@ Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, ui
     return ErrnoStatus(device, IoOp::kDiscard, offset, length, errno);
   }
   return Status::Ok();
+}
+
+Result<FileLock> FileLock::Acquire(const std::string& path, bool exclusive) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return OpenError(path, "open to lock", errno);
+  while (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::Busy("device " + path + ": in use by another open (" +
+                          (exclusive ? "a writable open needs it alone"
+                                     : "another process has it open for writing") +
+                          "); close that first, or read a running server's stats through its "
+                          "control socket");
+    }
+    return OpenError(path, "flock", err);
+  }
+  return FileLock(fd);
+}
+
+FileLock& FileLock::operator=(FileLock&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 Status FileCreateOptions::Validate() const {

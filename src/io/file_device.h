@@ -88,6 +88,27 @@ class FileDevice final : public Device {
   const uint64_t size_bytes_;
 };
 
+// An advisory lock on a pool file or device for as long as the object lives
+// (flock on its own descriptor): exclusive for a writable open, shared for
+// a read-only one, so that two processes never write one pool, and a
+// reader never reads a pool another process is changing. Move-only.
+class FileLock {
+ public:
+  FileLock() = default;
+  // Busy, naming the path, when another open holds a conflicting lock.
+  static Result<FileLock> Acquire(const std::string& path, bool exclusive);
+  FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  FileLock& operator=(FileLock&& o) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
 struct FileCreateOptions {
   uint64_t size_bytes = 0;
   // false: every byte is written once (zeros) and the file synced, so that

@@ -123,6 +123,34 @@ TEST_F(BadOptionsTest, PoolOptions) {
   }
 }
 
+// A pool open takes a lock on its file: a writable open needs it alone,
+// read-only opens share it. A refused open changes nothing.
+TEST_F(BadOptionsTest, APoolInUseIsRefused) {
+  PoolOptions ro;
+  ro.read_only = true;
+  {
+    auto writer = Pool::Open(pool_, PoolOptions());
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ExpectRefused("a second writable open", Pool::Open(pool_, PoolOptions()).status(),
+                  {"device " + pool_, "in use"}, StatusCode::kBusy);
+    ExpectRefused("a read-only open beside a writer", Pool::Open(pool_, ro).status(),
+                  {"device " + pool_, "in use"}, StatusCode::kBusy);
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  hash_ = HashFile(pool_);  // the writer's close rewrote the pool
+  {
+    auto reader = Pool::Open(pool_, ro);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    auto other = Pool::Open(pool_, ro);
+    EXPECT_TRUE(other.ok()) << "read-only opens share the lock: " << other.status().ToString();
+    ExpectRefused("a writable open beside readers", Pool::Open(pool_, PoolOptions()).status(),
+                  {"in use"}, StatusCode::kBusy);
+  }
+  ExpectDiskUnchanged("opens refused for a lock");
+  auto again = Pool::Open(pool_, PoolOptions());
+  EXPECT_TRUE(again.ok()) << "the lock goes with the pool: " << again.status().ToString();
+}
+
 TEST_F(BadOptionsTest, PoolCreateOptions) {
   struct Case {
     const char* what;

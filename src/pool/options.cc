@@ -110,6 +110,8 @@ Status Pool::Create(const std::string& path, const PoolCreateOptions& options) {
 
 Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
+  ARC_ASSIGN_OR_RETURN(io::FileLock lock,
+                       io::FileLock::Acquire(path, /*exclusive=*/!options.read_only));
   // io_uring when it works here, else psync; O_DIRECT when the file allows.
   io::UringDeviceOptions uo;
   uo.file.read_only = options.read_only;
@@ -123,6 +125,7 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOpti
   }
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<pool::PoolImpl> p,
                        pool::PoolImpl::OpenOnDevice(std::move(dev), options));
+  p->HoldLock(std::move(lock));
   return std::unique_ptr<Pool>(std::move(p));
 }
 

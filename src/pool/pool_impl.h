@@ -24,6 +24,7 @@
 #include "format/uberblock.h"
 #include "format/volume_table.h"
 #include "io/device.h"
+#include "io/file_device.h"
 #include "io/io_queue.h"
 #include "pool/block_io.h"
 #include "space/allocator.h"
@@ -87,6 +88,8 @@ class PoolImpl final : public Pool {
   Status StopTrace() override;
 
   const OpenReport& open_report() const { return open_report_; }
+  // Keeps `lock` (on the pool's file) until the pool is destroyed.
+  void HoldLock(io::FileLock lock) { lock_ = std::move(lock); }
   txg::TxgManager& txgs() { return *txg_; }
   // nullptr on a read-only pool.
   zil::IntentLog* intent_log() { return log_.get(); }
@@ -104,6 +107,8 @@ class PoolImpl final : public Pool {
  private:
   PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& options,
            const UnsafeTestSwitches& unsafe);
+  // Declared first, so released last (after Close and every member).
+  io::FileLock lock_;
   Status Load();
   Status LoadState(const format::Uberblock& ub);
   Status Start();
