@@ -31,6 +31,10 @@
 //   log_space        the intent log placed a share of its arena since the
 //                    last commit (zil/intent_log.cc), so that flush-heavy
 //                    work never fills the arena
+//   space            pool space (pool/space_admission.h): a writer whose
+//                    new data does not fit waits for txgs to commit the
+//                    frees that make room, or the open txg's new data
+//                    passed a share of the room left (the early kick)
 //   shutdown, memory
 // A txg that no writer was ever assigned to never goes (nothing to
 // commit); one that was does, even if its holds declared 0 dirty bytes (a
@@ -75,6 +79,7 @@ std::string_view SyncReasonName(SyncReason reason) {
     case SyncReason::kShutdown: return "shutdown";
     case SyncReason::kMemory: return "memory";
     case SyncReason::kLogSpace: return "log_space";
+    case SyncReason::kSpace: return "space";
   }
   return "?";
 }
@@ -422,6 +427,11 @@ uint64_t TxgManager::last_committed_txg() {
 uint64_t TxgManager::unsynced_dirty_bytes() {
   MutexLock l(&mu_);
   return unsynced_bytes_;
+}
+
+bool TxgManager::HasUncommittedWork() {
+  MutexLock l(&mu_);
+  return syncing_ != nullptr || quiescing_ != nullptr || open_->assigned || open_->forced;
 }
 
 bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {

@@ -37,8 +37,9 @@ enum class SyncReason : uint8_t {
   kShutdown,        // the pool is closing
   kMemory,          // memory pressure asked for dirty data to go
   kLogSpace,        // the intent log wrote a share of its arena since the last commit
+  kSpace,           // pool space: frees must commit, or the open txg grew large for the room
 };
-inline constexpr int kNumSyncReasons = 8;
+inline constexpr int kNumSyncReasons = 9;
 std::string_view SyncReasonName(SyncReason reason);
 
 struct TxgOptions {
@@ -157,6 +158,9 @@ class TxgManager {
   uint64_t open_txg();
   uint64_t last_committed_txg();
   uint64_t unsynced_dirty_bytes();
+  // Whether a txg not yet committed holds changes: one syncing or
+  // quiescing, or an open one a writer was assigned to.
+  bool HasUncommittedWork();
   // The delay the throttle applies at `dirty_bytes` of unsynced data.
   uint64_t DelayNsAt(uint64_t dirty_bytes) const;
   // The async-write concurrency in [0, 1] the I/O queue should use.
