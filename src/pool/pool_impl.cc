@@ -506,19 +506,40 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   return std::make_shared<volume::VolumeImpl>(e, env, &volume_stats_);
 }
 
+namespace {
+
+// Records a space log block of `length_bytes` holds (at most a full block).
+size_t LogBlockCapacity(uint64_t length_bytes) {
+  return std::min<size_t>(format::kMaxSpaceRecords,
+                          (length_bytes - format::kSpaceLogHeaderBytes) / format::kSpaceRecordBytes);
+}
+
+}  // namespace
+
 Result<std::vector<space::Extent>> PoolImpl::AllocateLogBlocks(uint64_t txg, size_t records) {
-  // Each block also records its own allocation.
-  const size_t cap = format::kMaxSpaceRecords;
-  size_t blocks = 1;
-  while (blocks * cap < records + blocks) blocks++;
-  const size_t total = records + blocks;
+  // Each block also records its own allocation. Blocks are full-size (1 MiB)
+  // when the space has room for them; a pool whose free space is cut into
+  // small holes (4 KiB records rewritten at random) gets smaller blocks,
+  // down to one allocation unit, rather than a failed sync.
+  const uint64_t unit = layout_.allocation_unit;
   std::vector<space::Extent> extents;
-  for (size_t i = 0; i < blocks; i++) {
-    const size_t count = std::min(cap, total - i * cap);
+  size_t capacity = 0;
+  size_t want = format::kMaxSpaceRecords;
+  while (capacity < records + extents.size()) {
+    const size_t count = std::min(want, records + extents.size() + 1 - capacity);
     const uint64_t bytes = format::kSpaceLogHeaderBytes + count * format::kSpaceRecordBytes;
-    ARC_ASSIGN_OR_RETURN(space::Extent e,
-                         allocator_->Allocate(bytes, space::AllocClass::kMetadata, txg));
-    extents.push_back(e);
+    Result<space::Extent> e = allocator_->Allocate(bytes, space::AllocClass::kMetadata, txg);
+    if (!e.ok()) {
+      if (e.status().code() != StatusCode::kNoSpace || bytes <= unit) return e.status();
+      want = std::max<size_t>(1, LogBlockCapacity(std::max<uint64_t>(bytes / 2, unit) / unit * unit));
+      continue;
+    }
+    if (extents.size() >= kMaxChainBlocks) {
+      return Status::Internal("space log: more than " + std::to_string(kMaxChainBlocks) +
+                              " blocks for " + std::to_string(records) + " records");
+    }
+    capacity += LogBlockCapacity(e->length_bytes);
+    extents.push_back(*e);
   }
   return extents;
 }
@@ -526,8 +547,9 @@ Result<std::vector<space::Extent>> PoolImpl::AllocateLogBlocks(uint64_t txg, siz
 Status PoolImpl::WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
                             std::vector<space::Extent> extents, uint64_t first_sequence,
                             BlockPointer prev, TxgWriter* writer) {
-  const size_t cap = format::kMaxSpaceRecords;
-  if (records.size() > extents.size() * cap) {
+  size_t capacity = 0;
+  for (const space::Extent& e : extents) capacity += LogBlockCapacity(e.length_bytes);
+  if (records.size() > capacity) {
     return Status::Internal("space log: " + std::to_string(records.size()) +
                             " records for " + std::to_string(extents.size()) + " blocks");
   }
@@ -538,7 +560,7 @@ Status PoolImpl::WriteChain(uint64_t txg, std::vector<space::SpaceRecord> record
     b.birth_txg = txg;
     b.sequence = first_sequence + i;
     b.prev = prev;
-    const size_t count = std::min(cap, records.size() - next);
+    const size_t count = std::min(LogBlockCapacity(extents[i].length_bytes), records.size() - next);
     for (size_t k = 0; k < count; k++, next++) {
       const space::SpaceRecord& r = records[next];
       b.records.push_back(format::SpaceRecord{
