@@ -612,7 +612,7 @@ TEST_F(PoolTest, AFillingLogArenaAsksForTxgSyncs) {
     ASSERT_TRUE(v->Flush().ok());
   }
   stats::Snapshot snap = pool_->stats().TakeSnapshot();
-  EXPECT_GE(snap.Get("txg", "syncs_log_space"), 2);
+  EXPECT_GE(snap.Get("txg", "syncs_log_space"), 1);  // none without the kick
   EXPECT_GE(snap.Get("zil", "sync_kicks"), snap.Get("txg", "syncs_log_space"));
   EXPECT_EQ(snap.Get("zil", "commit_requests"), kWrites);
   std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);

@@ -48,6 +48,12 @@
 //    async-write concurrency  writers delayed:                    writers
 //    ramps 30%..60%           scale*(dirty-min)/(max-dirty)       block
 //
+// The percentages are of the EFFECTIVE limit min(dirty_max, the ARC's dirty
+// limit): with a small c the curve rises towards the ARC's limit, so
+// writers are slowed a little at a time (at most delay_max each) before
+// dirty data reaches the limit, where a writer would wait for a whole txg
+// sync. The block compares with dirty_max itself, the ARC wait with c/2.
+//
 // Delays are chained through one shared last-wakeup time, so the pool
 // admits one write per delay whatever the number of writers:
 //   wakeup = max(now, last_wakeup) + delay, clamped to now + delay_max
@@ -231,8 +237,13 @@ TxgManager::Txg* TxgManager::Find(uint64_t txg) {
   return nullptr;
 }
 
+uint64_t TxgManager::EffectiveDirtyMax() const {
+  const uint64_t arc_limit = options_.arc_dirty_limit_bytes ? options_.arc_dirty_limit_bytes() : 0;
+  return arc_limit > 0 ? std::min(arc_limit, options_.dirty_max_bytes) : options_.dirty_max_bytes;
+}
+
 uint64_t TxgManager::DelayNsAt(uint64_t dirty_bytes) const {
-  const long double max = static_cast<long double>(options_.dirty_max_bytes);
+  const long double max = static_cast<long double>(EffectiveDirtyMax());
   const long double min = max * options_.delay_min_percent / 100.0L;
   const long double dirty = static_cast<long double>(dirty_bytes);
   if (dirty < min) return 0;
@@ -244,7 +255,7 @@ uint64_t TxgManager::DelayNsAt(uint64_t dirty_bytes) const {
 double TxgManager::AsyncWriteFraction() {
   MutexLock l(&mu_);
   const double pct = 100.0 * static_cast<double>(unsynced_bytes_) /
-                     static_cast<double>(options_.dirty_max_bytes);
+                     static_cast<double>(EffectiveDirtyMax());
   const double lo = options_.async_write_min_percent, hi = options_.async_write_max_percent;
   if (pct <= lo) return 0.0;
   if (pct >= hi) return 1.0;
@@ -331,9 +342,8 @@ Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
   // The kick compares with the effective limit min(dirty_max, ARC limit):
   // with a small c, txgs of 20% of c/2 go early, so writers seldom meet
   // the ARC limit itself (and wait for a whole sync and its flushes).
-  const uint64_t arc_limit = options_.arc_dirty_limit_bytes ? options_.arc_dirty_limit_bytes() : 0;
-  const bool arc_bound = arc_limit > 0 && arc_limit < options_.dirty_max_bytes;
-  const uint64_t effective = arc_bound ? arc_limit : options_.dirty_max_bytes;
+  const uint64_t effective = EffectiveDirtyMax();
+  const bool arc_bound = effective < options_.dirty_max_bytes;
   if (t->dirty_bytes > effective / 100 * options_.sync_kick_percent &&
       t->requested == SyncReason::kNone) {
     t->requested = arc_bound ? SyncReason::kArcDirtyLimit : SyncReason::kDirtyThreshold;

@@ -161,6 +161,9 @@ class TxgManager {
   // Whether a txg not yet committed holds changes: one syncing or
   // quiescing, or an open one a writer was assigned to.
   bool HasUncommittedWork();
+  // min(dirty_max, the ARC's dirty limit): what the delay curve, the
+  // async-write ramp and the sync kick measure dirty data against.
+  uint64_t EffectiveDirtyMax() const;
   // The delay the throttle applies at `dirty_bytes` of unsynced data.
   uint64_t DelayNsAt(uint64_t dirty_bytes) const;
   // The async-write concurrency in [0, 1] the I/O queue should use.

@@ -279,10 +279,33 @@ TEST(TxgManagerTest, WritersBlockAtDirtyMaxUntilTheSyncCleans) {
   EXPECT_TRUE(admitted.load());
 }
 
+// With the ARC's dirty limit below dirty_max, the curve and the async-write
+// ramp measure dirty data against the ARC's limit.
+TEST(TxgManagerTest, DelayCurveFollowsTheArcLimitBelowDirtyMax) {
+  ManualClock clock;
+  stats::Registry reg;
+  TxgOptions o = Opts(1000 * kMiB);
+  static std::atomic<uint64_t> limit{100 * kMiB};
+  o.arc_dirty_limit_bytes = [] { return limit.load(); };
+  TxgManager m(o, &clock, &reg, [](uint64_t) { return Status::Ok(); }, 1);
+  EXPECT_EQ(m.EffectiveDirtyMax(), 100 * kMiB);
+  EXPECT_EQ(m.DelayNsAt(60 * kMiB), 0u);
+  EXPECT_EQ(m.DelayNsAt(80 * kMiB), 500 * kNsPerUs);
+  EXPECT_EQ(m.DelayNsAt(100 * kMiB), 100 * kNsPerMs);
+  limit = 2000 * kMiB;  // above dirty_max: dirty_max rules
+  EXPECT_EQ(m.EffectiveDirtyMax(), 1000 * kMiB);
+  EXPECT_EQ(m.DelayNsAt(80 * kMiB), 0u);
+  EXPECT_EQ(m.DelayNsAt(800 * kMiB), 500 * kNsPerUs);
+  limit = 100 * kMiB;
+  { ASSERT_TRUE(m.AssignNoThrottle(45 * kMiB).ok()); }  // 45% of the ARC limit
+  EXPECT_DOUBLE_EQ(m.AsyncWriteFraction(), 0.5);
+}
+
 TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
   ManualClock clock;
   stats::Registry reg;
   TxgOptions o = Opts(1000 * kMiB);
+  o.delay_min_percent = 99;  // the curve out of the way: this is about the wait at the limit
   static constexpr uint64_t limit = 10 * kMiB;
   o.arc_dirty_limit_bytes = [] { return limit; };
   std::atomic<int> throttled{0};
