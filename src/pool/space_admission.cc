@@ -37,9 +37,12 @@
 // Waiting. A request that does not fit waits when anything pending could
 // make room: deferred frees (they ripen as txgs commit), uncommitted data
 // (its sync frees the copies it replaces), or any txg not yet committed
-// (a trim frees at sync without charging anything). It forces a txg sync (reason
-// `space`, even of an empty txg, which ages the deferred frees) and looks
-// again after each commit, up to max_wait_syncs. When nothing is pending
+// (a trim frees at sync without charging anything). It waits for the NEXT
+// commit (reason `space`): the txg syncing now, with the open txg asked to
+// go after it; when none is syncing, the open txg, synced even when empty
+// (which ages the deferred frees). Each commit can make room, so waiting
+// for one at a time keeps the wait short. It looks again after each
+// commit, up to max_wait_syncs. When nothing is pending
 // the pool is full of live data and the writer gets NoSpace, naming the
 // volume, the request, and the pool's free and pending bytes.
 //
@@ -47,7 +50,7 @@
 //        | no
 //   deferred, uncommitted or txgs pending? --no--> NoSpace (space_refusals)
 //        | yes
-//   ForceSync(space), again (space_waits, space_wait_ns)
+//   wait for the next commit (space), again (space_waits, space_wait_ns)
 //
 // The early kick keeps writers from waiting at all in the common case:
 // once the new data charged to the open txg passes kick_percent of the room
@@ -149,7 +152,7 @@ Status SpaceAdmission::Reserve(uint64_t bytes, const std::string& volume) {
       stats_.waits->Add();
       wait_start_ns = clock_->NowNs();
     }
-    Status s = txg_->ForceSync(txg::SyncReason::kSpace);
+    Status s = txg_->WaitNextCommit(txg::SyncReason::kSpace);
     if (!s.ok()) {
       stats_.wait_ns->Add(clock_->NowNs() - wait_start_ns);
       return s.WithContext("volume " + volume + ": waiting for pool space");

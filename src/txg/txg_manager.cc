@@ -424,6 +424,26 @@ Status TxgManager::ForceSync(SyncReason reason) {
   return WaitSynced(txg, reason);
 }
 
+Status TxgManager::WaitNextCommit(SyncReason reason) {
+  MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  // The next txg to commit: nothing older than the open txg is in flight
+  // when none is syncing or quiescing.
+  const uint64_t target = last_committed_ + 1;
+  if (syncing_ == nullptr && quiescing_ == nullptr) open_->forced = true;
+  if (open_->requested == SyncReason::kNone && (open_->assigned || open_->forced)) {
+    open_->requested = reason;
+  }
+  cv_.SignalAll();
+  while (failed_.ok() && last_committed_ < target) {
+    if (!started_ || (stopping_ && !sync_thread_.joinable())) {
+      return Status::Aborted("txg: no sync thread to commit txg " + std::to_string(target));
+    }
+    cv_.Wait(&mu_);
+  }
+  return failed_;
+}
+
 uint64_t TxgManager::open_txg() {
   MutexLock l(&mu_);
   return open_->rec.txg;

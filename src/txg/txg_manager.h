@@ -150,6 +150,11 @@ class TxgManager {
   // Syncs the open txg even when nothing is dirty (to age deferred frees on
   // a full pool) and waits for it.
   Status ForceSync(SyncReason reason);
+  // Waits for the next txg to commit: the one syncing (or quiescing) when
+  // there is one, and the open txg is asked to go next (for `reason`);
+  // else the open txg, synced even when nothing is dirty. Cheaper than
+  // ForceSync when a sync is under way: it does not wait for the open txg.
+  Status WaitNextCommit(SyncReason reason);
   // Fails the pipeline from outside (the intent log's device write or flush
   // failed): like a failed sync, every later assignment and wait returns
   // `why`, and no further txg is synced.
