@@ -15,8 +15,10 @@
 // runs, the spans must stay valid and (for writes) unchanged. Completions of
 // different requests may arrive in any order; there is no ordering between
 // concurrent requests. Flush is a durability barrier: when it completes OK,
-// every write that COMPLETED before the flush was SUBMITTED is durable. The
-// synchronous helpers below wrap Submit and wait.
+// every write that COMPLETED before the flush was SUBMITTED is durable. A
+// write with `fua` set is durable when it completes OK (its own data only:
+// forced unit access, RWF_DSYNC on a file). The synchronous helpers below
+// wrap Submit and wait.
 //
 // Errors name the device, the operation, the offset and the length:
 //   "device /dev/sdb: write offset 8192 length 4096: Input/output error".
@@ -71,6 +73,8 @@ struct IoRequest {
   // Individual requests merged into this one by its submitter (the txg
   // sync's aggregation); when > 1, each iovec is one of them.
   uint32_t parts = 1;
+  // kWrite only: durable when it completes (device.h's contract above).
+  bool fua = false;
 
   // io_class, with kFromOp resolved from the op.
   IoClass EffectiveClass() const;

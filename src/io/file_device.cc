@@ -1,6 +1,7 @@
 // The psync file device. Theory of operation:
 //
 //   Submit(req) --CheckRequest--> preadv/pwritev loop | fdatasync | BLKDISCARD
+//                                 (pwritev2 with RWF_DSYNC for a FUA write)
 //        |                                                   |
 //        +------------------- done(status) <-----------------+  (same thread)
 //
@@ -131,6 +132,7 @@ static Status Transfer(const Device& device, int fd, const IoRequest& r) {
     off_t at = static_cast<off_t>(r.offset + done);
     int n = static_cast<int>(vecs.size() - first);
     ssize_t got = r.op == IoOp::kRead ? ::preadv(fd, &vecs[first], n, at)
+                  : r.fua             ? ::pwritev2(fd, &vecs[first], n, at, RWF_DSYNC)
                                       : ::pwritev(fd, &vecs[first], n, at);
     if (got < 0) {
       if (errno == EINTR) continue;

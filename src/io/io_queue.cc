@@ -17,6 +17,11 @@
 //      is still inside inner->Submit (inline completion: that thread's
 //      loop issues the next ops); then the callers' `done`.
 //
+//   Execute (a caller that waits anyway: sync reads and writes, log
+//   writes): when its class has a free slot and nobody of the class is
+//   queued, take the slot, run inner->Execute on the caller's thread, then
+//   account and Dispatch as Complete does; else Submit and wait in line.
+//
 // Invariants: active_[c] <= max_active of c (async_write: of the fraction
 // seen when issuing); total_active_ <= max_active_total; every submitted
 // request completes exactly once (refused requests inline, with the
@@ -210,9 +215,7 @@ Status QueuedDevice::Execute(IoRequest request) {
   const uint64_t done_ns = clock_->NowNs();
   {
     MutexLock l(&mu_);
-    active_[c]--;
-    total_active_--;
-    class_stats_[c].active->Add(-1);
+    FinishLocked(*op);
   }
   Account(*op, done_ns, s);
   Dispatch();  // the slot may be what a queued request waits for
@@ -274,6 +277,13 @@ void QueuedDevice::StartLocked(Op& op) {
   if (op.io_op == IoOp::kRead || op.io_op == IoOp::kWrite) {
     class_stats_[c].queue_ns->Record(op.issue_ns - op.submit_ns);
   }
+}
+
+void QueuedDevice::FinishLocked(const Op& op) {
+  const int c = Index(op.cls);
+  active_[c]--;
+  total_active_--;
+  class_stats_[c].active->Add(-1);
 }
 
 // Gathers the waiting async reads within read_gap_limit_bytes of the growing
@@ -369,12 +379,9 @@ void QueuedDevice::Account(const Op& op, uint64_t done_ns, const Status& status)
 
 void QueuedDevice::Complete(const std::shared_ptr<Op>& op, const Status& status) {
   const uint64_t done_ns = clock_->NowNs();
-  const int c = Index(op->cls);
   {
     MutexLock l(&mu_);
-    active_[c]--;
-    total_active_--;
-    class_stats_[c].active->Add(-1);
+    FinishLocked(*op);
   }
   Account(*op, done_ns, status);
   // An inline completion: the issuing thread's Dispatch loop goes on.

@@ -134,6 +134,8 @@ class QueuedDevice final : public Device {
   int PickClassLocked(double fraction) const ARC_REQUIRES(mu_);
   // Takes a slot of op's class for it and records its queue time.
   void StartLocked(Op& op) ARC_REQUIRES(mu_);
+  // Gives the slot back.
+  void FinishLocked(const Op& op) ARC_REQUIRES(mu_);
   std::shared_ptr<Op> NewOp(IoRequest request);
   std::shared_ptr<Op> MergeReadsLocked(std::shared_ptr<Op> head) ARC_REQUIRES(mu_);
   void Issue(const std::shared_ptr<Op>& op);

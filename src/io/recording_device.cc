@@ -73,7 +73,7 @@ void RecordingDevice::Submit(IoRequest r) {
 }
 
 void RecordingDevice::SubmitWrite(IoRequest r) {
-  RecordedWrite w{.offset = r.offset, .length = r.length()};
+  RecordedWrite w{.offset = r.offset, .length = r.length(), .fua = r.op == IoOp::kWrite && r.fua};
   if (r.op == IoOp::kWrite) {
     auto data = std::make_shared<std::vector<uint8_t>>(w.length);
     GatherIov(r.iov, 0, w.length, data->data());
@@ -124,6 +124,10 @@ void RecordingDevice::SubmitFlush(IoRequest r) {
 std::vector<uint64_t> Recording::FlushCrashPoints() const {
   std::vector<uint64_t> points;
   for (const RecordedFlush& f : flushes) points.push_back(f.complete_seq);
+  for (const RecordedWrite& w : writes) {
+    if (w.fua && w.complete_seq != kNotCompleted) points.push_back(w.complete_seq);
+  }
+  std::sort(points.begin(), points.end());
   points.push_back(end_seq);
   return points;
 }
@@ -142,7 +146,7 @@ CrashState Recording::StateAt(uint64_t crash_seq) const {
   for (size_t i = 0; i < writes.size(); ++i) {
     const RecordedWrite& w = writes[i];
     if (w.submit_seq >= crash_seq) break;
-    if (any && w.complete_seq < barrier) {
+    if ((any && w.complete_seq < barrier) || (w.fua && w.complete_seq < crash_seq)) {
       state.durable.push_back(i);
     } else {
       state.pending.push_back(i);

@@ -6,7 +6,8 @@
 // completion. A crash at time T means: everything with a sequence number
 // below T happened, nothing after. At time T:
 //   - a write is DURABLE when it completed before the submission of some
-//     flush that completed before T (the device contract, see device.h);
+//     flush that completed before T (the device contract, see device.h),
+//     or when it is a FUA write that completed before T;
 //   - every other write submitted before T is PENDING: it may have reached
 //     the media whole, in part (any subset of its sectors: a torn write), or
 //     not at all. A write that failed stays pending forever.
@@ -38,6 +39,7 @@ struct RecordedWrite {
   std::shared_ptr<const std::vector<uint8_t>> data;  // null for a discard (zeros)
   uint64_t submit_seq = 0;
   uint64_t complete_seq = kNotCompleted;  // only for writes that completed OK
+  bool fua = false;                       // durable at its completion
 };
 
 struct RecordedFlush {
@@ -67,9 +69,9 @@ class Recording {
   std::vector<RecordedFlush> flushes;  // in completion order
   uint64_t end_seq = 0;                // the time after the last event
 
-  // Crash points worth trying: the moment each completed flush completes
-  // (just before it counts: everything since the previous flush is still
-  // pending) and the end of the recording.
+  // Crash points worth trying: the moment each completed flush or FUA write
+  // completes (just before it counts: everything since the previous one is
+  // still pending), in order, and the end of the recording.
   std::vector<uint64_t> FlushCrashPoints() const;
   CrashState StateAt(uint64_t crash_seq) const;
   // The image: base + durable + the chosen pending writes, in submission

@@ -60,6 +60,36 @@ TEST(RecordingDevice, DurableAndPendingAroundAFlush) {
   EXPECT_EQ(ByteAt(*torn, 1), 1);
 }
 
+// A FUA write is durable once it completes, on its own: it is a crash
+// point, and it makes no earlier write durable.
+TEST(RecordingDevice, AFuaWriteIsDurableAtItsCompletionAlone) {
+  auto mem = NewMemory();
+  auto rec = RecordingDevice::Create(mem.get(), {});
+  ASSERT_TRUE(rec.ok());
+  RecordingDevice& d = **rec;
+  std::vector<uint8_t> a = Fill(kBlock, 1), b = Fill(kBlock, 2);
+  ASSERT_TRUE(WriteSync(d, 0, a).ok());  // W0: plain
+  IoRequest fua{.op = IoOp::kWrite, .offset = kBlock, .iov = {{b.data(), kBlock}}};
+  fua.fua = true;
+  ASSERT_TRUE(SubmitAndWait(d, std::move(fua)).ok());  // W1: FUA
+  ASSERT_TRUE(WriteSync(d, 2 * kBlock, a).ok());        // W2: plain
+  Recording r = d.TakeRecording();
+  ASSERT_EQ(r.writes.size(), 3u);
+  EXPECT_TRUE(r.writes[1].fua);
+  std::vector<uint64_t> points = r.FlushCrashPoints();
+  ASSERT_EQ(points.size(), 2u);  // W1's completion and the end
+  CrashState before = r.StateAt(points[0]);
+  EXPECT_TRUE(before.durable.empty());
+  EXPECT_EQ(before.pending, std::vector<size_t>({0, 1}));
+  CrashState end = r.StateAt(points[1]);
+  EXPECT_EQ(end.durable, std::vector<size_t>({1}));
+  EXPECT_EQ(end.pending, std::vector<size_t>({0, 2}));
+  auto image = r.BuildImage(end, {});
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(ByteAt(*image, 0), 0);
+  EXPECT_EQ(ByteAt(*image, 1), 2);
+}
+
 TEST(RecordingDevice, BuildImageRefusesChoicesThatCannotHappen) {
   auto mem = NewMemory();
   auto rec = RecordingDevice::Create(mem.get(), {});

@@ -129,6 +129,7 @@ void UringDevice::PrepareLocked(InFlight* op) {
       break;
     case IoOp::kWrite:
       io_uring_prep_writev(sqe, file_.fd, &op->vecs[op->first], n, at);
+      if (r.fua) sqe->rw_flags = RWF_DSYNC;
       break;
     case IoOp::kFlush:
       io_uring_prep_fsync(sqe, file_.fd, IORING_FSYNC_DATASYNC);

@@ -11,24 +11,25 @@
 namespace arcstore::pool {
 namespace {
 
-// Forwards to a device it does not own, counting completed flushes.
+// Forwards to a device it does not own, counting completed durability
+// barriers: flushes and FUA writes (Recording::FlushCrashPoints' events).
 class CountingDevice final : public io::ForwardingDevice {
  public:
   explicit CountingDevice(io::Device* d) : ForwardingDevice(d) {}
   void Submit(io::IoRequest r) override {
-    if (r.op == io::IoOp::kFlush) {
+    if (r.op == io::IoOp::kFlush || (r.op == io::IoOp::kWrite && r.fua)) {
       auto done = std::move(r.done);
       r.done = [this, done](const Status& s) {
-        if (s.ok()) flushes_++;
+        if (s.ok()) barriers_++;
         done(s);
       };
     }
     inner()->Submit(std::move(r));
   }
-  uint64_t flushes() const { return flushes_.load(); }
+  uint64_t barriers() const { return barriers_.load(); }
 
  private:
-  std::atomic<uint64_t> flushes_{0};
+  std::atomic<uint64_t> barriers_{0};
 };
 
 struct VolumeSpec {
@@ -133,7 +134,7 @@ std::string Diff(const Model& got, const Model& want) {
 
 // What a completed flush, FUA write or sync made durable.
 struct DurableMark {
-  uint64_t flushes = 0;  // device flushes completed when it returned
+  uint64_t barriers = 0;  // device flushes and FUA writes completed when it returned
   uint64_t seq = 0;      // every change up to this seq
   uint64_t txg = 0;      // every txg up to this one
 };
@@ -249,14 +250,14 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
     if (rnd.OneIn(options.flush_one_in)) {
       ARC_RETURN_IF_ERROR(vols[v]->Flush());
       note_commits();
-      marks.push_back(DurableMark{counter->flushes(), last_seq(), options.intent_log ? 0 : committed});
+      marks.push_back(DurableMark{counter->barriers(), last_seq(), options.intent_log ? 0 : committed});
       result.durable_flushes++;
       continue;
     }
     if (rnd.OneIn(options.sync_one_in)) {
       ARC_RETURN_IF_ERROR(pool->Sync());
       note_commits();
-      marks.push_back(DurableMark{counter->flushes(), 0, committed});
+      marks.push_back(DurableMark{counter->barriers(), 0, committed});
       continue;
     }
     Change c;
@@ -291,7 +292,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
     if (fua) {
       // A FUA write may have fallen back to a txg sync holding it.
       note_commits();
-      marks.push_back(DurableMark{counter->flushes(), last_seq(), options.intent_log ? 0 : committed});
+      marks.push_back(DurableMark{counter->barriers(), last_seq(), options.intent_log ? 0 : committed});
       result.durable_flushes++;
     } else if (pool->txgs().open_txg() != c.txg || pool->Info().txg != committed) {
       return Status::Internal("crash harness: a txg ended during op " + std::to_string(op) +
@@ -336,10 +337,10 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   const std::vector<uint64_t> points = recording.FlushCrashPoints();
   io::CrashImageBuilder builder(recording);
   for (size_t i = 0; i < points.size(); i++) {
-    // Flushes 0..i-1 had completed at point i (the last point: all of them).
+    // Barriers 0..i-1 had completed at point i (the last point: all of them).
     uint64_t must_txg = 0, must_seq = 0;
     for (const DurableMark& m : marks) {
-      if (m.flushes <= i) {
+      if (m.barriers <= i) {
         must_txg = std::max(must_txg, m.txg);
         must_seq = std::max(must_seq, m.seq);
       }

@@ -141,6 +141,7 @@ const Spec kSpecs[] = {
 PoolOptions SweepPoolOptions() {
   PoolOptions po;
   po.txg_timeout_ns = 600 * kNsPerSec;  // syncs only when asked: the op count is fixed
+  po.intent_log_sync_kick_percent = 0;
   po.prefetch = false;
   po.work_threads = 0;
   po.arc_max_bytes = 64 * kMiB;

@@ -10,7 +10,8 @@
 //   Flush / FUA ----Commit-----> a committer takes every pending change as
 //                                one batch, packs it into blocks, places
 //                                them in the arena, writes them and flushes
-//                                the device once: one flush serves every
+//                                the device once (a batch of one block is
+//                                one FUA write instead): one flush serves every
 //                                caller whose changes were pending. Up to
 //                                max_inflight_commits batches are written
 //                                and flushed at once (callers arriving while
@@ -116,6 +117,8 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
       blocks(r->AddCounter("zil", "blocks", stats::Unit::kOps, "log blocks written")),
       flushes(r->AddCounter("zil", "flushes", stats::Unit::kOps,
                             "device flushes issued by log commits")),
+      fua_writes(r->AddCounter("zil", "fua_writes", stats::Unit::kOps,
+                               "commits of one block written with FUA instead of a flush")),
       fallback_syncs(r->AddCounter("zil", "fallback_syncs", stats::Unit::kOps,
                                    "commits served by a txg sync instead")),
       dropped_copies(r->AddCounter("zil", "dropped_copies", stats::Unit::kOps,
@@ -406,6 +409,9 @@ Status IntentLog::CommitBatch() {
   }
   Status s;
   uint64_t records = 0, bytes = 0;
+  // A batch of one block is written with FUA: durable when the write
+  // completes, one device request instead of a write and a flush.
+  const bool fua = options_.use_fua && planned.size() == 1 && !options_.unsafe_skip_flush;
   for (auto& [b, recs] : planned) {
     records += recs.size();
     bytes += b.bytes;
@@ -417,11 +423,17 @@ Status IntentLog::CommitBatch() {
     }
     io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
     std::copy(enc->begin(), enc->end(), buf.data());
-    s = io::WriteSync(*env_.device, arena.arena_offset_bytes + b.offset, buf.span(),
-                      io::IoClass::kLogWrite);
+    io::IoRequest w{.op = io::IoOp::kWrite,
+                    .offset = arena.arena_offset_bytes + b.offset,
+                    .iov = {{buf.data(), buf.size()}}};
+    w.io_class = io::IoClass::kLogWrite;
+    w.fua = fua;
+    s = io::SubmitAndWait(*env_.device, std::move(w));
     if (!s.ok()) break;
   }
-  if (s.ok() && !options_.unsafe_skip_flush) {
+  if (s.ok() && fua) {
+    stats_.fua_writes->Add();
+  } else if (s.ok() && !options_.unsafe_skip_flush) {
     s = io::FlushSync(*env_.device);
     stats_.flushes->Add();
   }

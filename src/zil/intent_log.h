@@ -45,6 +45,9 @@ struct IntentLogOptions {
   // three txgs, so flush-heavy work that outruns the txg timeout would
   // otherwise fill it and fall back to a synchronous txg sync. 0: never.
   uint32_t sync_kick_percent = 15;
+  // A commit of a single log block writes it with FUA (durable at
+  // completion) instead of a write and a device flush; false: always flush.
+  bool use_fua = true;
   // Test only: acknowledge a commit without its device flush, so that the
   // crash harness can show it notices.
   bool unsafe_skip_flush = false;
@@ -103,6 +106,7 @@ struct IntentLogStats {
   stats::Counter* bytes;            // log block bytes written
   stats::Counter* blocks;
   stats::Counter* flushes;          // device flushes issued by the log
+  stats::Counter* fua_writes;       // one-block commits written with FUA, no flush
   stats::Counter* fallback_syncs;   // commits served by a txg sync
   stats::Counter* dropped_copies;   // changes dropped for memory (a later commit syncs)
   stats::Counter* sync_kicks;       // txg syncs asked for by sync_kick_percent

@@ -19,6 +19,15 @@ using format::LogRecordType;
 
 constexpr uint64_t kArenaAt = 1 << 20;
 
+// Most tests here gate and count device flushes: their commits always
+// flush (a one-block commit would otherwise be one FUA write; that has its
+// own test).
+IntentLogOptions Flushing() {
+  IntentLogOptions o;
+  o.use_fua = false;
+  return o;
+}
+
 // Counts flushes; can hold them (and, when told, writes) until released.
 class GateDevice final : public io::ForwardingDevice {
  public:
@@ -26,6 +35,7 @@ class GateDevice final : public io::ForwardingDevice {
   void Submit(io::IoRequest r) override {
     if (r.op == io::IoOp::kFlush) flushes_++;
     if (r.op == io::IoOp::kWrite) writes_++;
+    if (r.op == io::IoOp::kWrite && r.fua) fua_writes_++;
     if (r.op == io::IoOp::kFlush || (r.op == io::IoOp::kWrite && hold_writes_)) {
       MutexLock l(&mu_);
       while (closed_) cv_.Wait(&mu_);
@@ -34,6 +44,7 @@ class GateDevice final : public io::ForwardingDevice {
   }
   std::atomic<bool> hold_writes_{false};
   std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> fua_writes_{0};
   void Close() {
     MutexLock l(&mu_);
     closed_ = true;
@@ -60,7 +71,7 @@ class IntentLogTest : public ::testing::Test {
     gate_ = std::make_unique<GateDevice>(mem_.get());
   }
 
-  std::unique_ptr<IntentLog> NewLog(const LogStart& start, IntentLogOptions o = {}) {
+  std::unique_ptr<IntentLog> NewLog(const LogStart& start, IntentLogOptions o = Flushing()) {
     IntentLogEnv env;
     env.device = gate_.get();
     env.unit_bytes = 4096;
@@ -75,7 +86,7 @@ class IntentLogTest : public ::testing::Test {
     return std::make_unique<IntentLog>(o, env, start);
   }
   // A fresh log with an arena of `arena` bytes.
-  std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = {}) {
+  std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = Flushing()) {
     auto log = NewLog(LogStart{}, o);
     log->SetArena(kArenaAt, arena);
     return log;
@@ -131,7 +142,7 @@ TEST_F(IntentLogTest, CommittedRecordsReadBackInOrder) {
 }
 
 TEST_F(IntentLogTest, OneFlushServesEveryWaiterThatArrivedBeforeIt) {
-  IntentLogOptions one;
+  IntentLogOptions one = Flushing();
   one.max_inflight_commits = 1;
   auto log = FreshLog(4 << 20, one);
   Write(*log, 2, 0, 4096, 1);
@@ -156,7 +167,7 @@ TEST_F(IntentLogTest, OneFlushServesEveryWaiterThatArrivedBeforeIt) {
 }
 
 TEST_F(IntentLogTest, BatchesInFlightTogetherAreAcknowledgedInOrder) {
-  IntentLogOptions o;
+  IntentLogOptions o = Flushing();
   o.max_inflight_commits = 3;
   auto log = FreshLog(4 << 20, o);
   const format::IntentLogHeader start = log->HeaderFor(1);
@@ -244,7 +255,7 @@ TEST_F(IntentLogTest, FullArenaFallsBackToATxgSync) {
 // A commit that has placed sync_kick_percent of the arena since the last
 // txg commit asks for a sync once; the next txg commit re-arms it.
 TEST_F(IntentLogTest, PlacingAShareOfTheArenaAsksForOneSyncPerTxg) {
-  IntentLogOptions o;
+  IntentLogOptions o = Flushing();
   o.sync_kick_percent = 25;
   auto log = FreshLog(1 << 20, o);  // a 4 KiB write is an 8 KiB block: 32 fill 25%
   for (int i = 1; i <= 31; i++) {
@@ -342,7 +353,7 @@ TEST_F(IntentLogTest, ReplayStopsAtATornBlockAndNeverPastIt) {
 }
 
 TEST_F(IntentLogTest, UnsafeSwitchSkipsTheFlush) {
-  IntentLogOptions o;
+  IntentLogOptions o = Flushing();
   o.unsafe_skip_flush = true;
   auto log = FreshLog(1 << 20, o);
   Write(*log, 2, 0, 4096, 1);
@@ -350,8 +361,29 @@ TEST_F(IntentLogTest, UnsafeSwitchSkipsTheFlush) {
   EXPECT_EQ(gate_->flushes_, 0u);
 }
 
-TEST(IntentLogOptionsTest, BoundsChecked) {
+// A commit of one block is one FUA write and no flush; a commit of several
+// blocks writes them and flushes once.
+TEST_F(IntentLogTest, AOneBlockCommitIsOneFuaWrite) {
   IntentLogOptions o;
+  o.max_block_bytes = 64 * 1024;
+  auto log = FreshLog(4 << 20, o);
+  const format::IntentLogHeader before = log->HeaderFor(1);
+  Write(*log, 2, 0, 4096, 1);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(gate_->fua_writes_, 1u);
+  EXPECT_EQ(gate_->flushes_, 0u);
+  EXPECT_EQ(Stat("fua_writes"), 1);
+  EXPECT_EQ(Stat("flushes"), 0);
+  for (int i = 0; i < 40; i++) Write(*log, 2, 4096 * i, 4096, 2);  // 160 KiB: several blocks
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(gate_->fua_writes_, 1u);
+  EXPECT_EQ(gate_->flushes_, 1u);
+  EXPECT_EQ(Stat("commits"), 2);
+  EXPECT_EQ(Read(before).records.size(), 41u);
+}
+
+TEST(IntentLogOptionsTest, BoundsChecked) {
+  IntentLogOptions o = Flushing();
   EXPECT_TRUE(o.Validate().ok());
   o.max_block_bytes = 1024;
   EXPECT_NE(o.Validate().message().find("max_block_bytes"), std::string::npos);
