@@ -76,6 +76,17 @@ struct PoolOptions {
   // Dirty data limit; 0 = min(25% of the memory limit, 4 GiB).
   uint64_t dirty_max_bytes = 0;
   uint64_t txg_timeout_ns = 5ull * 1000 * 1000 * 1000;
+  // Pool space that new data never takes, on top of the allocator's
+  // metadata reserve (max(1/64 of the pool, 4 MiB)): room for the metadata
+  // of the txgs in flight. 1/2^space_slop_shift of the pool, at most 1 GiB;
+  // 5..12 (1/32 .. 1/4096).
+  uint32_t space_slop_shift = 6;
+  // A txg sync is requested (reason space) once the open txg's new data
+  // passes this percentage of the room left (free space above the reserve
+  // and slop), so that writers seldom wait for space; 1..100, or 0 for
+  // never (txgs then end only for other reasons, and a write that does not
+  // fit waits for a forced sync).
+  uint32_t space_sync_kick_percent = 25;
   bool prefetch = true;
   // A write covering part of a record that is not cached takes no disk
   // read: it keeps only its own bytes and the record is read when its txg

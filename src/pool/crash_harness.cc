@@ -47,6 +47,7 @@ PoolOptions HarnessPoolOptions(bool intent_log) {
   PoolOptions po;
   po.txg_timeout_ns = 600 * kNsPerSec;  // txgs end when the workload asks
   po.intent_log_sync_kick_percent = 0;
+  po.space_sync_kick_percent = 0;  // no early kick for space: only the workload ends txgs
   po.dirty_max_bytes = 1 * kGiB;
   po.intent_log = intent_log;
   po.work_threads = 0;

@@ -49,6 +49,15 @@ Status PoolOptions::Validate() const {
   if (work_queue_limit < 1 || work_queue_limit > 1'000'000) {
     return Status::InvalidArgument("work_queue_limit must be in [1, 1000000]");
   }
+  if (space_slop_shift < 5 || space_slop_shift > 12) {
+    return Status::InvalidArgument("space_slop_shift " + std::to_string(space_slop_shift) +
+                                   " out of bounds [5, 12] (slop of 1/32 .. 1/4096 of the pool)");
+  }
+  if (space_sync_kick_percent > 100) {
+    return Status::InvalidArgument("space_sync_kick_percent " +
+                                   std::to_string(space_sync_kick_percent) +
+                                   " out of bounds [0, 100]");
+  }
   if (intent_log_sync_kick_percent > 50) {
     return Status::InvalidArgument("intent_log_sync_kick_percent " +
                                    std::to_string(intent_log_sync_kick_percent) +

@@ -30,6 +30,13 @@
 //      deferred frees, the volumes drop T's dirty copies, the intent log
 //      drops T's records.
 //
+// Space: writers charge their new data against the pool's space before
+// they join a txg (space_admission.cc), so that a sync never runs out of
+// data space: a write that does not fit waits for the txgs whose commits
+// free space (sync reason `space`), and fails with NoSpace only when
+// nothing pending could make room. SyncTxg hands the allocator's state to
+// the account at each commit.
+//
 // A failure anywhere (a txg sync, or an intent log commit's write or
 // flush) fails the txg manager: the pool stops taking writes
 // (every write and flush returns the error) and never writes another
@@ -335,6 +342,19 @@ Status PoolImpl::Start() {
   txg_ = std::make_unique<txg::TxgManager>(
       t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
   queue_->SetAsyncWriteFraction([t = txg_.get()] { return t->AsyncWriteFraction(); });
+  if (!options_.read_only) {
+    // New data is charged against the space before it joins a txg
+    // (space_admission.cc); it never takes the allocator's metadata reserve
+    // nor the slop above it.
+    const space::SpaceUsage usage = allocator_->Usage();
+    SpaceAdmissionOptions so;
+    so.pool_name = label_.config.Get("pool_name").value_or("");
+    so.floor_bytes = allocator_->options().reserve_bytes +
+                     std::min<uint64_t>(usage.total_bytes >> options_.space_slop_shift, kGiB);
+    so.kick_percent = options_.space_sync_kick_percent;
+    ARC_RETURN_IF_ERROR(so.Validate());
+    space_ = std::make_unique<SpaceAdmission>(so, txg_.get(), clock_, &registry_, usage, first - 1);
+  }
   // The intent log: read what the last life committed to it (replayed by
   // ReplayLog once the volumes exist; in memory only on a read-only pool).
   Result<zil::LogReplay> chain = zil::ReadLog(device_.get(), layout_.allocation_unit, loaded_log_);
@@ -482,23 +502,44 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.defer_partial_reads = options_.defer_partial_reads;
   env.registry = &registry_;
   env.read_only = options_.read_only;
-  env.admit_write = [this](uint64_t bytes) { return AdmitWrite(bytes); };
+  env.space = space_.get();
   return std::make_shared<volume::VolumeImpl>(e, env, &volume_stats_);
 }
 
+namespace {
+
+// Records a space log block of `length_bytes` holds (at most a full block).
+size_t LogBlockCapacity(uint64_t length_bytes) {
+  return std::min<size_t>(format::kMaxSpaceRecords,
+                          (length_bytes - format::kSpaceLogHeaderBytes) / format::kSpaceRecordBytes);
+}
+
+}  // namespace
+
 Result<std::vector<space::Extent>> PoolImpl::AllocateLogBlocks(uint64_t txg, size_t records) {
-  // Each block also records its own allocation.
-  const size_t cap = format::kMaxSpaceRecords;
-  size_t blocks = 1;
-  while (blocks * cap < records + blocks) blocks++;
-  const size_t total = records + blocks;
+  // Each block also records its own allocation. Blocks are full-size (1 MiB)
+  // when the space has room for them; a pool whose free space is cut into
+  // small holes (4 KiB records rewritten at random) gets smaller blocks,
+  // down to one allocation unit, rather than a failed sync.
+  const uint64_t unit = layout_.allocation_unit;
   std::vector<space::Extent> extents;
-  for (size_t i = 0; i < blocks; i++) {
-    const size_t count = std::min(cap, total - i * cap);
+  size_t capacity = 0;
+  size_t want = format::kMaxSpaceRecords;
+  while (capacity < records + extents.size()) {
+    const size_t count = std::min(want, records + extents.size() + 1 - capacity);
     const uint64_t bytes = format::kSpaceLogHeaderBytes + count * format::kSpaceRecordBytes;
-    ARC_ASSIGN_OR_RETURN(space::Extent e,
-                         allocator_->Allocate(bytes, space::AllocClass::kMetadata, txg));
-    extents.push_back(e);
+    Result<space::Extent> e = allocator_->Allocate(bytes, space::AllocClass::kMetadata, txg);
+    if (!e.ok()) {
+      if (e.status().code() != StatusCode::kNoSpace || bytes <= unit) return e.status();
+      want = std::max<size_t>(1, LogBlockCapacity(std::max<uint64_t>(bytes / 2, unit) / unit * unit));
+      continue;
+    }
+    if (extents.size() >= kMaxChainBlocks) {
+      return Status::Internal("space log: more than " + std::to_string(kMaxChainBlocks) +
+                              " blocks for " + std::to_string(records) + " records");
+    }
+    capacity += LogBlockCapacity(e->length_bytes);
+    extents.push_back(*e);
   }
   return extents;
 }
@@ -506,8 +547,9 @@ Result<std::vector<space::Extent>> PoolImpl::AllocateLogBlocks(uint64_t txg, siz
 Status PoolImpl::WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
                             std::vector<space::Extent> extents, uint64_t first_sequence,
                             BlockPointer prev, TxgWriter* writer) {
-  const size_t cap = format::kMaxSpaceRecords;
-  if (records.size() > extents.size() * cap) {
+  size_t capacity = 0;
+  for (const space::Extent& e : extents) capacity += LogBlockCapacity(e.length_bytes);
+  if (records.size() > capacity) {
     return Status::Internal("space log: " + std::to_string(records.size()) +
                             " records for " + std::to_string(extents.size()) + " blocks");
   }
@@ -518,7 +560,7 @@ Status PoolImpl::WriteChain(uint64_t txg, std::vector<space::SpaceRecord> record
     b.birth_txg = txg;
     b.sequence = first_sequence + i;
     b.prev = prev;
-    const size_t count = std::min(cap, records.size() - next);
+    const size_t count = std::min(LogBlockCapacity(extents[i].length_bytes), records.size() - next);
     for (size_t k = 0; k < count; k++, next++) {
       const space::SpaceRecord& r = records[next];
       b.records.push_back(format::SpaceRecord{
@@ -658,34 +700,12 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   allocator_->SyncDone(txg);
   for (const auto& v : vols) v->TxgCommitted(txg);
   if (log_) log_->TxgCommitted(txg, ub.log);
+  const space::SpaceUsage usage = allocator_->Usage();
+  if (space_) space_->Committed(txg, usage);
   MutexLock l(&mu_);
   committed_txg_ = txg;
-  usage_ = allocator_->Usage();
+  usage_ = usage;
   return Status::Ok();
-}
-
-Status PoolImpl::AdmitWrite(uint64_t bytes) {
-  const uint64_t reserve = allocator_->options().reserve_bytes;
-  // Freed space waits two txgs; on a full pool, sync (empty) txgs to age it
-  // rather than refuse a write that would fit once it has.
-  for (uint32_t round = 0; round <= 3; round++) {
-    const uint64_t unsynced = txg_->unsynced_dirty_bytes();
-    uint64_t deferred;
-    {
-      MutexLock l(&mu_);
-      if (usage_.free_bytes >= reserve + unsynced + bytes) return Status::Ok();
-      deferred = usage_.deferred_bytes;
-      if (deferred == 0 || usage_.free_bytes + deferred < reserve + unsynced + bytes) break;
-    }
-    ARC_RETURN_IF_ERROR(txg_->ForceSync(txg::SyncReason::kExplicitWait));
-  }
-  const uint64_t unsynced = txg_->unsynced_dirty_bytes();
-  MutexLock l(&mu_);
-  return Status::NoSpace("pool " + label_.config.Get("pool_name").value_or("") + " is full: " +
-                         FormatBytes(usage_.free_bytes) + " free, " + FormatBytes(reserve) +
-                         " reserved for metadata, " + FormatBytes(unsynced) +
-                         " of writes not yet synced, " + FormatBytes(usage_.deferred_bytes) +
-                         " freed and waiting two txgs to be reused");
 }
 
 PoolInfo PoolImpl::Info() {

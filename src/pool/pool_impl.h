@@ -27,6 +27,7 @@
 #include "io/file_device.h"
 #include "io/io_queue.h"
 #include "pool/block_io.h"
+#include "pool/space_admission.h"
 #include "space/allocator.h"
 #include "stats/registry.h"
 #include "txg/txg_manager.h"
@@ -121,7 +122,6 @@ class PoolImpl final : public Pool {
                     std::vector<space::Extent> extents, uint64_t first_sequence,
                     format::BlockPointer prev, TxgWriter* writer);
   Result<std::vector<space::Extent>> AllocateLogBlocks(uint64_t txg, size_t records);
-  Status AdmitWrite(uint64_t bytes);
   Result<std::shared_ptr<volume::VolumeImpl>> NewVolume(const format::VolumeEntry& entry);
 
   std::unique_ptr<io::Device> device_;  // the I/O queue over the device given
@@ -140,6 +140,7 @@ class PoolImpl final : public Pool {
   std::unique_ptr<volume::HandleCache> handles_;  // before arc_ in destruction
   std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
   std::unique_ptr<txg::TxgManager> txg_;
+  std::unique_ptr<SpaceAdmission> space_;  // nullptr when read-only
   std::unique_ptr<zil::IntentLog> log_;  // nullptr when read-only
   std::vector<format::LogRecord> replay_;  // read by Start, applied by ReplayLog
   std::unique_ptr<WorkQueue> work_;  // runs Submit* operations

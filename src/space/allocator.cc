@@ -54,7 +54,14 @@
 //
 // The reserve: data allocations fail while free space would drop below
 // reserve_bytes; metadata allocations may use it, so that a txg that only
-// frees (trim, destroy) can always commit on a full pool.
+// frees (trim, destroy) can always commit on a full pool. Metadata blocks
+// (indirect blocks, space log blocks of up to 1 MiB) must be contiguous,
+// so the reserve is kept in large extents too: once large extents hold
+// less than reserve_bytes (plus the request), data that would take a
+// large extent takes the best-fitting hole instead, when one has room
+// (a run's rest at the cursor, no longer large, is still used). Without that, 4 KiB records
+// rewritten at random took every large extent and left only 4 KiB holes,
+// and a sync failed to place a 40 KiB indirect block with 6.6 MiB free.
 //
 // Invariants (checked by tests after every operation):
 //   free_bytes + allocated_bytes + deferred_bytes == end - start
@@ -216,8 +223,27 @@ std::pair<uint64_t, SpaceAllocator::FreeMap::iterator> SpaceAllocator::PlaceInLa
 }
 
 std::pair<uint64_t, SpaceAllocator::FreeMap::iterator> SpaceAllocator::Place(uint64_t len,
+                                                                             AllocClass cls,
                                                                              uint64_t txg) {
   if (options_.unsafe_immediate_reuse) return BestFit(len);
+  auto placed = PlaceInRun(len, txg);
+  if (placed.second == free_.end()) return BestFit(len);
+  // Data leaves the last reserve_bytes of large extents to metadata
+  // (blocks of up to 1 MiB that must be contiguous): a hole, when one has
+  // room, instead.
+  if (cls == AllocClass::kData && placed.second->second >= options_.large_extent_bytes &&
+      large_free_bytes_ < options_.reserve_bytes + len) {
+    auto fit = free_by_size_.lower_bound({len, 0});
+    if (fit != free_by_size_.end() && fit->first < options_.large_extent_bytes) {
+      hole_allocations_++;
+      return {fit->second, free_.find(fit->second)};
+    }
+  }
+  return placed;
+}
+
+std::pair<uint64_t, SpaceAllocator::FreeMap::iterator> SpaceAllocator::PlaceInRun(uint64_t len,
+                                                                                  uint64_t txg) {
   // 1. The free extent holding the cursor, when it has room from there (in
   //    a new txg, a large extent's worth: a short rest would be an I/O of
   //    its own).
@@ -228,9 +254,7 @@ std::pair<uint64_t, SpaceAllocator::FreeMap::iterator> SpaceAllocator::Place(uin
     if (prev->first + prev->second >= cursor_bytes_ + need) return {cursor_bytes_, prev};
   }
   // 2. The next large extent.
-  auto placed = PlaceInLarge(len);
-  if (placed.second != free_.end()) return placed;
-  return BestFit(len);
+  return PlaceInLarge(len);
 }
 
 // 3. The smallest free extent with room.
@@ -250,7 +274,7 @@ Result<Extent> SpaceAllocator::Allocate(uint64_t size_bytes, AllocClass cls, uin
                            FormatBytes(options_.reserve_bytes) + " reserved for metadata, " +
                            FormatBytes(deferred_bytes_) + " waiting for frees to commit");
   }
-  const auto [offset, it] = Place(len, txg);
+  const auto [offset, it] = Place(len, cls, txg);
   if (it == free_.end()) {
     uint64_t largest = free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
     return Status::NoSpace("space: no contiguous " + FormatBytes(len) + " free (largest " +

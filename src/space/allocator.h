@@ -97,8 +97,9 @@ class SpaceAllocator {
   // allocations sit side by side and its writes aggregate; in a new txg,
   // when a large extent's worth is left there), else at the
   // start of the next large free extent after the cursor (wrapping round),
-  // else the best fit among the small holes. NoSpace names the request,
-  // what is free, and the largest free extent.
+  // else the best fit among the small holes. Data takes a hole instead of
+  // a large extent when large extents hold less than the reserve. NoSpace
+  // names the request, what is free, and the largest free extent.
   Result<Extent> Allocate(uint64_t size_bytes, AllocClass cls, uint64_t txg);
 
   // Frees an extent allocated earlier, in txg `txg`. It is reusable only
@@ -134,7 +135,9 @@ class SpaceAllocator {
   void EraseFreeEntry(FreeMap::iterator it);
   // Where Allocate puts `len` bytes: the offset, and the free extent that
   // holds it; free_.end() when nothing has room.
-  std::pair<uint64_t, FreeMap::iterator> Place(uint64_t len, uint64_t txg);
+  std::pair<uint64_t, FreeMap::iterator> Place(uint64_t len, AllocClass cls, uint64_t txg);
+  // Steps 1 and 2 of Place: the cursor's extent, else the next large one.
+  std::pair<uint64_t, FreeMap::iterator> PlaceInRun(uint64_t len, uint64_t txg);
   std::pair<uint64_t, FreeMap::iterator> PlaceInLarge(uint64_t len);
   std::pair<uint64_t, FreeMap::iterator> BestFit(uint64_t len);
 

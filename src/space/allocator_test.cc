@@ -209,6 +209,25 @@ TEST(SpaceAllocatorTest, ReserveIsForMetadataOnly) {
   EXPECT_TRUE(a.Allocate(512 * kKiB, AllocClass::kMetadata, 1).ok());
 }
 
+// Once large extents hold less than the reserve, data fills the holes and
+// leaves the large extents to metadata, whose blocks must be contiguous.
+TEST(SpaceAllocatorTest, DataLeavesTheLastLargeExtentsToMetadata) {
+  SpaceAllocator a(Opts(16 * kMiB, 2 * kMiB));
+  Age(a, [](uint64_t i) { return (i < 64 && i % 2 == 1) || (i >= 100 && i < 116); });
+  ASSERT_EQ(a.Usage().large_free_bytes, 2 * kMiB);
+  std::vector<Extent> got = AllocateRecords(a, 16, 5);
+  ASSERT_EQ(got.size(), 16u);
+  for (const Extent& e : got) {
+    EXPECT_LT(e.offset_bytes, a.options().start_bytes + 64 * kRecord) << "in a hole";
+  }
+  EXPECT_EQ(a.Usage().hole_allocations, 16u);
+  EXPECT_EQ(a.Usage().large_free_bytes, 2 * kMiB);
+  Result<Extent> meta = a.Allocate(kMiB, AllocClass::kMetadata, 5);
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  EXPECT_EQ(meta->offset_bytes, a.options().start_bytes + 100 * kRecord);
+  CheckInvariants(a);
+}
+
 TEST(SpaceAllocatorTest, BadFreesAreCorruptionNotCrashes) {
   SpaceAllocator a(Opts());
   Extent e = *a.Allocate(8192, AllocClass::kData, 1);
@@ -258,9 +277,11 @@ TEST(SpaceAllocatorTest, RandomOperationsMatchModelAndReload) {
     if (op < 5) {
       const SpaceUsage before = a.Usage();
       const uint64_t size = rnd.Range(1, 256 * kKiB);
-      Result<Extent> e =
-          a.Allocate(size, rnd.OneIn(4) ? AllocClass::kMetadata : AllocClass::kData, txg);
-      if (before.large_free_bytes > 0) {
+      const AllocClass cls = rnd.OneIn(4) ? AllocClass::kMetadata : AllocClass::kData;
+      Result<Extent> e = a.Allocate(size, cls, txg);
+      // (Data takes holes once large extents hold less than the reserve.)
+      if (before.large_free_bytes > 0 &&
+          (cls == AllocClass::kMetadata || before.large_free_bytes >= o.reserve_bytes + size)) {
         ASSERT_EQ(a.Usage().hole_allocations, before.hole_allocations)
             << "a hole was taken while a large extent was free";
       }

@@ -31,6 +31,10 @@
 //   log_space        the intent log placed a share of its arena since the
 //                    last commit (zil/intent_log.cc), so that flush-heavy
 //                    work never fills the arena
+//   space            pool space (pool/space_admission.h): a writer whose
+//                    new data does not fit waits for txgs to commit the
+//                    frees that make room, or the open txg's new data
+//                    passed a share of the room left (the early kick)
 //   shutdown, memory
 // A txg that no writer was ever assigned to never goes (nothing to
 // commit); one that was does, even if its holds declared 0 dirty bytes (a
@@ -81,6 +85,7 @@ std::string_view SyncReasonName(SyncReason reason) {
     case SyncReason::kShutdown: return "shutdown";
     case SyncReason::kMemory: return "memory";
     case SyncReason::kLogSpace: return "log_space";
+    case SyncReason::kSpace: return "space";
   }
   return "?";
 }
@@ -419,6 +424,26 @@ Status TxgManager::ForceSync(SyncReason reason) {
   return WaitSynced(txg, reason);
 }
 
+Status TxgManager::WaitNextCommit(SyncReason reason) {
+  MutexLock l(&mu_);
+  if (!failed_.ok()) return failed_;
+  // The next txg to commit: nothing older than the open txg is in flight
+  // when none is syncing or quiescing.
+  const uint64_t target = last_committed_ + 1;
+  if (syncing_ == nullptr && quiescing_ == nullptr) open_->forced = true;
+  if (open_->requested == SyncReason::kNone && (open_->assigned || open_->forced)) {
+    open_->requested = reason;
+  }
+  cv_.SignalAll();
+  while (failed_.ok() && last_committed_ < target) {
+    if (!started_ || (stopping_ && !sync_thread_.joinable())) {
+      return Status::Aborted("txg: no sync thread to commit txg " + std::to_string(target));
+    }
+    cv_.Wait(&mu_);
+  }
+  return failed_;
+}
+
 uint64_t TxgManager::open_txg() {
   MutexLock l(&mu_);
   return open_->rec.txg;
@@ -432,6 +457,11 @@ uint64_t TxgManager::last_committed_txg() {
 uint64_t TxgManager::unsynced_dirty_bytes() {
   MutexLock l(&mu_);
   return unsynced_bytes_;
+}
+
+bool TxgManager::HasUncommittedWork() {
+  MutexLock l(&mu_);
+  return syncing_ != nullptr || quiescing_ != nullptr || open_->assigned || open_->forced;
 }
 
 bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {

@@ -37,8 +37,9 @@ enum class SyncReason : uint8_t {
   kShutdown,        // the pool is closing
   kMemory,          // memory pressure asked for dirty data to go
   kLogSpace,        // the intent log wrote a share of its arena since the last commit
+  kSpace,           // pool space: frees must commit, or the open txg grew large for the room
 };
-inline constexpr int kNumSyncReasons = 8;
+inline constexpr int kNumSyncReasons = 9;
 std::string_view SyncReasonName(SyncReason reason);
 
 struct TxgOptions {
@@ -149,6 +150,11 @@ class TxgManager {
   // Syncs the open txg even when nothing is dirty (to age deferred frees on
   // a full pool) and waits for it.
   Status ForceSync(SyncReason reason);
+  // Waits for the next txg to commit: the one syncing (or quiescing) when
+  // there is one, and the open txg is asked to go next (for `reason`);
+  // else the open txg, synced even when nothing is dirty. Cheaper than
+  // ForceSync when a sync is under way: it does not wait for the open txg.
+  Status WaitNextCommit(SyncReason reason);
   // Fails the pipeline from outside (the intent log's device write or flush
   // failed): like a failed sync, every later assignment and wait returns
   // `why`, and no further txg is synced.
@@ -157,6 +163,9 @@ class TxgManager {
   uint64_t open_txg();
   uint64_t last_committed_txg();
   uint64_t unsynced_dirty_bytes();
+  // Whether a txg not yet committed holds changes: one syncing or
+  // quiescing, or an open one a writer was assigned to.
+  bool HasUncommittedWork();
   // min(dirty_max, the ARC's dirty limit): what the delay curve, the
   // async-write ramp and the sync kick measure dirty data against.
   uint64_t EffectiveDirtyMax() const;

@@ -161,6 +161,44 @@ TEST(TxgManagerTest, DirtyThresholdKicksAndAKickDuringASyncMarksTheNextTxg) {
   EXPECT_EQ(reg.TakeSnapshot().Get("txg", "syncs_dirty_threshold"), 2);
 }
 
+// A writer waiting for space waits for the txg syncing now, not for the
+// open one, which is asked to go next; with nothing in flight, the open
+// txg is synced even when empty (to age deferred frees).
+TEST(TxgManagerTest, WaitNextCommitWaitsForTheSyncingTxgAndMarksTheOpenOne) {
+  ManualClock clock;
+  stats::Registry reg;
+  SyncLog log;
+  std::promise<void> in_sync1, release_sync1;
+  std::shared_future<void> release = release_sync1.get_future().share();
+  log.during = [&](uint64_t txg) {
+    if (txg == 1) {
+      in_sync1.set_value();
+      release.wait();
+    }
+  };
+  TxgManager m(Opts(), &clock, &reg, log.Fn(), 1);
+  m.Start();
+  { ASSERT_TRUE(m.Assign(4096).ok()); }
+  m.RequestSync(1, SyncReason::kExplicitWait);
+  in_sync1.get_future().wait();
+  { ASSERT_EQ(m.Assign(4096)->txg(), 2u); }
+  std::future<Status> waited =
+      std::async(std::launch::async, [&] { return m.WaitNextCommit(SyncReason::kSpace); });
+  EXPECT_EQ(waited.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "txg 1 cannot commit before its sync returns";
+  release_sync1.set_value();
+  ASSERT_TRUE(waited.get().ok());
+  EXPECT_GE(m.last_committed_txg(), 1u);
+  log.WaitFor(2);
+  EXPECT_EQ(Row(m, 2).reason, SyncReason::kSpace) << "the open txg went next, for space";
+  // Nothing in flight, nothing dirty: the open txg is synced anyway.
+  ASSERT_TRUE(m.WaitNextCommit(SyncReason::kSpace).ok());
+  EXPECT_EQ(m.last_committed_txg(), 3u);
+  EXPECT_EQ(Row(m, 3).reason, SyncReason::kSpace);
+  ASSERT_TRUE(m.Stop().ok());
+  EXPECT_EQ(reg.TakeSnapshot().Get("txg", "syncs_space"), 2);
+}
+
 TEST(TxgManagerTest, QuiescingDoesNotStopWriters) {
   ManualClock clock;
   stats::Registry reg;

@@ -16,7 +16,9 @@
 // their txg commits they are published as the cached versions (and the
 // handle cache drops the old ones) before the copies go.
 //
-// Writes. A write joins the open txg through the txg manager (which applies
+// Writes. A write of new data first reserves a record of pool space
+// (pool/space_admission.cc: it may wait for txgs to free space, or get
+// NoSpace), then joins the open txg through the txg manager (which applies
 // the write throttle) and, holding the txg, puts its bytes into the open
 // txg's copy of each record it touches. When the open txg has no copy yet,
 // one is made from the newest version: a whole-record write needs none; a
@@ -493,6 +495,38 @@ void VolumeImpl::NoteSequential(uint64_t record) {
   }
 }
 
+namespace {
+
+// Settles a writer's space reservation when it leaves WritePiece, while it
+// still holds its txg (declared after the hold, so destroyed before it).
+class SpaceSettlement {
+ public:
+  SpaceSettlement(SpaceAccount* account, uint64_t reserved_bytes, uint64_t txg)
+      : account_(account), reserved_bytes_(reserved_bytes), txg_(txg) {}
+  ~SpaceSettlement() {
+    if (account_ != nullptr && (reserved_bytes_ > 0 || used_bytes_ > 0)) {
+      account_->Settle(reserved_bytes_, txg_, used_bytes_);
+    }
+  }
+  SpaceSettlement(const SpaceSettlement&) = delete;
+  SpaceSettlement& operator=(const SpaceSettlement&) = delete;
+  void Use(uint64_t bytes) { used_bytes_ += bytes; }
+
+ private:
+  SpaceAccount* const account_;
+  const uint64_t reserved_bytes_, txg_;
+  uint64_t used_bytes_ = 0;
+};
+
+}  // namespace
+
+bool VolumeImpl::HasDataCopy(uint64_t txg, uint64_t record) const {
+  auto it = dirty_.find(txg);
+  if (it == dirty_.end()) return false;
+  auto f = it->second.find(record);
+  return f != it->second.end() && f->second.kind == Dirty::Kind::kData;
+}
+
 Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) {
   uint64_t estimate = record_bytes_;
   const uint64_t open = env_.txg->open_txg();
@@ -506,16 +540,24 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
   // Whole-record holes and zeros take no data space; everything else may.
   const bool becomes_data = !(piece.whole && piece.full_kind != Dirty::Kind::kData);
   const bool in_memory = replay && env_.read_only;  // nothing will sync it
-  if (becomes_data && estimate > 0 && env_.admit_write && !in_memory) {
-    ARC_RETURN_IF_ERROR(env_.admit_write(estimate));
-  }
+  SpaceAccount* const space = in_memory ? nullptr : env_.space;
+  // New data is charged to the pool's space before the writer joins a txg
+  // (space_admission.cc): one record, settled once the copy is made.
+  const uint64_t reserved = becomes_data && space != nullptr ? estimate : 0;
+  if (reserved > 0) ARC_RETURN_IF_ERROR(space->Reserve(reserved, entry_.name));
   // A buffer for a new copy, allocated without the lock (it may wait for
   // the ARC to evict).
   arc::ArcHold spare;
   if (becomes_data && estimate > 0) spare = NewBuffer();
-  ARC_ASSIGN_OR_RETURN(txg::TxgHold hold, in_memory ? env_.txg->AssignNoThrottle(estimate)
-                                                     : env_.txg->Assign(estimate));
+  Result<txg::TxgHold> assigned =
+      in_memory ? env_.txg->AssignNoThrottle(estimate) : env_.txg->Assign(estimate);
+  if (!assigned.ok()) {
+    if (reserved > 0) space->Settle(reserved, 0, 0);
+    return assigned.status();
+  }
+  txg::TxgHold hold = std::move(*assigned);
   const uint64_t t = hold.txg();
+  SpaceSettlement settlement(space, reserved, t);
   bool applied = false;
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     if (!applied) {
@@ -523,9 +565,12 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
       uint64_t commits_seen = 0, changes_seen = 0;
       {
         MutexLock l(&mu_);
+        const bool had_copy = HasDataCopy(t, record);
         a = TryApply(t, record, piece, &spare);
         if (a == Applied::kDone) {
           applied = true;
+          // The sync of t allocates the record: this piece made its copy.
+          if (!had_copy && HasDataCopy(t, record)) settlement.Use(record_bytes_);
           if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
         }
         commits_seen = commits_;
@@ -549,6 +594,7 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
         stats_->rmw_reads->Add();
         if (!spare) spare = NewBuffer();
         MutexLock l(&mu_);
+        const bool had_copy = HasDataCopy(t, record);
         a = TryApply(t, record, piece, &spare);
         if (a == Applied::kNeedBase &&
             (commits_ != commits_seen || tree_changes_ != changes_seen)) {
@@ -557,6 +603,8 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
         if (a == Applied::kNeedBase) a = ApplyWithBase(t, record, piece, &spare, base);
         if (a == Applied::kDone) {
           applied = true;
+          // The sync of t allocates the record: this piece made its copy.
+          if (!had_copy && HasDataCopy(t, record)) settlement.Use(record_bytes_);
           if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
         }
         continue;  // kNeedBuffer or a newer copy needs one: allocate below

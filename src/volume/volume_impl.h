@@ -48,6 +48,21 @@ class RecordSink : public BlockSink {
                                                    uint64_t undirty_bytes) = 0;
 };
 
+// The pool's space accounting, as a writer sees it (pool/space_admission.h
+// implements it). Thread-safe.
+class SpaceAccount {
+ public:
+  virtual ~SpaceAccount() = default;
+  // Reserves `bytes` of new data before the writer joins a txg, waiting for
+  // txg syncs that free space when it does not fit; NoSpace (naming
+  // `volume`) when nothing pending could make room.
+  virtual Status Reserve(uint64_t bytes, const std::string& volume) = 0;
+  // Called while holding the hold of `txg`: gives back `reserved_bytes` and
+  // charges `used_bytes` of new data (copies the sync of `txg` allocates) to
+  // `txg` until it commits.
+  virtual void Settle(uint64_t reserved_bytes, uint64_t txg, uint64_t used_bytes) = 0;
+};
+
 // What a volume needs from its pool.
 struct VolumeEnv {
   txg::TxgManager* txg = nullptr;
@@ -60,10 +75,9 @@ struct VolumeEnv {
   bool defer_partial_reads = true; // partial writes to uncached records read at sync
   stats::Registry* registry = nullptr;
   bool read_only = false;
-  // Checks that the pool has room for `bytes` more of dirty data before a
-  // write joins a txg (NoSpace otherwise), so that a sync never runs out of
-  // data space. May be empty (no check).
-  std::function<Status(uint64_t bytes)> admit_write;
+  // Charges new data against the pool's space, so that a sync never runs
+  // out of data space. nullptr: no accounting.
+  SpaceAccount* space = nullptr;
 };
 
 // Per-pool volume counters (module "volumes").
@@ -193,6 +207,8 @@ class VolumeImpl final : public Volume {
   // copy needs `spare` and it is empty (call again with one).
   bool FinishPiece(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare)
       ARC_REQUIRES(mu_);
+  // Whether txg's version of `record` is a data copy (its sync allocates).
+  bool HasDataCopy(uint64_t txg, uint64_t record) const ARC_REQUIRES(mu_);
   arc::ArcHold NewBuffer();
   arc::ArcKey KeyOf(uint64_t record) const { return arc::ArcKey{entry_.guid, record, 0}; }
   // The committed version of `record`: a hold on its cached data, or an

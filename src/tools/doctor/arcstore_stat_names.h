@@ -25,9 +25,9 @@ inline constexpr std::array<std::string_view, 5> kCCauses = {"grow", "pressure",
 
 // Txgs synced, by reason (module txg): "txg.syncs_" + reason.
 inline constexpr std::string_view kTxgSyncsPrefix = "txg.syncs_";
-inline constexpr std::array<std::string_view, 7> kSyncReasons = {
+inline constexpr std::array<std::string_view, 8> kSyncReasons = {
     "timeout", "dirty_threshold", "arc_dirty_limit", "explicit_wait", "shutdown", "memory",
-    "log_space"};
+    "log_space", "space"};
 
 // Partial-record writes (module volumes): those that needed the committed
 // record (from the ARC, or from disk on a miss), and those served by a dirty
