@@ -145,8 +145,10 @@ TEST_P(SpaceTest, RandomRewritesOfSmallRecordsFragmentTheSpaceWithoutFailingASyn
     Status s = v->Write(off, std::span(model.data() + off, 4096));
     ASSERT_TRUE(s.ok()) << "write " << i << " at " << off << ": " << s.ToString();
   }
-  // (With the early kick, txgs are small: enough of them to condense.)
-  EXPECT_GT(Stat("syncs_space"), GetParam() == 0 ? 0 : 64);
+  // (With the early kick and the full count of writes, txgs are small:
+  // enough of them to condense. ARCSTORE_TEST_SCALE < 1 makes fewer.)
+  const bool condenses = GetParam() != 0 && writes >= 3 * kBlocks;
+  EXPECT_GT(Stat("syncs_space"), condenses ? 64 : 0);
   EXPECT_EQ(Stat("space_refusals"), 0);
   ASSERT_TRUE(pool_->Sync().ok());
   ExpectClean();
