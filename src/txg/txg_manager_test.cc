@@ -41,6 +41,16 @@ struct SyncLog {
       return Status::Ok();
     };
   }
+  // The sync of `txg` says it has started (`entered`) and waits for
+  // `release` before it goes on.
+  void HoldSyncOf(uint64_t txg, std::promise<void>* entered, std::promise<void>* release) {
+    std::shared_future<void> go = release->get_future().share();
+    during = [txg, entered, go](uint64_t t) {
+      if (t != txg) return;
+      entered->set_value();
+      go.wait();
+    };
+  }
   void WaitFor(size_t n) {
     std::unique_lock<std::mutex> l(mu);
     ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(30), [&] { return synced.size() >= n; }));
@@ -136,13 +146,7 @@ TEST(TxgManagerTest, DirtyThresholdKicksAndAKickDuringASyncMarksTheNextTxg) {
   stats::Registry reg;
   SyncLog log;
   std::promise<void> in_sync1, release_sync1;
-  std::shared_future<void> release = release_sync1.get_future().share();
-  log.during = [&](uint64_t txg) {
-    if (txg == 1) {
-      in_sync1.set_value();
-      release.wait();
-    }
-  };
+  log.HoldSyncOf(1, &in_sync1, &release_sync1);
   TxgManager m(Opts(100 * kMiB), &clock, &reg, log.Fn(), 1);
   m.Start();
   { ASSERT_TRUE(m.AssignNoThrottle(21 * kMiB).ok()); }  // > 20% of dirty_max
@@ -169,13 +173,7 @@ TEST(TxgManagerTest, WaitNextCommitWaitsForTheSyncingTxgAndMarksTheOpenOne) {
   stats::Registry reg;
   SyncLog log;
   std::promise<void> in_sync1, release_sync1;
-  std::shared_future<void> release = release_sync1.get_future().share();
-  log.during = [&](uint64_t txg) {
-    if (txg == 1) {
-      in_sync1.set_value();
-      release.wait();
-    }
-  };
+  log.HoldSyncOf(1, &in_sync1, &release_sync1);
   TxgManager m(Opts(), &clock, &reg, log.Fn(), 1);
   m.Start();
   { ASSERT_TRUE(m.Assign(4096).ok()); }
