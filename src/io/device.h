@@ -18,7 +18,8 @@
 // every write that COMPLETED before the flush was SUBMITTED is durable. A
 // write with `fua` set is durable when it completes OK (its own data only:
 // forced unit access, RWF_DSYNC on a file). The synchronous helpers below
-// wrap Submit and wait.
+// call Execute: submit and wait, or the request done on the caller's thread
+// by a device that can.
 //
 // Errors name the device, the operation, the offset and the length:
 //   "device /dev/sdb: write offset 8192 length 4096: Input/output error".
