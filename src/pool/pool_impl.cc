@@ -528,15 +528,15 @@ Result<std::vector<space::Extent>> PoolImpl::AllocateLogBlocks(uint64_t txg, siz
   while (capacity < records + extents.size()) {
     const size_t count = std::min(want, records + extents.size() + 1 - capacity);
     const uint64_t bytes = format::kSpaceLogHeaderBytes + count * format::kSpaceRecordBytes;
+    if (extents.size() >= kMaxChainBlocks) {
+      return Status::Internal("space log: more than " + std::to_string(kMaxChainBlocks) +
+                              " blocks for " + std::to_string(records) + " records");
+    }
     Result<space::Extent> e = allocator_->Allocate(bytes, space::AllocClass::kMetadata, txg);
     if (!e.ok()) {
       if (e.status().code() != StatusCode::kNoSpace || bytes <= unit) return e.status();
       want = std::max<size_t>(1, LogBlockCapacity(std::max<uint64_t>(bytes / 2, unit) / unit * unit));
       continue;
-    }
-    if (extents.size() >= kMaxChainBlocks) {
-      return Status::Internal("space log: more than " + std::to_string(kMaxChainBlocks) +
-                              " blocks for " + std::to_string(records) + " records");
     }
     capacity += LogBlockCapacity(e->length_bytes);
     extents.push_back(*e);

@@ -129,6 +129,15 @@ std::string SpaceAdmission::Describe(uint64_t bytes, const std::string& volume,
 }
 
 Status SpaceAdmission::Reserve(uint64_t bytes, const std::string& volume) {
+  {
+    // The common case, on every write: room, and no need to ask the txg
+    // manager what is pending.
+    MutexLock l(&mu_);
+    if (Fits(bytes)) {
+      reserved_bytes_ += bytes;
+      return Status::Ok();
+    }
+  }
   uint64_t wait_start_ns = 0;
   for (uint32_t syncs = 0;; syncs++) {
     // Asked before the account is read: a txg that commits in between

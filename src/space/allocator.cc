@@ -59,9 +59,10 @@
 // so the reserve is kept in large extents too: once large extents hold
 // less than reserve_bytes (plus the request), data that would take a
 // large extent takes the best-fitting hole instead, when one has room
-// (a run's rest at the cursor, no longer large, is still used). Without that, 4 KiB records
-// rewritten at random took every large extent and left only 4 KiB holes,
-// and a sync failed to place a 40 KiB indirect block with 6.6 MiB free.
+// (a run's rest at the cursor, no longer large, is still used). Without
+// that, 4 KiB records rewritten at random took every large extent and left
+// only 4 KiB holes, and a sync failed to place a 40 KiB indirect block with
+// 6.6 MiB free.
 //
 // Invariants (checked by tests after every operation):
 //   free_bytes + allocated_bytes + deferred_bytes == end - start
