@@ -33,7 +33,10 @@
 //                  ?? = the newest older whole copy's bytes while one
 //                       exists, else the committed record's
 //   sync of its txg: read the committed record (in parallel for all the
-//   txg's partial copies), fill the ?? bytes, then write it as usual
+//   txg's partial copies), fill the ?? bytes, then write it as usual; a
+//   copy whose older whole copy committed while it waited holds that
+//   version (`base`, pinned in the ARC) and is filled from it, so a small
+//   ARC never turns these completions into disk reads
 //
 // This holds at any time while the copy exists: an older whole copy is
 // the version below it until its txg commits, and then becomes the
@@ -350,6 +353,7 @@ void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
   fill(at, record_bytes_);
   d.partial = false;
   d.known.clear();
+  d.base.Reset();
 }
 
 void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const {
@@ -847,6 +851,16 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < partials.size();) {
       const auto& [record, d] = partials[i];
+      {
+        MutexLock l(&mu_);
+        if (!d->partial) continue;  // completed by a writer meanwhile
+        if (d->base) {
+          // The committed record, held since its txg committed: no read.
+          stats_->rmw_reads->Add();
+          Complete(*d, BytesOf(d->base));
+          continue;
+        }
+      }
       Result<arc::ArcHold> base = HoldCommitted(record, arc::AccessKind::kDemand);
       if (!base.ok()) {
         MutexLock l(&error_mu);
@@ -927,11 +941,22 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
     // Each written record becomes the cached version of its key before its
     // dirty copy goes, so a reader finds one or the other.
     const bool dead = closed_.load(std::memory_order_acquire);
+    auto next = std::next(dirty_.begin());
+    DirtyMap* newer = next != dirty_.end() ? &next->second : nullptr;
     for (auto& [record, d] : dirty_.begin()->second) {
       if (dead) continue;  // destroyed: nothing to cache
       if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
       ARC_CHECK(!d.partial);  // completed by SyncTxg
-      if (d.kind == Dirty::Kind::kData) env_.arc->Publish(std::move(d.buf), KeyOf(record));
+      if (d.kind != Dirty::Kind::kData) continue;
+      arc::ArcHold cached = env_.arc->Publish(std::move(d.buf), KeyOf(record));
+      // The next txg's partial copy of the record lies over this version:
+      // it keeps it held, so that its sync completes from memory even when
+      // the ARC is too small to keep the record cached until then.
+      if (newer == nullptr) continue;
+      auto f = newer->find(record);
+      if (f != newer->end() && f->second.partial && !f->second.base) {
+        f->second.base = std::move(cached);
+      }
     }
     dirty_.erase(dirty_.begin());
   }
