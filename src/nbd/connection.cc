@@ -19,8 +19,11 @@ inline constexpr size_t kPendingFlushBytes = 128 * 1024;
 // Structured READs up to this size skip the hole map (one volume operation
 // instead of two) and are sent as one hole chunk when they read as zeros.
 inline constexpr uint32_t kHoleMapMinBytes = 64 * 1024;
-// Idle requests of at most this length may run inline (see server.cc).
+// Requests of at most this length may run inline (see server.cc).
 inline constexpr uint32_t kInlineMaxBytes = 64 * 1024;
+// Inline requests in a row before the replies held back are sent, even
+// though more requests are buffered.
+inline constexpr uint32_t kMaxInlineBurst = 16;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -191,34 +194,75 @@ bool Connection::HandleRequest(const uint8_t* h) {
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
   bool idle = false;
   if (!AcquireSlot(r->charged_bytes, &idle)) return false;
-  const bool may_inline = idle && MayRunInline(*r);
-  if (write && r->length > 0) {
-    // A payload that ends the buffered input is used where it lies when the
-    // write runs inline: it completes before the reader reads again.
-    r->payload = may_inline ? reader_.TakeBuffered(r->length) : nullptr;
-    if (r->payload == nullptr) {
-      r->data.reset(new uint8_t[r->length]);
-      r->payload = r->data.get();
-      if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
-        if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
-        ReleaseSlot(r->charged_bytes);
-        return false;
-      }
-    }
+  bool ok = true;
+  const bool run_inline = ChooseInline(r.get(), idle, &ok);
+  if (!ok) {
+    if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+    ReleaseSlot(r->charged_bytes);
+    return false;
   }
-  const bool run_inline = may_inline && reader_.buffered() == 0;
   r->volume = run_inline ? inline_volume_.get() : volume_;
   if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
+  // A long run of inline requests (a client keeping its queue full of
+  // cache hits) still gets its replies in bounded batches.
+  if (run_inline && ++inline_burst_ >= kMaxInlineBurst) FlushPending();
   return true;
 }
 
-bool Connection::MayRunInline(const Request& r) const {
-  if (!options_.inline_idle_requests || r.length > kInlineMaxBytes || (r.flags & kCmdFlagFua)) {
+bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {
+  const uint64_t payload = r->type == kCmdWrite ? r->length : 0;
+  // Nothing else in flight and nothing buffered behind it (a client at
+  // queue depth 1): it runs inline whatever it may wait for, FLUSH and FUA
+  // included, unless more input arrives with its payload.
+  const bool alone = options_.inline_idle_requests && idle && reader_.buffered() <= payload &&
+                     (ShortDataCommand(*r) || r->type == kCmdFlush);
+  if (alone) {
+    // In place only when the payload is exactly what is buffered: then
+    // nothing is left behind it and it runs inline.
+    if (!ReadPayload(r, /*in_place=*/true)) {
+      *ok = false;
+      return false;
+    }
+    if (reader_.buffered() == 0) return true;
+  }
+  // Otherwise: only what the volume says will not wait.
+  const bool hinted = options_.inline_requests_that_do_not_wait && ShortDataCommand(*r) &&
+                      (r->flags & kCmdFlagFua) == 0 && !VolumeMayWait(*r);
+  if (!alone && !ReadPayload(r, /*in_place=*/hinted)) {
+    *ok = false;
     return false;
   }
-  return r.type == kCmdRead || r.type == kCmdWrite || r.type == kCmdTrim ||
-         r.type == kCmdWriteZeroes;
+  return hinted;
+}
+
+bool Connection::ShortDataCommand(const Request& r) const {
+  return r.length <= kInlineMaxBytes && (r.type == kCmdRead || r.type == kCmdWrite ||
+                                         r.type == kCmdTrim || r.type == kCmdWriteZeroes);
+}
+
+bool Connection::VolumeMayWait(const Request& r) {
+  VolumeOp op = VolumeOp::kRead;
+  switch (r.type) {
+    case kCmdWrite: op = VolumeOp::kWrite; break;
+    case kCmdTrim: op = VolumeOp::kTrim; break;
+    case kCmdWriteZeroes: op = VolumeOp::kWriteZeroes; break;
+    default: break;
+  }
+  const bool wait = volume_->MayWait(op, r.offset, r.length);
+  if (wait) stats_->requests_may_wait->Add();
+  return wait;
+}
+
+bool Connection::ReadPayload(Request* r, bool in_place) {
+  if (r->type != kCmdWrite || r->length == 0) return true;
+  // In place, the payload is used where it lies: an inline request
+  // completes before the reader reads (and may refill its buffer) again.
+  r->payload = in_place ? reader_.TakeBuffered(r->length) : nullptr;
+  if (r->payload != nullptr) return true;
+  r->data.reset(new uint8_t[r->length]);
+  r->payload = r->data.get();
+  return reader_.ReadExact(r->data.get(), r->length) == Reader::Outcome::kOk;
 }
 
 uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
@@ -496,6 +540,7 @@ void Connection::Send(const iovec* iov, int count) {
 }
 
 void Connection::FlushPending() {
+  inline_burst_ = 0;
   Status s;
   {
     MutexLock l(&send_mu_);

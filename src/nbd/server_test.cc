@@ -652,23 +652,26 @@ TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
   ::rmdir(tmpl);
 }
 
-// The reader hands out a payload that ends its buffered input without a
-// copy, and only then; a short WriteAll of many pieces and of few both
-// arrive whole.
-TEST(TransportTest, TakeBufferedOnlyWhenExactlyThatIsBuffered) {
+// The reader hands out a payload that lies whole in its buffer without a
+// copy, and only then, leaving what follows it buffered; a short WriteAll
+// of many pieces and of few both arrive whole.
+TEST(TransportTest, TakeBufferedOnlyWhenAllOfItIsBuffered) {
   std::vector<uint8_t> in(10);
   for (size_t i = 0; i < in.size(); i++) in[i] = static_cast<uint8_t>(i);
   MemoryTransport t(in);
   Reader reader(&t);
   uint8_t head[4];
   ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
-  EXPECT_EQ(reader.TakeBuffered(5), nullptr);
   EXPECT_EQ(reader.TakeBuffered(7), nullptr);
   EXPECT_EQ(reader.buffered(), 6u) << "a refused take consumes nothing";
-  const uint8_t* p = reader.TakeBuffered(6);
+  const uint8_t* p = reader.TakeBuffered(2);
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(std::vector<uint8_t>(p, p + 6), std::vector<uint8_t>(in.begin() + 4, in.end()));
-  EXPECT_EQ(reader.buffered(), 0u);
+  EXPECT_EQ(std::vector<uint8_t>(p, p + 2), std::vector<uint8_t>(in.begin() + 4, in.begin() + 6));
+  EXPECT_EQ(reader.buffered(), 4u);
+  ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk) << "what follows stays buffered";
+  EXPECT_EQ(std::vector<uint8_t>(head, head + 4), std::vector<uint8_t>(in.begin() + 6, in.end()));
+  EXPECT_EQ(std::vector<uint8_t>(p, p + 2), std::vector<uint8_t>(in.begin() + 4, in.begin() + 6))
+      << "a taken payload stays valid until the buffer is refilled";
   EXPECT_EQ(reader.ReadExact(head, 1), Reader::Outcome::kEof);
 }
 

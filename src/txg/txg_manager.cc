@@ -288,6 +288,16 @@ Status TxgManager::WaitArcLimit(uint64_t dirty_bytes) {
 
 Result<TxgHold> TxgManager::Assign(uint64_t dirty_bytes) { return AssignImpl(dirty_bytes, true); }
 
+bool TxgManager::AssignWouldWait(uint64_t dirty_bytes) {
+  MutexLock l(&mu_);
+  if (!failed_.ok() || stopping_ || unsynced_bytes_ == 0) return false;
+  const uint64_t arc_limit =
+      options_.arc_dirty_limit_bytes ? options_.arc_dirty_limit_bytes() : 0;
+  if (arc_limit > 0 && unsynced_bytes_ + dirty_bytes > arc_limit) return true;
+  if (unsynced_bytes_ + dirty_bytes > options_.dirty_max_bytes) return true;
+  return DelayNsAt(unsynced_bytes_) > 0;
+}
+
 Result<TxgHold> TxgManager::AssignNoThrottle(uint64_t dirty_bytes) {
   return AssignImpl(dirty_bytes, false);
 }

@@ -431,5 +431,47 @@ TEST(TxgManagerTest, OptionsNameTheBadOne) {
   EXPECT_TRUE(TxgOptions().Validate().ok());
 }
 
+// AssignWouldWait() tells ahead of Assign() whether the throttle would make
+// it wait: below delay_min_percent no; from there (delay) and at dirty_max
+// (block) yes; a failed manager fails at once. The ARC's limit: below.
+TEST(TxgManagerTest, AssignWouldWaitFollowsTheThrottle) {
+  ManualClock clock(1'000'000'000, /*auto_advance=*/true);
+  stats::Registry reg;
+  SyncLog log;
+  TxgOptions o = Opts(1 * kMiB);
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);  // not started: nothing syncs
+  // 60% of 1 MiB is 629,145.6 bytes: 153 writes of 4 KiB stay below it.
+  for (int i = 0; i < 153; i++) {
+    ASSERT_FALSE(m.AssignWouldWait(4096)) << "write " << i;
+    ASSERT_TRUE(m.Assign(4096).ok());
+  }
+  EXPECT_EQ(clock.sleeps(), 0u);
+  EXPECT_FALSE(m.AssignWouldWait(4096));
+  ASSERT_TRUE(m.Assign(4096).ok());  // 154 x 4 KiB: past the line
+  EXPECT_TRUE(m.AssignWouldWait(4096));
+  ASSERT_TRUE(m.Assign(4096).ok());
+  EXPECT_EQ(clock.sleeps(), 1u) << "the throttle delayed the write the hint said would wait";
+  // A request that would pass dirty_max is blocked.
+  EXPECT_TRUE(m.AssignWouldWait(1 * kMiB));
+  m.Fail(Status::IOError("device gone"));
+  EXPECT_FALSE(m.AssignWouldWait(4096)) << "a failed manager answers at once";
+  EXPECT_FALSE(m.Assign(4096).ok());
+}
+
+TEST(TxgManagerTest, AssignWouldWaitAtTheArcDirtyLimit) {
+  ManualClock clock(1'000'000'000, /*auto_advance=*/true);
+  stats::Registry reg;
+  SyncLog log;
+  TxgOptions o = Opts(100 * kMiB);
+  o.arc_dirty_limit_bytes = [] { return 64 * kKiB; };
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);
+  EXPECT_FALSE(m.AssignWouldWait(1 * kMiB)) << "nothing unsynced: even a large write goes";
+  ASSERT_TRUE(m.Assign(30 * kKiB).ok());
+  EXPECT_FALSE(m.AssignWouldWait(4 * kKiB));
+  EXPECT_TRUE(m.AssignWouldWait(40 * kKiB)) << "30 + 40 KiB passes the ARC's 64 KiB";
+  ASSERT_TRUE(m.Assign(10 * kKiB).ok());
+  EXPECT_TRUE(m.AssignWouldWait(1)) << "40 KiB: past 60% of the ARC's limit, the delay";
+}
+
 }  // namespace
 }  // namespace arcstore::txg
