@@ -510,9 +510,12 @@ void TxgManager::SyncLoop() {
       if (stopping_ || !failed_.ok()) return;
       // The timeout is measured on the injected clock; wake at least every
       // 10 ms of real time to look at it (a manual clock moves without us).
+      // An open txg past its timeout with nothing in it waits the 10 ms
+      // too: waking at once would spin while the pool is idle.
       const uint64_t now = clock_->NowNs();
       const uint64_t due = open_->rec.birth_ns + options_.timeout_ns;
-      const uint64_t wait_ns = std::clamp<uint64_t>(due > now ? due - now : 0, 1, 10 * kNsPerMs);
+      const uint64_t wait_ns = due > now ? std::min<uint64_t>(due - now, 10 * kNsPerMs)
+                                         : 10 * kNsPerMs;
       cv_.WaitFor(&mu_, std::chrono::nanoseconds(wait_ns));
     }
     if (!failed_.ok()) return;  // failed from outside (Fail) while waiting
