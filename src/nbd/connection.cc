@@ -1,6 +1,7 @@
 #include "nbd/connection.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "nbd/caller_thread_volume.h"
@@ -63,12 +64,7 @@ void ChunkHeader(uint8_t* h, uint16_t flags, uint16_t type, uint64_t cookie, uin
   Store32(h + 16, length);
 }
 
-// One run of a structured READ reply: data or zeros.
-struct Segment {
-  uint64_t offset;
-  uint64_t length;
-  bool zero;
-};
+using Segment = ReadSegment;
 
 // Clips `extents` to [offset, offset + length), merges neighbours of one
 // kind, and covers what they leave out as data.
@@ -260,7 +256,7 @@ bool Connection::ReadPayload(Request* r, bool in_place) {
   // completes before the reader reads (and may refill its buffer) again.
   r->payload = in_place ? reader_.TakeBuffered(r->length) : nullptr;
   if (r->payload != nullptr) return true;
-  r->data.reset(new uint8_t[r->length]);
+  r->data = buffers_.Take(r->length);
   r->payload = r->data.get();
   return reader_.ReadExact(r->data.get(), r->length) == Reader::Outcome::kOk;
 }
@@ -313,7 +309,7 @@ uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
 void Connection::Dispatch(const RequestPtr& r) {
   switch (r->type) {
     case kCmdRead:
-      if (r->length > 0) r->data.reset(new uint8_t[r->length]);
+      if (r->length > 0) r->data = buffers_.Take(r->length);
       if (negotiated_.structured_replies) {
         StartStructuredRead(r);
         return;
@@ -404,15 +400,7 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
     Complete(r, error);
     return;
   }
-  std::vector<Segment> segs;
-  if (r->length > 0) segs = Segments(r->extents, r->offset, r->length);
-  if (r->extents.empty() && r->length > 0 && (r->flags & kCmdFlagDf) == 0 &&
-      r->length <= kHoleMapMinBytes) {
-    // No hole map was asked for: a read of zeros is sent as a hole.
-    const uint8_t* d = r->data.get();
-    if (d[0] == 0 && std::memcmp(d, d + 1, r->length - 1) == 0) segs[0].zero = true;
-  }
-  if (segs.empty()) {
+  if (r->length == 0) {
     uint8_t h[kChunkHeaderBytes];
     ChunkHeader(h, kReplyFlagDone, kReplyTypeNone, r->cookie, 0);
     iovec iov{h, sizeof(h)};
@@ -420,29 +408,54 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
     Complete(r, 0);
     return;
   }
-  // Headers: 20 bytes + offset (8) + hole size (4) at most.
-  std::vector<std::array<uint8_t, 32>> headers(segs.size());
-  std::vector<iovec> iov;
-  iov.reserve(2 * segs.size());
+  if (r->extents.empty()) {
+    // No hole map: one chunk. A short read of zeros without DF (no hole
+    // map was asked for) is sent as a hole.
+    const uint8_t* d = r->data.get();
+    const bool zero = (r->flags & kCmdFlagDf) == 0 && r->length <= kHoleMapMinBytes &&
+                      d[0] == 0 && std::memcmp(d, d + 1, r->length - 1) == 0;
+    const Segment one{r->offset, r->length, zero};
+    SendReadChunks(*r, std::span<const Segment>(&one, 1));
+  } else {
+    SendReadChunks(*r, Segments(r->extents, r->offset, r->length));
+  }
+  Complete(r, 0);
+}
+
+void Connection::SendReadChunks(const Request& r, std::span<const Segment> segs) {
+  // Headers: 20 bytes + offset (8) + hole size (4) at most. A few segments
+  // (every read without a hole map) need no allocation.
+  constexpr size_t kOnStack = 4;
+  std::array<std::array<uint8_t, 32>, kOnStack> stack_headers;
+  std::array<iovec, 2 * kOnStack> stack_iov;
+  std::vector<std::array<uint8_t, 32>> heap_headers;
+  std::vector<iovec> heap_iov;
+  std::array<uint8_t, 32>* headers = stack_headers.data();
+  iovec* iov = stack_iov.data();
+  if (segs.size() > kOnStack) {
+    heap_headers.resize(segs.size());
+    heap_iov.resize(2 * segs.size());
+    headers = heap_headers.data();
+    iov = heap_iov.data();
+  }
+  int count = 0;
   for (size_t i = 0; i < segs.size(); i++) {
     const Segment& seg = segs[i];
     uint8_t* h = headers[i].data();
     uint16_t flags = i + 1 == segs.size() ? kReplyFlagDone : 0;
     if (seg.zero) {
-      ChunkHeader(h, flags, kReplyTypeOffsetHole, r->cookie, 12);
+      ChunkHeader(h, flags, kReplyTypeOffsetHole, r.cookie, 12);
       Store64(h + 20, seg.offset);
       Store32(h + 28, static_cast<uint32_t>(seg.length));
-      iov.push_back({h, 32});
+      iov[count++] = {h, 32};
     } else {
-      ChunkHeader(h, flags, kReplyTypeOffsetData, r->cookie,
-                  static_cast<uint32_t>(8 + seg.length));
+      ChunkHeader(h, flags, kReplyTypeOffsetData, r.cookie, static_cast<uint32_t>(8 + seg.length));
       Store64(h + 20, seg.offset);
-      iov.push_back({h, 28});
-      iov.push_back({r->data.get() + (seg.offset - r->offset), seg.length});
+      iov[count++] = {h, 28};
+      iov[count++] = {r.data.get() + (seg.offset - r.offset), seg.length};
     }
   }
-  Send(iov.data(), static_cast<int>(iov.size()));
-  Complete(r, 0);
+  Send(iov, count);
 }
 
 void Connection::StartBlockStatus(const RequestPtr& r) {
@@ -571,6 +584,9 @@ void Connection::Complete(const RequestPtr& r, uint32_t error) {
     cs.bytes->Add(r->length);
   }
   cs.latency_ns->Record(clock_->NowNs() - r->start_ns);
+  // The reply is sent (or copied): the buffer goes back before the slot,
+  // while the connection surely still exists.
+  buffers_.Give(std::move(r->data), r->length);
   ReleaseSlot(r->charged_bytes);
 }
 

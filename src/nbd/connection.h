@@ -16,18 +16,27 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
 #include "arcstore/volume.h"
 #include "base/clock.h"
 #include "base/thread_annotations.h"
+#include "nbd/buffer_cache.h"
 #include "nbd/handshake.h"
 #include "nbd/nbd_stats.h"
 #include "nbd/options.h"
 #include "nbd/transport.h"
 
 namespace arcstore::nbd {
+
+// One run of a structured READ reply: data or zeros.
+struct ReadSegment {
+  uint64_t offset;
+  uint64_t length;
+  bool zero;
+};
 
 class Connection {
  public:
@@ -71,6 +80,8 @@ class Connection {
   void Dispatch(const RequestPtr& r);
   void StartStructuredRead(const RequestPtr& r);
   void FinishStructuredRead(const RequestPtr& r, Status s);
+  // Sends a structured READ reply of `segs` (in order, covering the read).
+  void SendReadChunks(const Request& r, std::span<const ReadSegment> segs);
   void StartBlockStatus(const RequestPtr& r);
   // FUA on a trim or write-zeroes: flush after the operation.
   void FlushThenFinish(const RequestPtr& r, Status s);
@@ -111,6 +122,9 @@ class Connection {
   std::unique_ptr<Volume> inline_volume_;  // volume_'s synchronous calls
   uint64_t size_bytes_ = 0;
   ExportStats* export_stats_ = nullptr;
+
+  // Data buffers of this connection's requests, reused (at most 1 MiB kept).
+  BufferCache buffers_{1 << 20};
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> broken_{false};

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nbd/handshake.h"
+#include "nbd/buffer_cache.h"
 #include "nbd/raw_client.h"
 #include "nbd/transport.h"
 #include "testing/memory_volume.h"
@@ -699,6 +700,33 @@ TEST(TransportTest, SocketWriteAllSendsFewAndManyPieces) {
     ASSERT_TRUE(std::equal(piece.begin(), piece.end(), got.begin() + k * piece.size())) << k;
   }
   ::close(fds[1]);
+}
+
+// Request buffers come back for reuse by size class, up to the byte cap;
+// large ones are never kept.
+TEST(BufferCacheTest, ReusesBuffersBySizeUpToItsCap) {
+  BufferCache cache(16 * 1024);
+  std::unique_ptr<uint8_t[]> a = cache.Take(4096);
+  uint8_t* const a_ptr = a.get();
+  cache.Give(std::move(a), 4096);
+  EXPECT_EQ(cache.cached_bytes(), 4096u);
+  std::unique_ptr<uint8_t[]> b = cache.Take(100);  // rounds up to 4 KiB: the same buffer
+  EXPECT_EQ(b.get(), a_ptr);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  std::unique_ptr<uint8_t[]> c = cache.Take(5000);  // 8 KiB class
+  uint8_t* const c_ptr = c.get();
+  c[8191] = 1;  // the whole class size is there
+  cache.Give(std::move(c), 5000);
+  EXPECT_NE(cache.Take(4096).get(), c_ptr) << "a 4 KiB take never gets an 8 KiB buffer";
+  std::unique_ptr<uint8_t[]> d = cache.Take(8192), e = cache.Take(8192);
+  EXPECT_EQ(d.get(), c_ptr);
+  cache.Give(std::move(d), 8192);
+  cache.Give(std::move(e), 8192);  // 16 KiB cached: the cap
+  EXPECT_EQ(cache.cached_bytes(), 16384u);
+  cache.Give(std::move(b), 4096);  // past the cap: freed
+  EXPECT_EQ(cache.cached_bytes(), 16384u);
+  cache.Give(cache.Take(1 << 20), 1 << 20);  // larger than 64 KiB: never kept
+  EXPECT_EQ(cache.cached_bytes(), 16384u);
 }
 
 }  // namespace
