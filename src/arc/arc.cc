@@ -53,8 +53,8 @@
 //   stuck_wait_ns, and reserves anyway after that, counted in
 //   reserve_forced. Data buffers come from a
 //   BufferAllocator (buffer_allocator.h): records of 64 KiB and more are
-//   mapped by the ARC and unmapped when freed (a bounded cache of freed ones
-//   excepted), so the process's resident set follows size.
+//   mapped by the ARC and unmapped when freed (except a cache of freed ones
+//   that fits the room c - size), so the process's resident set follows c.
 //   The evictor, once woken, runs passes until size <= c. A pass REPLACEs
 //   (policy) in batches of evict_batch under policy_mu_, trims the ghost
 //   lists, frees outside the locks and credits evict_count, the monotonic
@@ -162,6 +162,12 @@ Arc::Arc(const ArcOptions& options, const ArcEnv& env)
       policy_(EnginePolicyOptions(options), hooks_.get()),
       reclaim_(std::make_unique<Reclaim>()) {
   largest_bytes_ = options.initial_largest_bytes;
+  // Freed buffers may be kept in the room below c (buffer_allocator.h).
+  buffers_.AttachRoom([this]() -> uint64_t {
+    const int64_t room = static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed)) -
+                         size_bytes_.load(std::memory_order_relaxed);
+    return room > 0 ? static_cast<uint64_t>(room) : 0;
+  });
 }
 
 Arc::~Arc() {
@@ -176,6 +182,7 @@ Arc::~Arc() {
     ReleaseAllWaiters(false, /*stuck=*/true);
   }
   buffers_.AttachCounters({});  // the buffers freed below outlive the stats
+  buffers_.AttachRoom({});      // and this ARC's c and size
   registry_->RemoveModule(stats_module_);
   for (int k = 0; k < kNumHolderKinds; k++) {
     ARC_CHECK_EQ(HeldBytes(k), 0)

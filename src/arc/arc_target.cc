@@ -209,6 +209,7 @@ void Arc::Tick() {
     if (c_bytes_.load() != before) notify = c_bytes_.load();
   }
   FreeReclaimed(r);
+  buffers_.Trim();  // to the room left below c (buffer_allocator.h)
   if (notify != 0) NotifySubscribers(notify);
   if (wake && size_bytes_.load() > static_cast<int64_t>(c_bytes_.load())) WakeEvictor();
 }
@@ -227,6 +228,7 @@ void Arc::SetMaxBytes(uint64_t cap_bytes) {
     if (c_bytes_.load() != before) notify = c_bytes_.load();
   }
   FreeReclaimed(r);
+  buffers_.Trim();
   if (notify != 0) {
     NotifySubscribers(notify);
     WakeEvictor();

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/check.h"
 #include "base/page_memory.h"
 #include "base/units.h"
@@ -90,10 +92,11 @@ void BufferAllocator::Free(uint8_t* data, uint64_t bytes) {
     // Reserve room in the cache first, so that concurrent frees never
     // take it past cache_bytes.
     uint64_t cached = cached_bytes_.load(std::memory_order_relaxed);
-    while (cached + bytes <= options_.cache_bytes &&
+    const uint64_t limit = CacheLimitBytes();
+    while (cached + bytes <= limit &&
            !cached_bytes_.compare_exchange_weak(cached, cached + bytes, std::memory_order_relaxed)) {
     }
-    if (cached + bytes <= options_.cache_bytes) {
+    if (cached + bytes <= limit) {
       Class& cl = classes_[c];
       MutexLock l(&cl.mu);
       cl.free.push_back(data);
@@ -101,6 +104,31 @@ void BufferAllocator::Free(uint8_t* data, uint64_t bytes) {
     }
   }
   Unmap(data, bytes);
+}
+
+uint64_t BufferAllocator::CacheLimitBytes() const {
+  const uint64_t room = room_ ? std::min(room_(), kMaxCacheBytes) : 0;
+  return std::max(options_.cache_bytes, room);
+}
+
+void BufferAllocator::Trim() {
+  // Largest classes first: the fewest system calls per byte returned.
+  for (int i = kClasses - 1; i >= 0; i--) {
+    const uint64_t bytes = kPageBytes << i;
+    for (;;) {
+      uint64_t cached = cached_bytes_.load(std::memory_order_relaxed);
+      if (cached <= CacheLimitBytes()) return;
+      uint8_t* p = nullptr;
+      {
+        MutexLock l(&classes_[i].mu);
+        if (classes_[i].free.empty()) break;
+        p = classes_[i].free.back();
+        classes_[i].free.pop_back();
+      }
+      cached_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      Unmap(p, bytes);
+    }
+  }
 }
 
 BufferAllocatorStats BufferAllocator::Stats() const {

@@ -17,11 +17,25 @@
 //                   --cached class, hit--> pop the class's free stack
 //                   --otherwise---------> mmap(round_up(bytes, page))
 //   Free(buf)       --heap-------------> delete[]
-//                   --power of two, cache below cache_bytes--> push
+//                   --power of two, cache below the limit--> push
+//                      (limit = max(cache_bytes, min(room, 1 GiB)))
 //                   --otherwise---------> munmap
 //
-// Limits: the cache never holds more than cache_bytes; everything else
+// Limits: the cache never holds more than the limit (as of the last
+// Free or Trim); everything else
 // that is mapped is in use by the ARC (and counted in its size).
+//
+// The ARC's room. A txg sync replaces every record it wrote: a burst of
+// thousands of frees, then as many allocations for the next txg's dirty
+// copies. A 2 MiB cache absorbs none of that, and each 128 KiB buffer then
+// costs an mmap, 32 page faults with their zeroing, and an munmap with a
+// TLB shootdown (measured: a third of the CPU of 4 KiB random writes into
+// 128 KiB records). So the cache may also hold up to the room the ARC
+// leaves below its target, c - size (AttachRoom): memory the ARC may use
+// anyway, so the process's resident set still follows c, not what was
+// ever freed. When the room shrinks (c falls, or the ARC grows in other
+// size classes) Trim() unmaps what no longer fits; the ARC calls it on
+// every Tick() and after c or c_max moves.
 //
 // Thread-safety: Allocate and Free may be called from any thread (a mutex
 // per size class, held only to push or pop). The allocator must outlive
@@ -31,6 +45,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -117,6 +132,12 @@ class BufferAllocator {
     stats::Counter* cache_hits = nullptr;
   };
   void AttachCounters(const Counters& counters) { counters_ = counters; }
+  // Where the cache's room comes from (above cache_bytes): `room()` returns
+  // the bytes the owner lets the cache hold now. Empty = none. Call before
+  // the first Allocate, and with {} before the owner goes away.
+  void AttachRoom(std::function<uint64_t()> room) { room_ = std::move(room); }
+  // Unmaps cached buffers until the cache fits the limit.
+  void Trim();
   const BufferAllocatorOptions& options() const { return options_; }
 
  private:
@@ -130,12 +151,14 @@ class BufferAllocator {
   };
   static int ClassOf(uint64_t bytes);  // -1: not a cached size
   void Free(uint8_t* data, uint64_t bytes);
+  uint64_t CacheLimitBytes() const;
   uint8_t* Map(uint64_t bytes);
   void Unmap(uint8_t* data, uint64_t bytes);
 
   const BufferAllocatorOptions options_;
   std::unique_ptr<Class[]> classes_;
   Counters counters_;
+  std::function<uint64_t()> room_;
   std::atomic<uint64_t> mapped_bytes_{0};
   std::atomic<uint64_t> cached_bytes_{0};
   std::atomic<uint64_t> maps_{0};

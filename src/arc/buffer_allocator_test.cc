@@ -49,6 +49,32 @@ TEST(BufferAllocatorTest, LargeBuffersAreMappedAndFreedOnesReusedUpToTheCacheBou
   EXPECT_EQ(a.Stats().unmaps, 3u);
 }
 
+TEST(BufferAllocatorTest, TheOwnersRoomWidensTheCacheAndTrimFollowsItDown) {
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = 128 * kKiB});
+  uint64_t room = kMiB;
+  a.AttachRoom([&room] { return room; });
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 10; i++) bufs.push_back(a.Allocate(128 * kKiB));
+  bufs.clear();  // eight fit the 1 MiB room, two are unmapped
+  EXPECT_EQ(a.Stats().cached_bytes, kMiB);
+  EXPECT_EQ(a.Stats().unmaps, 2u);
+  // A txg's worth of allocations comes back without a system call.
+  for (int i = 0; i < 8; i++) bufs.push_back(a.Allocate(128 * kKiB));
+  EXPECT_EQ(a.Stats().cache_hits, 8u);
+  EXPECT_EQ(a.Stats().maps, 10u);
+  bufs.clear();
+  room = 256 * kKiB;  // the owner grew, or its target fell
+  a.Trim();
+  EXPECT_EQ(a.Stats().cached_bytes, 256 * kKiB);
+  EXPECT_EQ(a.Stats().mapped_bytes, 256 * kKiB);
+  room = 0;  // never below cache_bytes
+  a.Trim();
+  EXPECT_EQ(a.Stats().cached_bytes, 128 * kKiB);
+  a.AttachRoom({});
+  a.Trim();
+  EXPECT_EQ(a.Stats().cached_bytes, 128 * kKiB);
+}
+
 TEST(BufferAllocatorTest, NoMappingMeansTheHeapForEverySize) {
   BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 0, .cache_bytes = 0});
   ArcBuffer b = a.Allocate(kMiB);

@@ -44,7 +44,7 @@ struct ArcstoreView {
   std::optional<uint64_t> rmw_reads;  // volumes.rmw_reads + rmw_dirty
   // Device writes (io.writes, io.write_bytes, io.write_size_bytes).
   std::optional<uint64_t> disk_writes, disk_write_bytes;
-  std::optional<double> disk_writes_512k_share;  // of write I/Os, >= 512 KiB
+  std::optional<double> disk_writes_512k_share;  // of bytes written, in I/Os >= 512 KiB (lower bound)
   bool outlasted_txg_timeout = false;  // ran longer than the default 5 s
   // From the sampled series, when there is one.
   std::optional<double> peak_dirty_pct;  // of dirty_max

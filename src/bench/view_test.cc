@@ -33,7 +33,8 @@ TEST(View, CacheFiguresAreNamed) {
   e.delay->Add(2'500'000);
   e.rmw->Add(7);
   e.writes->Add(4);
-  for (uint64_t b : {4096ull, 1ull << 20, 1ull << 20, 512ull << 10}) e.sizes->Record(b);
+  // 8191 is the largest of its bucket, so the lower bound is exact here.
+  for (uint64_t b : {8191ull, 1ull << 20, 1ull << 20, 512ull << 10}) e.sizes->Record(b);
   JobResult r;
   r.dirs[kRead].total_ios = 100;
   r.dirs[kWrite].total_ios = 100;
@@ -47,13 +48,14 @@ TEST(View, CacheFiguresAreNamed) {
   EXPECT_EQ(*v.delay_ns, 2'500'000u);
   EXPECT_EQ(*v.rmw_reads, 7u);
   EXPECT_EQ(*v.disk_writes, 4u);
-  EXPECT_DOUBLE_EQ(*v.disk_writes_512k_share, 0.75);
+  const double large_bytes = (2 << 20) + (512 << 10);
+  EXPECT_DOUBLE_EQ(*v.disk_writes_512k_share, large_bytes / (large_bytes + 8191));  // by bytes
   ASSERT_EQ(v.warnings.size(), 2u);  // ARC share, fits in c
   EXPECT_NE(v.warnings[0].find("cache figures"), std::string::npos);
   std::string text = v.ToText();
   EXPECT_NE(text.find("ARC hit ratio=90.0%"), std::string::npos) << text;
   EXPECT_NE(text.find("txgs=4 (dirty_threshold=3, timeout=1)"), std::string::npos) << text;
-  EXPECT_NE(text.find("rmw=7, disk writes=4, >=512KiB=75.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("rmw=7, disk writes=4, >=512KiB=99.7%"), std::string::npos) << text;
   auto j = v.ToJson();
   EXPECT_EQ(j["txgs"], 4);
   EXPECT_EQ(j["warnings"].size(), 2u);

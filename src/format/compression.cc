@@ -61,8 +61,8 @@ static bool SamplesCompress(std::span<const uint8_t> in, uint8_t* scratch) {
   return false;
 }
 
-Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
-                                 std::span<uint8_t> out, int zstd_level) {
+Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
+                                    std::span<uint8_t> out, int zstd_level) {
   if (in.empty() || in.size() > kMaxBlockBytes) {
     return Status::InvalidArgument("compress: input of " + std::to_string(in.size()) +
                                    " bytes (1 to " + std::to_string(kMaxBlockBytes) + " allowed)");
@@ -79,8 +79,14 @@ Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
     size_t n = limit == 0 ? 0 : TryCompress(algo, in, out.data(), limit, zstd_level);
     if (n > 0 && n <= limit) return Compressed{algo, static_cast<uint32_t>(n)};
   }
-  std::memcpy(out.data(), in.data(), in.size());
   return Compressed{Compression::kOff, static_cast<uint32_t>(in.size())};
+}
+
+Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
+                                 std::span<uint8_t> out, int zstd_level) {
+  ARC_ASSIGN_OR_RETURN(Compressed c, TryCompressBlock(algo, in, out, zstd_level));
+  if (c.used == Compression::kOff) std::memcpy(out.data(), in.data(), in.size());
+  return c;
 }
 
 Status DecompressBlock(Compression algo, std::span<const uint8_t> in, std::span<uint8_t> out) {

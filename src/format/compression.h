@@ -42,6 +42,11 @@ struct Compressed {
 };
 Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
                                  std::span<uint8_t> out, int zstd_level = 3);
+// CompressBlock without the copy: when it returns kOff, `out` holds nothing
+// useful and the caller stores `in` as it is (a writer that can send the
+// logical bytes to the device directly).
+Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
+                                    std::span<uint8_t> out, int zstd_level = 3);
 
 // Decompresses exactly out.size() bytes (the logical size) from `in`.
 // Corruption when the input is malformed or yields any other size.

@@ -1,7 +1,8 @@
 #include "pool/block_io.h"
 
+#include <cstring>
+
 #include "base/clock.h"
-#include "format/compression.h"
 
 namespace arcstore::pool {
 
@@ -96,15 +97,21 @@ Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io:
                                                                             bp.ToString());
 }
 
+// One block of a run.
+struct TxgWriter::RunPiece {
+  // Holds at least length_bytes (a compressed block leaves unused room at
+  // its end, which is not written); empty when `borrowed` is the data.
+  io::AlignedBuffer buffer;
+  // A stored record written from its owner's memory (WriteStable).
+  const uint8_t* borrowed = nullptr;
+  uint64_t length_bytes = 0;
+  uint64_t undirty_bytes = 0;
+  const uint8_t* bytes() const { return borrowed != nullptr ? borrowed : buffer.data(); }
+};
+
 // Physically adjacent blocks: the run being built, or one vectored I/O.
 struct TxgWriter::Run {
-  struct Piece {
-    // Holds at least length_bytes (a compressed block leaves unused room at
-    // its end, which is not written).
-    io::AlignedBuffer buffer;
-    uint64_t length_bytes = 0;
-    uint64_t undirty_bytes = 0;
-  };
+  using Piece = RunPiece;
   space::Extent extent;
   std::vector<Piece> pieces;
   uint64_t undirty_bytes = 0;
@@ -136,22 +143,58 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
-  io::AlignedBuffer buf(RoundUp(logical.size(), unit_bytes_),
-                        std::max<uint32_t>(device_->buffer_alignment(), 64));
+  io::AlignedBuffer buf(RoundUp(logical.size(), unit_bytes_), buffer_alignment());
   ARC_ASSIGN_OR_RETURN(format::Compressed c, format::CompressBlock(base.compression, logical,
                                                                    buf.span()));
+  // The padding past the physical bytes is zero (AlignedBuffer is zeroed,
+  // and the compressor wrote at most physical_bytes).
+  return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
+}
+
+// A record stored as it is (it does not compress, or compression is off) is
+// sent to the device from the caller's memory: no copy into a buffer of its
+// own, which for a 128 KiB record is a mapping, 32 page faults with their
+// zeroing, the copy, and an unmap. The device needs the memory aligned and
+// the record a whole number of units (no padding to zero); otherwise, and
+// for compressed records, the bytes go through a buffer as in Write.
+Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
+                                            std::span<const uint8_t> logical,
+                                            space::AllocClass cls, uint64_t undirty_bytes) {
+  const bool in_place = logical.size() % unit_bytes_ == 0 &&
+                        reinterpret_cast<uintptr_t>(logical.data()) % buffer_alignment() == 0;
+  if (!in_place) return Write(base, logical, cls, undirty_bytes);
+  if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
+  ARC_ASSIGN_OR_RETURN(format::Compressed c,
+                       format::TryCompressBlock(base.compression, logical,
+                                                scratch_.span().first(logical.size())));
+  if (c.used == format::Compression::kOff) {
+    return Place(base, logical.size(), c, cls, Run::Piece{{}, logical.data(), 0, undirty_bytes});
+  }
+  io::AlignedBuffer buf(RoundUp(c.physical_bytes, unit_bytes_), buffer_alignment());
+  std::memcpy(buf.data(), scratch_.data(), c.physical_bytes);
+  return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
+}
+
+uint32_t TxgWriter::buffer_alignment() const {
+  return std::max<uint32_t>(device_->buffer_alignment(), 64);
+}
+
+// Allocates the block's space, makes its pointer and queues `piece` (whose
+// bytes() hold the physical bytes) for writing.
+Result<BlockPointer> TxgWriter::Place(const BlockPointer& base, size_t logical_bytes,
+                                      const format::Compressed& c, space::AllocClass cls,
+                                      RunPiece piece) {
   ARC_ASSIGN_OR_RETURN(space::Extent extent, allocator_->Allocate(c.physical_bytes, cls, txg_));
   BlockPointer bp = base;
   bp.compression = c.used;
   bp.birth_txg = txg_;
   bp = format::PointerTo(bp, 0, extent.offset_bytes / unit_bytes_,
-                         std::span<const uint8_t>(buf.data(), c.physical_bytes),
-                         static_cast<uint32_t>(logical.size()));
-  // The padding past the physical bytes is zero (AlignedBuffer is zeroed,
-  // and the compressor wrote at most physical_bytes).
+                         std::span<const uint8_t>(piece.bytes(), c.physical_bytes),
+                         static_cast<uint32_t>(logical_bytes));
   stats_->block_size_bytes->Record(extent.length_bytes);
   stats_->blocks_written->Add();
-  Queue(extent, std::move(buf), undirty_bytes);
+  piece.length_bytes = extent.length_bytes;
+  Queue(extent, std::move(piece));
   return bp;
 }
 
@@ -162,7 +205,7 @@ Status TxgWriter::WriteAt(const space::Extent& extent, io::AlignedBuffer physica
   }
   stats_->blocks_written->Add();
   stats_->block_size_bytes->Record(extent.length_bytes);
-  Queue(extent, std::move(physical), 0);
+  Queue(extent, Run::Piece{std::move(physical), nullptr, extent.length_bytes, 0});
   return Status::Ok();
 }
 
@@ -179,7 +222,7 @@ Status TxgWriter::FreeBlock(const BlockPointer& bp) {
 // first I/O's worth is issued. When the run ends, SubmitRun cuts what is
 // left evenly, so that a run of 1.25 MiB goes as two I/Os of 640 KiB, not
 // 1 MiB and a small tail.
-void TxgWriter::Queue(const space::Extent& extent, io::AlignedBuffer buf, uint64_t undirty_bytes) {
+void TxgWriter::Queue(const space::Extent& extent, RunPiece piece) {
   if (!run_ || run_->extent.end_bytes() != extent.offset_bytes) {
     SubmitRun();
     run_ = std::make_unique<Run>();
@@ -189,7 +232,7 @@ void TxgWriter::Queue(const space::Extent& extent, io::AlignedBuffer buf, uint64
              run_->pieces.size() >= 2 * io::kMaxIoVecs) {
     Issue(TakeFront(PiecesFitting()));
   }
-  run_->Append(Run::Piece{std::move(buf), extent.length_bytes, undirty_bytes});
+  run_->Append(std::move(piece));
 }
 
 // How many of the run's first pieces fit in one I/O (at least one).
@@ -243,7 +286,8 @@ void TxgWriter::Issue(std::unique_ptr<Run> taken) {
   req.io_class = io::IoClass::kAsyncWrite;
   req.offset = run->extent.offset_bytes;
   for (Run::Piece& p : run->pieces) {
-    req.iov.push_back(io::IoVec{p.buffer.data(), p.length_bytes});
+    // A write only reads its iovecs (a borrowed record is the caller's const memory).
+    req.iov.push_back(io::IoVec{const_cast<uint8_t*>(p.bytes()), p.length_bytes});
   }
   req.parts = static_cast<uint32_t>(run->pieces.size());
   written_bytes_ += run->extent.length_bytes;

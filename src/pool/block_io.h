@@ -11,6 +11,10 @@
 //                is cut into I/Os of nearly equal size). FreeBlock(bp)
 //                returns space to the allocator (deferred by it). Finish()
 //                submits what is queued and waits for every write.
+//                WriteStable(base, logical): the same for a txg's dirty
+//                record, whose memory lives until the txg commits: a record
+//                that is stored uncompressed is written from that memory
+//                (zero copy) instead of through a buffer of its own.
 //
 // I/O classes (io/io_queue.h): BlockReader's demand reads are sync reads,
 // its PrefetchBlockInto reads async reads; TxgWriter's writes are async
@@ -29,6 +33,7 @@
 
 #include "base/thread_annotations.h"
 #include "format/block_pointer.h"
+#include "format/compression.h"
 #include "io/aligned_buffer.h"
 #include "arcstore/pool.h"
 #include "io/device.h"
@@ -96,6 +101,12 @@ class TxgWriter final : public volume::BlockSink {
   Result<format::BlockPointer> Write(const format::BlockPointer& base,
                                      std::span<const uint8_t> logical, space::AllocClass cls,
                                      uint64_t undirty_bytes);
+  // Write for bytes that stay valid and unchanged until Finish() returns
+  // (a txg's dirty records): a record stored as it is goes to the device
+  // from `logical` itself, without a copy.
+  Result<format::BlockPointer> WriteStable(const format::BlockPointer& base,
+                                           std::span<const uint8_t> logical,
+                                           space::AllocClass cls, uint64_t undirty_bytes);
   // Writes the first extent.length_bytes of `physical` at `extent`, for
   // blocks whose place was allocated beforehand (the space log).
   Status WriteAt(const space::Extent& extent, io::AlignedBuffer physical);
@@ -110,7 +121,12 @@ class TxgWriter final : public volume::BlockSink {
 
  private:
   struct Run;
-  void Queue(const space::Extent& extent, io::AlignedBuffer buf, uint64_t undirty_bytes);
+  struct RunPiece;
+  uint32_t buffer_alignment() const;
+  Result<format::BlockPointer> Place(const format::BlockPointer& base, size_t logical_bytes,
+                                     const format::Compressed& c, space::AllocClass cls,
+                                     RunPiece piece);
+  void Queue(const space::Extent& extent, RunPiece piece);
   void SubmitRun();
   size_t PiecesFitting() const;
   std::unique_ptr<Run> TakeFront(size_t pieces);
@@ -125,6 +141,7 @@ class TxgWriter final : public volume::BlockSink {
   BlockIoStats* const stats_;
   const std::function<void(uint64_t)> on_written_;
   std::unique_ptr<Run> run_;  // the run being built (sync thread only)
+  io::AlignedBuffer scratch_;  // WriteStable's compressor output (sync thread only)
   uint64_t written_bytes_ = 0;
   uint64_t device_writes_ = 0;
 

@@ -63,31 +63,17 @@ class IoPipelineTest : public ::testing::Test {
     EXPECT_NE(v, nullptr) << name;
     return v->histogram;
   }
-  // Bytes written in `d` (every write class), and a lower bound of the share
-  // in I/Os of 512 KiB or more (read from the size histograms: every smaller
-  // I/O is counted at its bucket's upper end).
-  struct WriteSizes {
-    uint64_t total_bytes = 0;
-    uint64_t small_at_most_bytes = 0;
-    double large_share() const {
-      return std::max(
-          0.0, 1.0 - static_cast<double>(small_at_most_bytes) / static_cast<double>(total_bytes));
-    }
-  };
-  WriteSizes WriteSizesOf(const stats::Snapshot& d) {
-    WriteSizes w;
+  // Every write class's request sizes in `d`, individual and aggregated:
+  // SumShareAtLeast(512 KiB) is a lower bound of the share of bytes written
+  // in I/Os of 512 KiB or more.
+  stats::HistogramData WriteSizesOf(const stats::Snapshot& d) {
+    stats::HistogramData all;
     for (const char* cls : {"sync_write", "async_write", "log_write"}) {
       for (const char* kind : {"_size_ind_bytes", "_size_agg_bytes"}) {
-        const stats::HistogramData& h = Hist(d, std::string(cls) + kind);
-        w.total_bytes += h.sum;
-        for (int b = 0; b < stats::HistogramData::kBuckets; b++) {
-          if (stats::HistogramData::BucketLow(b) < 512 * 1024) {
-            w.small_at_most_bytes += h.buckets[b] * stats::HistogramData::BucketHigh(b);
-          }
-        }
+        all.Merge(Hist(d, std::string(cls) + kind));
       }
     }
-    return w;
+    return all;
   }
 
   std::unique_ptr<io::MemoryDevice> dev_;
@@ -109,12 +95,11 @@ TEST_F(IoPipelineTest, SeedsJobReachesTheDeviceInLargeWrites) {
   RandomWrites(r, per_txg);
   const stats::Snapshot d = stats::Delta(before, pool_->stats().TakeSnapshot());
   EXPECT_GE(pool_->Info().txg, first_txg + 2);
-  const WriteSizes w = WriteSizesOf(d);
-  ASSERT_GT(w.total_bytes, per_txg * 4096);
+  const stats::HistogramData w = WriteSizesOf(d);
+  ASSERT_GT(w.sum, per_txg * 4096);
   std::printf("bytes written %llu, share in I/Os >= 512 KiB at least %.4f\n",
-              static_cast<unsigned long long>(w.total_bytes), w.large_share());
-  EXPECT_GE(w.large_share(), 0.90) << "bytes written " << w.total_bytes
-                                   << ", in I/Os under 512 KiB at most " << w.small_at_most_bytes;
+              static_cast<unsigned long long>(w.sum), w.SumShareAtLeast(512 * kKiB));
+  EXPECT_GE(w.SumShareAtLeast(512 * kKiB), 0.90) << "bytes written " << w.sum;
   // The data went as aggregated async writes; labels and uberblocks as sync
   // writes; nothing was read (the ARC held the records).
   EXPECT_GT(Hist(d, "async_write_size_agg_bytes").count, 0u);
@@ -138,7 +123,7 @@ TEST_F(IoPipelineTest, AgedPoolStillReachesTheDeviceInLargeWrites) {
   const uint64_t per_txg = 128;  // ~113 of the volume's 512 records per txg
   const stats::Snapshot start = pool_->stats().TakeSnapshot();
   uint64_t aging_txgs = 0;
-  while (WriteSizesOf(stats::Delta(start, pool_->stats().TakeSnapshot())).total_bytes <
+  while (WriteSizesOf(stats::Delta(start, pool_->stats().TakeSnapshot())).sum <
          2 * dev_->size_bytes()) {
     RandomWrites(r, per_txg);
     ASSERT_LT(++aging_txgs, 1000u);
@@ -148,13 +133,12 @@ TEST_F(IoPipelineTest, AgedPoolStillReachesTheDeviceInLargeWrites) {
   const uint64_t measured_txgs = std::max<uint64_t>(2, ScaledIterations(8));
   for (uint64_t i = 0; i < measured_txgs; i++) RandomWrites(r, per_txg);
   EXPECT_GE(pool_->Info().txg, first_txg + measured_txgs);
-  const WriteSizes w = WriteSizesOf(stats::Delta(before, pool_->stats().TakeSnapshot()));
-  ASSERT_GT(w.total_bytes, measured_txgs * per_txg * 4096);
+  const stats::HistogramData w = WriteSizesOf(stats::Delta(before, pool_->stats().TakeSnapshot()));
+  ASSERT_GT(w.sum, measured_txgs * per_txg * 4096);
   std::printf("after %llu aging txgs: bytes written %llu, share in I/Os >= 512 KiB at least %.4f\n",
               static_cast<unsigned long long>(aging_txgs),
-              static_cast<unsigned long long>(w.total_bytes), w.large_share());
-  EXPECT_GE(w.large_share(), 0.90) << "bytes written " << w.total_bytes
-                                   << ", in I/Os under 512 KiB at most " << w.small_at_most_bytes;
+              static_cast<unsigned long long>(w.sum), w.SumShareAtLeast(512 * kKiB));
+  EXPECT_GE(w.SumShareAtLeast(512 * kKiB), 0.90) << "bytes written " << w.sum;
 }
 
 // Demand reads are sync reads and prefetch reads async reads.

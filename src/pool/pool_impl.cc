@@ -103,7 +103,8 @@ class RecordSinkAdapter final : public volume::RecordSink {
   }
   Result<BlockPointer> WriteRecord(const BlockPointer& base, std::span<const uint8_t> logical,
                                    uint64_t undirty_bytes) override {
-    return w_->Write(base, logical, space::AllocClass::kData, undirty_bytes);
+    // A dirty record's copy lives until its txg commits (RecordSink).
+    return w_->WriteStable(base, logical, space::AllocClass::kData, undirty_bytes);
   }
   Status FreeBlock(const BlockPointer& bp) override { return w_->FreeBlock(bp); }
 
@@ -402,10 +403,27 @@ Status PoolImpl::Start() {
     volumes_.emplace(e.name, std::move(v));
   }
   loaded_entries_.clear();
-  registry_.AddGaugeFn("pool", "allocated_bytes", stats::Unit::kBytes, "allocated space",
-                       [this] { return static_cast<int64_t>(Info().allocated_bytes); });
-  registry_.AddGaugeFn("pool", "free_bytes", stats::Unit::kBytes, "free space",
-                       [this] { return static_cast<int64_t>(Info().free_bytes); });
+  // The space map as of the last committed txg.
+  auto usage_gauge = [this](std::string_view name, stats::Unit unit, std::string_view help,
+                            uint64_t space::SpaceUsage::*field) {
+    registry_.AddGaugeFn("pool", name, unit, help, [this, field] {
+      MutexLock l(&mu_);
+      return static_cast<int64_t>(usage_.*field);
+    });
+  };
+  usage_gauge("allocated_bytes", stats::Unit::kBytes, "allocated space",
+              &space::SpaceUsage::allocated_bytes);
+  usage_gauge("free_bytes", stats::Unit::kBytes, "free space", &space::SpaceUsage::free_bytes);
+  usage_gauge("large_free_bytes", stats::Unit::kBytes,
+              "free space in extents large enough for a sync's contiguous writes",
+              &space::SpaceUsage::large_free_bytes);
+  usage_gauge("largest_free_bytes", stats::Unit::kBytes, "the largest free extent",
+              &space::SpaceUsage::largest_free_bytes);
+  usage_gauge("free_extents", stats::Unit::kNone, "free extents (fragmentation)",
+              &space::SpaceUsage::free_extents);
+  usage_gauge("hole_allocations", stats::Unit::kOps,
+              "allocations that found no large extent and took a small hole",
+              &space::SpaceUsage::hole_allocations);
   if (!options_.read_only) txg_->Start();
   return Status::Ok();
 }

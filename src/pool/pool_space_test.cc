@@ -152,6 +152,17 @@ TEST_P(SpaceTest, RandomRewritesOfSmallRecordsFragmentTheSpaceWithoutFailingASyn
   EXPECT_EQ(Stat("space_refusals"), 0);
   ASSERT_TRUE(pool_->Sync().ok());
   ExpectClean();
+  // The space map's shape is exported (as of the last committed txg).
+  {
+    const stats::Snapshot snap = pool_->stats().TakeSnapshot();
+    const int64_t free_bytes = snap.Get("pool", "free_bytes");
+    EXPECT_EQ(free_bytes, static_cast<int64_t>(pool_->Info().free_bytes));
+    EXPECT_GT(snap.Get("pool", "free_extents"), 1) << "random rewrites leave holes";
+    EXPECT_GT(snap.Get("pool", "largest_free_bytes"), 0);
+    EXPECT_LE(snap.Get("pool", "largest_free_bytes"), free_bytes);
+    EXPECT_LE(snap.Get("pool", "large_free_bytes"), free_bytes);
+    EXPECT_GE(snap.Get("pool", "hole_allocations", -1), 0) << "exported";
+  }
   v.reset();
   Reopen();
   v = *pool_->OpenVolume("vol");

@@ -1,5 +1,6 @@
 #include "stats/stats.h"
 
+#include <algorithm>
 #include <bit>
 #include <functional>
 #include <thread>
@@ -73,6 +74,15 @@ HistogramData HistogramData::Minus(const HistogramData& earlier) const {
   d.count = count >= earlier.count ? count - earlier.count : 0;
   d.sum = sum >= earlier.sum ? sum - earlier.sum : 0;
   return d;
+}
+
+double HistogramData::SumShareAtLeast(uint64_t threshold) const {
+  if (sum == 0) return 0.0;
+  uint64_t below_at_most = 0;
+  for (int i = 0; i < kBuckets && BucketLow(i) < threshold; i++) {
+    below_at_most += buckets[i] * (std::min(BucketHigh(i), threshold) - 1);
+  }
+  return std::max(0.0, 1.0 - static_cast<double>(below_at_most) / static_cast<double>(sum));
 }
 
 uint64_t HistogramData::Quantile(double q) const {

@@ -66,6 +66,10 @@ struct HistogramData {
   // The upper bound of the bucket that holds the q-quantile, q in [0, 1];
   // clamped to max. 0 for an empty histogram.
   uint64_t Quantile(double q) const;
+  // The share of `sum` in values of at least `threshold` (a power of two),
+  // a lower bound: every smaller value counts as its bucket's largest.
+  // 0 for an empty histogram.
+  double SumShareAtLeast(uint64_t threshold) const;
   double Mean() const { return count == 0 ? 0.0 : static_cast<double>(sum) / static_cast<double>(count); }
 };
 

@@ -61,6 +61,20 @@ TEST(HistogramTest, QuantilesAreBucketBoundsClampedToMax) {
   EXPECT_EQ(HistogramData().Quantile(0.5), 0u);
 }
 
+TEST(HistogramTest, SumShareAtLeastCountsSmallValuesAtTheirBucketTop) {
+  Histogram h;
+  h.Record(4096);     // bucket [4096, 8192): counted as 8191
+  h.Record(1 << 20);  // at the threshold: large
+  h.Record(3 << 20);
+  HistogramData d = h.Read();
+  const double total = 4096.0 + (4 << 20);
+  EXPECT_DOUBLE_EQ(d.SumShareAtLeast(1 << 20), 1.0 - 8191.0 / total);
+  EXPECT_LT(d.SumShareAtLeast(1 << 20), (4 << 20) / total) << "a lower bound";
+  EXPECT_DOUBLE_EQ(d.SumShareAtLeast(1), 1.0);
+  EXPECT_DOUBLE_EQ(d.SumShareAtLeast(8 << 20), 0.0) << "clamped at 0";
+  EXPECT_DOUBLE_EQ(HistogramData().SumShareAtLeast(1 << 20), 0.0);
+}
+
 TEST(CounterTest, SumsShards) {
   Counter c;
   c.Add();

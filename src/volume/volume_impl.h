@@ -42,7 +42,9 @@ namespace arcstore::volume {
 class RecordSink : public BlockSink {
  public:
   // Like WriteBlock, for a data record whose write cleans `undirty_bytes`
-  // of the throttle's dirty count.
+  // of the throttle's dirty count. `logical` (the txg's dirty copy) stays
+  // valid and unchanged until the txg has committed, so the sink may write
+  // from it without a copy.
   virtual Result<format::BlockPointer> WriteRecord(const format::BlockPointer& base,
                                                    std::span<const uint8_t> logical,
                                                    uint64_t undirty_bytes) = 0;
