@@ -179,6 +179,15 @@ class InlineTest : public ::testing::Test {
     return cookies;
   }
 
+  // Sends `n` 4 KiB reads of consecutive blocks in one write (the server
+  // reads all of them at once) and takes their simple replies.
+  void ReadsInOneSend(RawClient& c, int n) {
+    Batch b;
+    for (int i = 0; i < n; i++) b.Add(kCmdRead, uint64_t(i) * 4096, 4096);
+    c.Send(b.bytes());
+    Replies(c, n, 4096);
+  }
+
   std::string dir_;
   ServerOptions options_;
   stats::Registry registry_;
@@ -224,10 +233,7 @@ TEST_F(InlineTest, PipelinedRequestsThatMayWaitAreSubmitted) {
   RawClient c(options_.socket_path);
   ASSERT_NE(c.Connect("vol", false), 0);
   constexpr int kRequests = 8;
-  Batch b;
-  for (int i = 0; i < kRequests; i++) b.Add(kCmdRead, uint64_t(i) * 4096, 4096);
-  c.Send(b.bytes());  // one send: the server reads all of it at once
-  Replies(c, kRequests, 4096);
+  ReadsInOneSend(c, kRequests);
   EXPECT_GE(volume_->submits(), kRequests - 1);
   EXPECT_LE(Stat("requests_inline"), 1);
   EXPECT_EQ(volume_->submits() + volume_->sync_calls(), kRequests);
@@ -281,10 +287,7 @@ TEST_F(InlineTest, TheHintDecidesRequestByRequest) {
   RawClient c(options_.socket_path);
   ASSERT_NE(c.Connect("vol", false), 0);
   constexpr int kRequests = 20;
-  Batch b;
-  for (int i = 0; i < kRequests; i++) b.Add(kCmdRead, uint64_t(i) * 4096, 4096);
-  c.Send(b.bytes());
-  Replies(c, kRequests, 4096);
+  ReadsInOneSend(c, kRequests);
   // The last request may find nothing behind it: then it runs inline
   // without asking.
   const int asked = volume_->hint_calls();
@@ -365,19 +368,13 @@ TEST_F(InlineTest, TurnedOffEveryRequestIsSubmitted) {
   volume_->set_may_wait([](VolumeOp, uint64_t, uint64_t) { return false; });
   Start();
   RawClient c(options_.socket_path);
-  ASSERT_NE(c.Connect("vol", true), 0);
+  ASSERT_NE(c.Connect("vol", false), 0);
   std::vector<uint8_t> w(4096, 7), r;
   for (int i = 0; i < 10; i++) {
     ASSERT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), 0u);
     ASSERT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
   }
-  Batch b;
-  for (int i = 0; i < 8; i++) b.Add(kCmdRead, uint64_t(i) * 4096, 4096);
-  c.Send(b.bytes());
-  for (int i = 0; i < 8; i++) {
-    Chunk ch;
-    ASSERT_TRUE(c.ReadChunk(&ch));
-  }
+  ReadsInOneSend(c, 8);
   EXPECT_EQ(volume_->submits(), 28);
   EXPECT_EQ(volume_->sync_calls(), 0);
   EXPECT_EQ(volume_->hint_calls(), 0);
