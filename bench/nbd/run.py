@@ -155,24 +155,28 @@ class Server:
             time.sleep(0.5)
         raise BenchError(f"{self.name}: dirty data not synced {SETTLE_TIMEOUT_S} s after the fill")
 
-    def live_stats(self, names):
+    def live_stats(self, names, required=True):
         """The running arcstore serve's stats `names` ("module.name"), read
-        through its control socket."""
+        through its control socket; None when one is missing and not
+        `required`."""
         out = run_cmd([self.cfg.arcstore, "stat", self.pool, "--json", "--live"],
                       f"{self.name}: stat")
         stats = json.loads(out.splitlines()[0])["stats"]
         got = {f"{s['module']}.{s['name']}": s.get("value") for s in stats}
         missing = [n for n in names if n not in got]
+        if missing and not required:
+            return None
         if missing:
             raise BenchError(f"{self.name}: no {', '.join(missing)} in arcstore stat --json")
         return {n: got[n] for n in names}
 
     def inline_counters(self):
         """Requests run on the connection thread and requests submitted on
-        the volume's "may wait" so far (arcstore only; None otherwise)."""
+        the volume's "may wait" so far (None: not arcstore, or a binary
+        older than these stats)."""
         if self.pool is None:
             return None
-        return self.live_stats(INLINE_STATS)
+        return self.live_stats(INLINE_STATS, required=False)
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
