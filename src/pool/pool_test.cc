@@ -152,6 +152,102 @@ TEST_F(PoolTest, PartialWriteToAnUncachedRecordWaitsForNoRead) {
   ExpectClean();
 }
 
+// Holds the txg sync's data writes (async writes) while closed, so that a
+// test can act while a txg is syncing.
+class SyncWriteGate final : public io::ForwardingDevice {
+ public:
+  using ForwardingDevice::ForwardingDevice;
+  void Submit(io::IoRequest r) override {
+    {
+      MutexLock l(&mu_);
+      if (closed_ && r.io_class == io::IoClass::kAsyncWrite) {
+        held_.push_back(std::move(r));
+        cv_.SignalAll();
+        return;
+      }
+    }
+    ForwardingDevice::Submit(std::move(r));
+  }
+  void Close() {
+    MutexLock l(&mu_);
+    closed_ = true;
+  }
+  void WaitHeld() {
+    MutexLock l(&mu_);
+    while (held_.empty()) cv_.Wait(&mu_);
+  }
+  void Open() {
+    std::vector<io::IoRequest> held;
+    {
+      MutexLock l(&mu_);
+      closed_ = false;
+      held.swap(held_);
+    }
+    for (io::IoRequest& r : held) ForwardingDevice::Submit(std::move(r));
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool closed_ ARC_GUARDED_BY(mu_) = false;
+  std::vector<io::IoRequest> held_ ARC_GUARDED_BY(mu_);
+};
+
+// A partial write to a record whose whole copy is being synced makes a
+// partial copy over it, not a copy of the whole record; reads see the
+// syncing copy's bytes under it, then the committed record's.
+TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
+  constexpr uint64_t kRecord = 128 * 1024;
+  ASSERT_TRUE(pool_->Close().ok());
+  pool_.reset();
+  auto gate = std::make_unique<SyncWriteGate>(dev_.get());
+  SyncWriteGate* g = gate.get();
+  PoolOptions po;
+  po.txg_timeout_ns = 60 * kNsPerSec;
+  auto opened = PoolImpl::OpenOnDevice(std::move(gate), po, {});
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  pool_ = std::move(*opened);
+  auto v = MakeVolume("v", 2 * kRecord, kRecord, "off");
+  std::vector<uint8_t> model = Pattern(2 * kRecord, 21);
+  ASSERT_TRUE(v->Write(0, model).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  std::vector<uint8_t> a = Pattern(kRecord, 22);  // record 1, whole, in txg T
+  ASSERT_TRUE(v->Write(kRecord, a).ok());
+  std::memcpy(model.data() + kRecord, a.data(), kRecord);
+  auto counter = [&](const char* name) {
+    return pool_->stats().TakeSnapshot().Get("volumes", name);
+  };
+  const int64_t dirty0 = counter("rmw_dirty"), deferred0 = counter("rmw_deferred"),
+                rmw0 = counter("rmw_reads");
+  g->Close();
+  Status synced;
+  std::thread sync([&] { synced = pool_->Sync(); });
+  g->WaitHeld();  // T is syncing, its copy of record 1 still in memory
+  std::vector<uint8_t> b = Pattern(4096, 23);
+  ASSERT_TRUE(v->Write(kRecord + 8192, b).ok());  // in txg T+1
+  std::memcpy(model.data() + kRecord + 8192, b.data(), b.size());
+  EXPECT_EQ(counter("rmw_dirty"), dirty0) << "no copy of the whole record";
+  EXPECT_EQ(counter("rmw_deferred"), deferred0 + 1);
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "over the syncing copy";
+  g->Open();
+  sync.join();
+  ASSERT_TRUE(synced.ok()) << synced.ToString();
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "over the committed record";
+  ASSERT_TRUE(pool_->Sync().ok());
+  EXPECT_EQ(counter("rmw_reads"), rmw0 + 1) << "completed by its sync";
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "after its sync";
+  v.reset();
+  Reopen();
+  v = *pool_->OpenVolume("v");
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "after reopening";
+  ExpectClean();
+}
+
 TEST_F(PoolTest, PartialWritesReadTheRecordThemselvesWhenTold) {
   constexpr uint64_t kRecord = 64 * 1024;
   auto v = MakeVolume("v", 2 * kRecord, kRecord);

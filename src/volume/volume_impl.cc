@@ -23,20 +23,29 @@
 // txg's copy of each record it touches. When the open txg has no copy yet,
 // one is made from the newest version: a whole-record write needs none; a
 // partial write copies an older txg's dirty version (never changing it
-// under its sync: copy-on-write in memory) or, when the record has no
-// dirty version, makes a PARTIAL copy that holds only the bytes written
-// (the `known` ranges) and does not wait for the disk (volumes.rmw_deferred):
+// under its sync: copy-on-write in memory) when that version is itself
+// partial; otherwise (no dirty version, or an older WHOLE one, such as the
+// syncing txg's) it makes a PARTIAL copy that holds only the bytes written
+// (the `known` ranges) and waits for neither the disk nor a 128 KiB copy
+// (volumes.rmw_deferred):
 //
-//   partial copy:  | ?? | known | ???????? | known | ?? |   ?? = committed
+//   partial copy:  | ?? | known | ???????? | known | ?? |
+//                  ?? = the newest older whole copy's bytes while one
+//                       exists, else the committed record's
 //   sync of its txg: read the committed record (in parallel for all the
-//   txg's partial copies), fill the ?? bytes, then write it as usual
+//   txg's partial copies), fill the ?? bytes, then write it as usual; a
+//   copy whose older whole copy committed while it waited holds that
+//   version (`base`, pinned in the ARC) and is filled from it, so a small
+//   ARC never turns these completions into disk reads
 //
-// The ?? bytes of a partial copy are the committed record's at any time
-// while the copy exists: copies of one record all descend from one first
-// copy, and each newer copy knows every byte an older one knows, so no txg
-// can change a ?? byte before the copy's own sync. A reader whose bytes are
-// not all known reads the committed record and lays the known bytes over
-// it (again if a txg committed meanwhile). Each completion is counted as a
+// This holds at any time while the copy exists: an older whole copy is
+// the version below it until its txg commits, and then becomes the
+// committed record (before the copy's own sync, since syncs go in order);
+// a newer copy made from a partial one knows every byte that one knows,
+// so no txg can change a ?? byte otherwise. A reader whose bytes are not
+// all known takes them from the older whole copy, or reads the committed
+// record and lays the known bytes over it (again if a txg committed
+// meanwhile). Each completion is counted as a
 // read-modify-write (volumes.rmw_reads), the number that tells a user the
 // record size or the cache is wrong for the write pattern; with
 // defer_partial_reads off, or once a copy has kMaxKnownRanges ranges, the
@@ -348,6 +357,7 @@ void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
   fill(at, record_bytes_);
   d.partial = false;
   d.known.clear();
+  d.base.Reset();
 }
 
 void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const {
@@ -415,7 +425,16 @@ VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Pi
   if (!piece.whole && older == nullptr && !env_.defer_partial_reads) return Applied::kNeedBase;
   if (becomes_data && !*spare) return Applied::kNeedBuffer;
   Dirty fresh;
-  if (older != nullptr) {
+  // Over an older whole copy of data (the syncing txg's, typically: with
+  // random small writes nearly every record has one) a partial write makes
+  // a partial copy too, instead of copying the whole record now: the ??
+  // bytes are that copy's while it exists (readers take them from it), and
+  // the committed record's once it has committed, which is before this
+  // copy's own sync completes it. The writer copies piece.n bytes, not a
+  // record.
+  const bool over_whole = older != nullptr && older->kind == Dirty::Kind::kData &&
+                          !older->partial && env_.defer_partial_reads;
+  if (older != nullptr && !over_whole) {
     // A copy: the older txg's version stays as its sync sees it.
     fresh.kind = older->kind;
     if (older->kind == Dirty::Kind::kData) {
@@ -430,7 +449,7 @@ VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Pi
     fresh.kind = Dirty::Kind::kHole;  // ApplyPiece makes it what the piece says
   } else {
     // A partial copy: the piece's bytes only, without waiting for the
-    // committed record (read when the txg syncs).
+    // older copy's or the committed record's (read when the txg syncs).
     fresh.kind = Dirty::Kind::kData;
     fresh.buf = std::move(*spare);
     fresh.partial = true;
@@ -836,6 +855,16 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < partials.size();) {
       const auto& [record, d] = partials[i];
+      {
+        MutexLock l(&mu_);
+        if (!d->partial) continue;  // completed by a writer meanwhile
+        if (d->base) {
+          // The committed record, held since its txg committed: no read.
+          stats_->rmw_reads->Add();
+          Complete(*d, BytesOf(d->base));
+          continue;
+        }
+      }
       Result<arc::ArcHold> base = HoldCommitted(record, arc::AccessKind::kDemand);
       if (!base.ok()) {
         MutexLock l(&error_mu);
@@ -916,11 +945,22 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
     // Each written record becomes the cached version of its key before its
     // dirty copy goes, so a reader finds one or the other.
     const bool dead = closed_.load(std::memory_order_acquire);
+    auto next = std::next(dirty_.begin());
+    DirtyMap* newer = next != dirty_.end() ? &next->second : nullptr;
     for (auto& [record, d] : dirty_.begin()->second) {
       if (dead) continue;  // destroyed: nothing to cache
       if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
       ARC_CHECK(!d.partial);  // completed by SyncTxg
-      if (d.kind == Dirty::Kind::kData) env_.arc->Publish(std::move(d.buf), KeyOf(record));
+      if (d.kind != Dirty::Kind::kData) continue;
+      arc::ArcHold cached = env_.arc->Publish(std::move(d.buf), KeyOf(record));
+      // The next txg's partial copy of the record lies over this version:
+      // it keeps it held, so that its sync completes from memory even when
+      // the ARC is too small to keep the record cached until then.
+      if (newer == nullptr) continue;
+      auto f = newer->find(record);
+      if (f != newer->end() && f->second.partial && !f->second.base) {
+        f->second.base = std::move(cached);
+      }
     }
     dirty_.erase(dirty_.begin());
   }

@@ -151,6 +151,10 @@ class VolumeImpl final : public Volume {
     // the committed record's (Complete() fills them in).
     bool partial = false;
     std::vector<std::pair<uint32_t, uint32_t>> known;
+    // A partial copy whose older whole copy committed while it waited: that
+    // version, now the cached committed record, held (so the ARC cannot
+    // evict it) until this copy is completed from it.
+    arc::ArcHold base;
   };
   using DirtyMap = std::unordered_map<uint64_t, Dirty>;
 
