@@ -23,6 +23,10 @@ class MemoryVolume final : public Volume {
   explicit MemoryVolume(VolumeInfo info) : info_(std::move(info)) {}
 
   VolumeInfo info() const override { return info_; }
+  // Nothing here ever waits (for a disk, a throttle or another thread).
+  bool MayWait(VolumeOp /*op*/, uint64_t /*offset*/, uint64_t /*length*/) override {
+    return false;
+  }
 
   void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override {
     Status s = CheckRange("read", offset, out.size(), info_.size_bytes);

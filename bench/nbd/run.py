@@ -42,6 +42,9 @@ DISK_PEERS = ["nbdkit-file", "qemu-qcow2", "qemu-raw"]
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 300
 SETTLE_TIMEOUT_S = 600
+# Where arcstore serve ran each request (src/nbd/server.cc, "Requests run
+# inline"): printed per run as a share of the row's requests.
+INLINE_STATS = ["nbd.requests_inline", "nbd.requests_may_wait"]
 
 
 class BenchError(Exception):
@@ -146,17 +149,34 @@ class Server:
             return
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         while time.monotonic() < deadline:
-            out = run_cmd([self.cfg.arcstore, "stat", self.pool, "--json", "--live"],
-                          f"{self.name}: stat")
-            stats = json.loads(out.splitlines()[0])["stats"]
-            dirty = [s["value"] for s in stats
-                     if s["module"] == "txg" and s["name"] == "dirty_bytes"]
-            if not dirty:
-                raise BenchError(f"{self.name}: no txg.dirty_bytes in arcstore stat --json")
-            if dirty[0] == 0:
+            dirty = self.live_stats(["txg.dirty_bytes"])["txg.dirty_bytes"]
+            if dirty == 0:
                 return
             time.sleep(0.5)
         raise BenchError(f"{self.name}: dirty data not synced {SETTLE_TIMEOUT_S} s after the fill")
+
+    def live_stats(self, names, required=True):
+        """The running arcstore serve's stats `names` ("module.name"), read
+        through its control socket; None when one is missing and not
+        `required`."""
+        out = run_cmd([self.cfg.arcstore, "stat", self.pool, "--json", "--live"],
+                      f"{self.name}: stat")
+        stats = json.loads(out.splitlines()[0])["stats"]
+        got = {f"{s['module']}.{s['name']}": s.get("value") for s in stats}
+        missing = [n for n in names if n not in got]
+        if missing and not required:
+            return None
+        if missing:
+            raise BenchError(f"{self.name}: no {', '.join(missing)} in arcstore stat --json")
+        return {n: got[n] for n in names}
+
+    def inline_counters(self):
+        """Requests run on the connection thread and requests submitted on
+        the volume's "may wait" so far (None: not arcstore, or a binary
+        older than these stats)."""
+        if self.pool is None:
+            return None
+        return self.live_stats(INLINE_STATS, required=False)
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
@@ -353,11 +373,17 @@ def main(argv):
         for i in range(cfg.runs):
             for row in cfg.rows:
                 for s in servers:
+                    before = s.inline_counters()
                     m = fio_run(s, row, cfg)
+                    where = ""
+                    if before is not None:
+                        after = s.inline_counters()
+                        m["inline"], m["may_wait"] = (after[k] - before[k] for k in INLINE_STATS)
+                        where = f", inline {m['inline']:,}, submitted on may-wait {m['may_wait']:,}"
                     runs[row][s.name].append(m)
                     print(f"run {i + 1}/{cfg.runs} {row} {s.name}: {m['iops']:,.0f} IOPS "
                           f"{m['mibps']:,.1f} MiB/s p50 {m['p50_us']:.1f} us "
-                          f"p99 {m['p99_us']:.1f} us (load {m['load1']:.1f})", flush=True)
+                          f"p99 {m['p99_us']:.1f} us (load {m['load1']:.1f}){where}", flush=True)
         # Report before stopping: arcstore syncs what is dirty on the way out.
         report(runs, cfg)
         for s in servers:

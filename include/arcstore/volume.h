@@ -57,6 +57,9 @@ struct Extent {
   bool zero = false;  // reads as zeros (true for every hole)
 };
 
+// The operations MayWait() is asked about.
+enum class VolumeOp : uint8_t { kRead, kWrite, kTrim, kWriteZeroes };
+
 using Completion = std::function<void(Status)>;
 using ExtentsCompletion = std::function<void(Status, std::vector<Extent>)>;
 
@@ -92,6 +95,19 @@ class Volume {
   virtual Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);
   virtual Status Cache(uint64_t offset, uint64_t length);
   virtual Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
+
+  // A hint, not a promise: whether `op` on [offset, offset + length) (no
+  // FUA), started now through its synchronous call, might wait for
+  // something (a disk read, the write throttle, memory, a txg sync) rather
+  // than finish in memory on the caller's thread. A caller that runs
+  // operations on a thread of its own (the NBD server's connection thread)
+  // asks it to decide whether to run one there or submit it. Cheap, never
+  // blocks, and may be wrong either way: a wrong answer costs time, never
+  // correctness, since the operation itself decides what it waits for. The
+  // default: it may wait.
+  virtual bool MayWait(VolumeOp /*op*/, uint64_t /*offset*/, uint64_t /*length*/) {
+    return true;
+  }
 };
 
 // Checks that [offset, offset + length) lies inside a volume of `size_bytes`

@@ -368,6 +368,17 @@ void Arc::CountMiss(BufKind kind, const LookupOptions& o) {
   }
 }
 
+bool Arc::Cached(const ArcKey& key) const {
+  const uint64_t hash = key.Hash();
+  Shard& sh = shards_[static_cast<uint32_t>(hash & (shard_count_ - 1))];
+  MutexLock l(&sh.mu);
+  const Header* h = sh.Find(key, hash);
+  if (h == nullptr || h->io_in_flight) return false;
+  if (h->holds > 0) return true;  // a held buffer is resident (ghosts have no holds)
+  MutexLock pl(&policy_mu_);
+  return !h->pending_drop && IsResident(h->state);
+}
+
 LookupResult Arc::Lookup(const ArcKey& key, const LookupOptions& o) {
   ARC_CHECK(o.bytes > 0 && o.bytes <= kMaxNodeBytes) << "lookup of " << key.ToString() << " with size " << o.bytes;
   LookupResult result;

@@ -180,6 +180,12 @@ class Arc {
   // A dirty buffer of `bytes` (state anon): held, never evictable, not in
   // the hash table. May wait for eviction.
   ArcHold AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder);
+  // Whether `key` has a buffer in the cache now (MRU or MFU, not being
+  // filled): a Lookup would hit without waiting for a read. Counts nothing
+  // and changes no state; takes the key's shard lock (and the policy lock
+  // when nothing holds the buffer) briefly and never waits. Only a hint:
+  // the buffer may be evicted right after.
+  bool Cached(const ArcKey& key) const;
   // Makes the anon buffer of `hold` (its only hold) the cached version of
   // `key`, in MRU; an older version is dropped (or, if held, left to its
   // holders as anon). Returns the same hold.

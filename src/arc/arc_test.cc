@@ -169,6 +169,44 @@ TEST_F(ArcTest, EvictionMakesGhostsAndAGhostHitMovesP) {
   ExpectInvariants();
 }
 
+// Cached() answers what a Lookup would find, without counting or moving
+// anything: resident (held or not) yes; absent, a ghost or a fill in
+// flight no.
+TEST_F(ArcTest, CachedSaysWhetherALookupWouldHit) {
+  Make(Small(64 * kKiB));
+  EXPECT_FALSE(arc_->Cached(ArcKey{1, 0, 0}));
+  LookupResult filling = arc_->Lookup(ArcKey{1, 0, 0}, {.bytes = 4096});
+  ASSERT_FALSE(filling.hit());
+  EXPECT_FALSE(arc_->Cached(ArcKey{1, 0, 0})) << "a fill in flight is not cached yet";
+  filling.fill.buffer();
+  ArcHold held = filling.fill.Finish();
+  EXPECT_TRUE(arc_->Cached(ArcKey{1, 0, 0})) << "held";
+  held.Reset();
+  EXPECT_TRUE(arc_->Cached(ArcKey{1, 0, 0})) << "resident, unheld";
+  const int64_t hits = Stat("hits"), misses = Stat("misses");
+  for (int i = 0; i < 10; i++) (void)arc_->Cached(ArcKey{1, 0, 0});
+  EXPECT_EQ(Stat("hits"), hits);
+  EXPECT_EQ(Stat("misses"), misses);
+
+  for (uint64_t b = 1; b < 24; b++) Read(ArcKey{1, b, 0});  // over c: ghosts
+  arc_->RunEvictionPass();
+  int resident = 0, not_cached = 0;
+  for (uint64_t b = 24; b-- > 0;) {
+    const bool cached = arc_->Cached(ArcKey{1, b, 0});
+    LookupResult r = arc_->Lookup(ArcKey{1, b, 0}, {.bytes = 4096});
+    EXPECT_EQ(cached, r.hit()) << "block " << b;
+    (cached ? resident : not_cached)++;
+    if (!r.hit()) {
+      r.fill.buffer();
+      r.fill.Finish().Reset();
+    }
+  }
+  EXPECT_GT(resident, 0);
+  EXPECT_GT(not_cached, 0);
+  EXPECT_GT(Stat("mru_ghost_hits") + Stat("mfu_ghost_hits"), 0) << "no ghost was asked about";
+  ExpectInvariants();
+}
+
 TEST_F(ArcTest, HeldBuffersAreNotEvictedAndNameTheirHolder) {
   Make(Small(64 * kKiB));
   std::vector<ArcHold> pinned;

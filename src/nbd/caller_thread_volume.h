@@ -2,11 +2,10 @@
 // thread, through the inner volume's synchronous call, and calls `done`
 // before returning.
 //
-// The NBD connection uses it for a request that arrives while nothing else
-// of its connection is in flight and no further request is buffered (a
-// client at queue depth 1): running it on the reader thread saves the
-// handoff to an engine thread and back, and the reply leaves in the
-// reader's next write. See server.cc, "Idle requests run inline".
+// The NBD connection uses it for a request it runs on its reader thread (a
+// request alone on its connection, or one the volume says will not wait):
+// that saves the handoff to an engine thread and back, and the reply leaves
+// in the reader's next write. See server.cc, "Requests run inline".
 //
 // Thread-safety: as the inner volume's synchronous calls. Borrows `inner`,
 // which must outlive it.
@@ -24,6 +23,9 @@ class CallerThreadVolume final : public Volume {
   explicit CallerThreadVolume(Volume* inner) : inner_(inner) {}
 
   VolumeInfo info() const override { return inner_->info(); }
+  bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override {
+    return inner_->MayWait(op, offset, length);
+  }
 
   void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override {
     done(inner_->Read(offset, out));

@@ -1,6 +1,7 @@
 #include "nbd/connection.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "nbd/caller_thread_volume.h"
@@ -19,8 +20,11 @@ inline constexpr size_t kPendingFlushBytes = 128 * 1024;
 // Structured READs up to this size skip the hole map (one volume operation
 // instead of two) and are sent as one hole chunk when they read as zeros.
 inline constexpr uint32_t kHoleMapMinBytes = 64 * 1024;
-// Idle requests of at most this length may run inline (see server.cc).
+// Requests of at most this length may run inline (see server.cc).
 inline constexpr uint32_t kInlineMaxBytes = 64 * 1024;
+// Inline requests in a row before the replies held back are sent, even
+// though more requests are buffered.
+inline constexpr uint32_t kMaxInlineBurst = 16;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -60,12 +64,7 @@ void ChunkHeader(uint8_t* h, uint16_t flags, uint16_t type, uint64_t cookie, uin
   Store32(h + 16, length);
 }
 
-// One run of a structured READ reply: data or zeros.
-struct Segment {
-  uint64_t offset;
-  uint64_t length;
-  bool zero;
-};
+using Segment = ReadSegment;
 
 // Clips `extents` to [offset, offset + length), merges neighbours of one
 // kind, and covers what they leave out as data.
@@ -191,34 +190,75 @@ bool Connection::HandleRequest(const uint8_t* h) {
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
   bool idle = false;
   if (!AcquireSlot(r->charged_bytes, &idle)) return false;
-  const bool may_inline = idle && MayRunInline(*r);
-  if (write && r->length > 0) {
-    // A payload that ends the buffered input is used where it lies when the
-    // write runs inline: it completes before the reader reads again.
-    r->payload = may_inline ? reader_.TakeBuffered(r->length) : nullptr;
-    if (r->payload == nullptr) {
-      r->data.reset(new uint8_t[r->length]);
-      r->payload = r->data.get();
-      if (reader_.ReadExact(r->data.get(), r->length) != Reader::Outcome::kOk) {
-        if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
-        ReleaseSlot(r->charged_bytes);
-        return false;
-      }
-    }
+  bool ok = true;
+  const bool run_inline = ChooseInline(r.get(), idle, &ok);
+  if (!ok) {
+    if (!stopping_) stats_->Error(ErrorKind::kRequestDisconnect);
+    ReleaseSlot(r->charged_bytes);
+    return false;
   }
-  const bool run_inline = may_inline && reader_.buffered() == 0;
   r->volume = run_inline ? inline_volume_.get() : volume_;
   if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
+  // A long run of inline requests (a client keeping its queue full of
+  // cache hits) still gets its replies in bounded batches.
+  if (run_inline && ++inline_burst_ >= kMaxInlineBurst) FlushPending();
   return true;
 }
 
-bool Connection::MayRunInline(const Request& r) const {
-  if (!options_.inline_idle_requests || r.length > kInlineMaxBytes || (r.flags & kCmdFlagFua)) {
+bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {
+  const uint64_t payload = r->type == kCmdWrite ? r->length : 0;
+  // Nothing else in flight and nothing buffered behind it (a client at
+  // queue depth 1): it runs inline whatever it may wait for, FLUSH and FUA
+  // included, unless more input arrives with its payload.
+  const bool alone = options_.inline_idle_requests && idle && reader_.buffered() <= payload &&
+                     (ShortDataCommand(*r) || r->type == kCmdFlush);
+  if (alone) {
+    // In place only when the payload is exactly what is buffered: then
+    // nothing is left behind it and it runs inline.
+    if (!ReadPayload(r, /*in_place=*/true)) {
+      *ok = false;
+      return false;
+    }
+    if (reader_.buffered() == 0) return true;
+  }
+  // Otherwise: only what the volume says will not wait.
+  const bool hinted = options_.inline_requests_that_do_not_wait && ShortDataCommand(*r) &&
+                      (r->flags & kCmdFlagFua) == 0 && !VolumeMayWait(*r);
+  if (!alone && !ReadPayload(r, /*in_place=*/hinted)) {
+    *ok = false;
     return false;
   }
-  return r.type == kCmdRead || r.type == kCmdWrite || r.type == kCmdTrim ||
-         r.type == kCmdWriteZeroes;
+  return hinted;
+}
+
+bool Connection::ShortDataCommand(const Request& r) const {
+  return r.length <= kInlineMaxBytes && (r.type == kCmdRead || r.type == kCmdWrite ||
+                                         r.type == kCmdTrim || r.type == kCmdWriteZeroes);
+}
+
+bool Connection::VolumeMayWait(const Request& r) {
+  VolumeOp op = VolumeOp::kRead;
+  switch (r.type) {
+    case kCmdWrite: op = VolumeOp::kWrite; break;
+    case kCmdTrim: op = VolumeOp::kTrim; break;
+    case kCmdWriteZeroes: op = VolumeOp::kWriteZeroes; break;
+    default: break;
+  }
+  const bool wait = volume_->MayWait(op, r.offset, r.length);
+  if (wait) stats_->requests_may_wait->Add();
+  return wait;
+}
+
+bool Connection::ReadPayload(Request* r, bool in_place) {
+  if (r->type != kCmdWrite || r->length == 0) return true;
+  // In place, the payload is used where it lies: an inline request
+  // completes before the reader reads (and may refill its buffer) again.
+  r->payload = in_place ? reader_.TakeBuffered(r->length) : nullptr;
+  if (r->payload != nullptr) return true;
+  r->data = buffers_.Take(r->length);
+  r->payload = r->data.get();
+  return reader_.ReadExact(r->data.get(), r->length) == Reader::Outcome::kOk;
 }
 
 uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
@@ -269,7 +309,7 @@ uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
 void Connection::Dispatch(const RequestPtr& r) {
   switch (r->type) {
     case kCmdRead:
-      if (r->length > 0) r->data.reset(new uint8_t[r->length]);
+      if (r->length > 0) r->data = buffers_.Take(r->length);
       if (negotiated_.structured_replies) {
         StartStructuredRead(r);
         return;
@@ -360,15 +400,7 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
     Complete(r, error);
     return;
   }
-  std::vector<Segment> segs;
-  if (r->length > 0) segs = Segments(r->extents, r->offset, r->length);
-  if (r->extents.empty() && r->length > 0 && (r->flags & kCmdFlagDf) == 0 &&
-      r->length <= kHoleMapMinBytes) {
-    // No hole map was asked for: a read of zeros is sent as a hole.
-    const uint8_t* d = r->data.get();
-    if (d[0] == 0 && std::memcmp(d, d + 1, r->length - 1) == 0) segs[0].zero = true;
-  }
-  if (segs.empty()) {
+  if (r->length == 0) {
     uint8_t h[kChunkHeaderBytes];
     ChunkHeader(h, kReplyFlagDone, kReplyTypeNone, r->cookie, 0);
     iovec iov{h, sizeof(h)};
@@ -376,29 +408,54 @@ void Connection::FinishStructuredRead(const RequestPtr& r, Status s) {
     Complete(r, 0);
     return;
   }
-  // Headers: 20 bytes + offset (8) + hole size (4) at most.
-  std::vector<std::array<uint8_t, 32>> headers(segs.size());
-  std::vector<iovec> iov;
-  iov.reserve(2 * segs.size());
+  if (r->extents.empty()) {
+    // No hole map: one chunk. A short read of zeros without DF (no hole
+    // map was asked for) is sent as a hole.
+    const uint8_t* d = r->data.get();
+    const bool zero = (r->flags & kCmdFlagDf) == 0 && r->length <= kHoleMapMinBytes &&
+                      d[0] == 0 && std::memcmp(d, d + 1, r->length - 1) == 0;
+    const Segment one{r->offset, r->length, zero};
+    SendReadChunks(*r, std::span<const Segment>(&one, 1));
+  } else {
+    SendReadChunks(*r, Segments(r->extents, r->offset, r->length));
+  }
+  Complete(r, 0);
+}
+
+void Connection::SendReadChunks(const Request& r, std::span<const Segment> segs) {
+  // Headers: 20 bytes + offset (8) + hole size (4) at most. A few segments
+  // (every read without a hole map) need no allocation.
+  constexpr size_t kOnStack = 4;
+  std::array<std::array<uint8_t, 32>, kOnStack> stack_headers;
+  std::array<iovec, 2 * kOnStack> stack_iov;
+  std::vector<std::array<uint8_t, 32>> heap_headers;
+  std::vector<iovec> heap_iov;
+  std::array<uint8_t, 32>* headers = stack_headers.data();
+  iovec* iov = stack_iov.data();
+  if (segs.size() > kOnStack) {
+    heap_headers.resize(segs.size());
+    heap_iov.resize(2 * segs.size());
+    headers = heap_headers.data();
+    iov = heap_iov.data();
+  }
+  int count = 0;
   for (size_t i = 0; i < segs.size(); i++) {
     const Segment& seg = segs[i];
     uint8_t* h = headers[i].data();
     uint16_t flags = i + 1 == segs.size() ? kReplyFlagDone : 0;
     if (seg.zero) {
-      ChunkHeader(h, flags, kReplyTypeOffsetHole, r->cookie, 12);
+      ChunkHeader(h, flags, kReplyTypeOffsetHole, r.cookie, 12);
       Store64(h + 20, seg.offset);
       Store32(h + 28, static_cast<uint32_t>(seg.length));
-      iov.push_back({h, 32});
+      iov[count++] = {h, 32};
     } else {
-      ChunkHeader(h, flags, kReplyTypeOffsetData, r->cookie,
-                  static_cast<uint32_t>(8 + seg.length));
+      ChunkHeader(h, flags, kReplyTypeOffsetData, r.cookie, static_cast<uint32_t>(8 + seg.length));
       Store64(h + 20, seg.offset);
-      iov.push_back({h, 28});
-      iov.push_back({r->data.get() + (seg.offset - r->offset), seg.length});
+      iov[count++] = {h, 28};
+      iov[count++] = {r.data.get() + (seg.offset - r.offset), seg.length};
     }
   }
-  Send(iov.data(), static_cast<int>(iov.size()));
-  Complete(r, 0);
+  Send(iov, count);
 }
 
 void Connection::StartBlockStatus(const RequestPtr& r) {
@@ -496,6 +553,7 @@ void Connection::Send(const iovec* iov, int count) {
 }
 
 void Connection::FlushPending() {
+  inline_burst_ = 0;
   Status s;
   {
     MutexLock l(&send_mu_);
@@ -526,6 +584,9 @@ void Connection::Complete(const RequestPtr& r, uint32_t error) {
     cs.bytes->Add(r->length);
   }
   cs.latency_ns->Record(clock_->NowNs() - r->start_ns);
+  // The reply is sent (or copied): the buffer goes back before the slot,
+  // while the connection surely still exists.
+  buffers_.Give(std::move(r->data), r->length);
   ReleaseSlot(r->charged_bytes);
 }
 

@@ -16,18 +16,27 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
 #include "arcstore/volume.h"
 #include "base/clock.h"
 #include "base/thread_annotations.h"
+#include "nbd/buffer_cache.h"
 #include "nbd/handshake.h"
 #include "nbd/nbd_stats.h"
 #include "nbd/options.h"
 #include "nbd/transport.h"
 
 namespace arcstore::nbd {
+
+// One run of a structured READ reply: data or zeros.
+struct ReadSegment {
+  uint64_t offset;
+  uint64_t length;
+  bool zero;
+};
 
 class Connection {
  public:
@@ -54,14 +63,25 @@ class Connection {
   bool HandleRequest(const uint8_t* header);
   // 0 when the request may run, else the NBD error to answer with.
   uint32_t Check(const Request& r, ErrorKind* kind) const;
-  // Whether an idle request (nothing else in flight, nothing buffered) may
-  // run on the reader thread: a short READ, WRITE, TRIM or WRITE_ZEROES
-  // without FUA. Flushes and FUA wait for the device, CACHE and
-  // BLOCK_STATUS may cover much: those always go to the engine.
-  bool MayRunInline(const Request& r) const;
+  // Whether `r` runs on the reader thread (see server.cc, "Requests run
+  // inline"); `idle`: nothing else of the connection is in flight. May read
+  // the payload of a WRITE (into r->data, or in place when it runs inline).
+  // False when the session ends instead (`*ok` false).
+  bool ChooseInline(Request* r, bool idle, bool* ok);
+  // A short READ, WRITE, TRIM or WRITE_ZEROES: the kinds that may run inline.
+  bool ShortDataCommand(const Request& r) const;
+  // The volume's hint for a short data command without FUA; a "may wait"
+  // is counted in nbd.requests_may_wait.
+  bool VolumeMayWait(const Request& r);
+  // Reads a WRITE's payload into r->data (or, when `in_place`, takes it
+  // where it lies in the reader's buffer if it is all there). False when
+  // the client went away.
+  bool ReadPayload(Request* r, bool in_place);
   void Dispatch(const RequestPtr& r);
   void StartStructuredRead(const RequestPtr& r);
   void FinishStructuredRead(const RequestPtr& r, Status s);
+  // Sends a structured READ reply of `segs` (in order, covering the read).
+  void SendReadChunks(const Request& r, std::span<const ReadSegment> segs);
   void StartBlockStatus(const RequestPtr& r);
   // FUA on a trim or write-zeroes: flush after the operation.
   void FlushThenFinish(const RequestPtr& r, Status s);
@@ -103,11 +123,17 @@ class Connection {
   uint64_t size_bytes_ = 0;
   ExportStats* export_stats_ = nullptr;
 
+  // Data buffers of this connection's requests, reused (at most 1 MiB kept).
+  BufferCache buffers_{1 << 20};
+
   std::atomic<bool> stopping_{false};
   std::atomic<bool> broken_{false};
   Mutex send_mu_;  // serializes replies on the transport
   std::vector<uint8_t> pending_ ARC_GUARDED_BY(send_mu_);
   std::thread::id reader_thread_;
+  // Requests run inline since the reader last sent the replies it held
+  // back (reader thread only): bounded by kMaxInlineBurst.
+  uint32_t inline_burst_ = 0;
 
   Mutex mu_;
   CondVar cv_;

@@ -41,7 +41,12 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
                                                "handshakes that reached transmission");
   requests_inline =
       registry_->AddCounter("nbd", "requests_inline", Unit::kOps,
-                            "requests run on their connection's thread (nothing else in flight)");
+                            "requests run on their connection's thread (alone, or the "
+                            "volume said they will not wait)");
+  requests_may_wait =
+      registry_->AddCounter("nbd", "requests_may_wait", Unit::kOps,
+                            "requests submitted to the engine because the volume said they may "
+                            "wait (a cache miss, a throttled write)");
   for (int k = 0; k < static_cast<int>(ErrorKind::kCount); k++) {
     std::string name = std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k));
     errors_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "client or protocol errors");

@@ -1,6 +1,7 @@
 // The NBD server's stats, declared once in a stats::Registry.
 //
-// Module "nbd" holds the server-wide stats: connections (accepted, refused,
+// Module "nbd" holds the server-wide stats: requests run inline or sent to
+// the engine on the volume's "may wait", connections (accepted, refused,
 // active), handshakes, and protocol errors by kind. Each export has a module
 // "nbd_export.<name>" with, per command, ops, bytes, errors and a latency
 // histogram (request read to reply sent), plus its open connections.
@@ -69,7 +70,8 @@ class NbdStats {
   stats::Counter* connections_refused = nullptr;
   stats::Gauge* connections_active = nullptr;
   stats::Counter* handshakes_completed = nullptr;
-  stats::Counter* requests_inline = nullptr;
+  stats::Counter* requests_inline = nullptr;    // run on the connection's thread
+  stats::Counter* requests_may_wait = nullptr;  // submitted: Volume::MayWait said so
 
  private:
   stats::Registry* const registry_;

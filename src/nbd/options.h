@@ -55,13 +55,19 @@ struct ServerOptions {
   // Shutdown() waits this long for clients to take their replies before it
   // closes their sockets outright.
   uint64_t shutdown_grace_ns = 10 * kNsPerSec;
-  // A short READ, WRITE, TRIM or WRITE_ZEROES (at most 64 KiB, no FUA)
-  // that arrives while its connection has nothing else in flight and no
-  // further request buffered runs on the connection's thread through the
-  // volume's synchronous call instead of on an engine thread: at queue
-  // depth 1 that saves two thread handoffs per request. While it runs (a
-  // write throttled, a read from disk) the connection reads nothing more.
+  // A request that arrives while its connection has nothing else in flight
+  // and no further request buffered (a client at queue depth 1) runs on the
+  // connection's thread through the volume's synchronous call instead of
+  // on an engine thread, whatever it may wait for: a short READ, WRITE,
+  // TRIM or WRITE_ZEROES (at most 64 KiB, FUA included) or a FLUSH. That
+  // saves two thread handoffs per request; while it runs (a write
+  // throttled, a read from disk, a flush) the connection reads nothing more.
   bool inline_idle_requests = true;
+  // At any queue depth, a short READ, WRITE, TRIM or WRITE_ZEROES without
+  // FUA runs on the connection's thread when the volume's hint
+  // (Volume::MayWait) says it will not wait: a cache hit, a write the
+  // throttle lets through. Misses and throttled writes are submitted.
+  bool inline_requests_that_do_not_wait = true;
   // The export the empty name selects; empty means the first export.
   std::string default_export;
 

@@ -19,27 +19,48 @@
 //                                   blocks = TCP backpressure)
 //                                   |
 //                                   v
-//                                 idle? -- yes --> Volume::Read/Write/...
-//                                   | no           (synchronous, on this
-//                                   v               thread; done inline)
+//                                 alone? ------------ yes --+
+//                                   | no                    |
+//                                   v                       v
+//                                 short, no FUA, and    Volume::Read/Write/..
+//                                 !Volume::MayWait? -yes-> (synchronous, on
+//                                   | no                 this thread; done
+//                                   v                    inline)
 //                                 Volume::Submit*(..., done)
 //                                                         |
 //   engine thread or inline  <----------------------------+
 //   done: build reply -> send_mu_ -> writev -> stats -> ReleaseSlot
 //
-// Idle requests run inline. A short READ, WRITE, TRIM or WRITE_ZEROES (at
-// most 64 KiB, no FUA) that finds nothing else of its connection in flight
-// and no further request already buffered (a client at queue depth 1) runs
-// through the volume's synchronous call on the connection thread
-// (CallerThreadVolume): no handoff to an engine thread and back, and its
-// reply is held back and leaves in the one write made before the reader
-// waits for the next request, so a request costs one recv and one send.
-// Anything else, or any request that arrives while others are in flight or
-// buffered, goes to Submit* as drawn. The price: while an inline request
-// runs (a throttled write, a read from disk) the connection reads nothing
-// more; a client that pipelines is then served through Submit* again.
-// Counted in nbd.requests_inline; ServerOptions::inline_idle_requests turns
-// it off.
+// Requests run inline. A request runs on the connection thread, through
+// the volume's synchronous call (CallerThreadVolume), in two cases:
+//  - Alone: nothing else of its connection in flight and nothing buffered
+//    behind it (a client at queue depth 1, or a FLUSH after the writes it
+//    covers). A short READ, WRITE, TRIM or WRITE_ZEROES (at most 64 KiB,
+//    FUA included) or a FLUSH runs inline whatever it waits for: the
+//    client sends nothing until it has the reply, so nothing else could
+//    run meanwhile, and the handoff to an engine thread and back would
+//    cost more than a 4 KiB operation. A flush commits the intent log on
+//    the calling thread either way.
+//  - Will not wait: otherwise (other requests in flight or buffered), a
+//    short READ, WRITE, TRIM or WRITE_ZEROES without FUA runs inline when
+//    the volume's hint, Volume::MayWait, says it will finish in memory (an
+//    ARC or dirty-copy hit, a write the throttle lets through: see
+//    volume/volume_hint.cc). Everything else (misses, throttled writes,
+//    FLUSH, FUA, CACHE, BLOCK_STATUS, long requests) is submitted, so a
+//    cold random-read workload keeps its disk reads in parallel.
+// The hint may be wrong: a "will not wait" that waits holds the reader
+// (and so the client's other requests) for that long; a wrong "may wait"
+// costs a handoff. Correctness never depends on it: the operation is the
+// same on either thread, and the protocol lets replies of requests in
+// flight together leave in any order. An inline WRITE whose payload lies
+// whole in the reader's buffer is used there without a copy: it completes
+// before the reader reads again. Inline replies are held back (below);
+// after kMaxInlineBurst (16) inline requests in a row they are sent even
+// though more requests are buffered, so a client whose queue stays full of
+// hits gets its replies in bounded batches. Counted in nbd.requests_inline
+// (run inline) and nbd.requests_may_wait (submitted because the hint said
+// so); ServerOptions::inline_idle_requests and
+// inline_requests_that_do_not_wait turn the two cases off.
 //
 // Replies leave in completion order, not request order (the protocol allows
 // it); all chunks of one reply go out in one locked write, so chunks of

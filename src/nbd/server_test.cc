@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nbd/handshake.h"
+#include "nbd/buffer_cache.h"
 #include "nbd/raw_client.h"
 #include "nbd/transport.h"
 #include "testing/memory_volume.h"
@@ -652,23 +653,26 @@ TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
   ::rmdir(tmpl);
 }
 
-// The reader hands out a payload that ends its buffered input without a
-// copy, and only then; a short WriteAll of many pieces and of few both
-// arrive whole.
-TEST(TransportTest, TakeBufferedOnlyWhenExactlyThatIsBuffered) {
+// The reader hands out a payload that lies whole in its buffer without a
+// copy, and only then, leaving what follows it buffered; a short WriteAll
+// of many pieces and of few both arrive whole.
+TEST(TransportTest, TakeBufferedOnlyWhenAllOfItIsBuffered) {
   std::vector<uint8_t> in(10);
   for (size_t i = 0; i < in.size(); i++) in[i] = static_cast<uint8_t>(i);
   MemoryTransport t(in);
   Reader reader(&t);
   uint8_t head[4];
   ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
-  EXPECT_EQ(reader.TakeBuffered(5), nullptr);
   EXPECT_EQ(reader.TakeBuffered(7), nullptr);
   EXPECT_EQ(reader.buffered(), 6u) << "a refused take consumes nothing";
-  const uint8_t* p = reader.TakeBuffered(6);
+  const uint8_t* p = reader.TakeBuffered(2);
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(std::vector<uint8_t>(p, p + 6), std::vector<uint8_t>(in.begin() + 4, in.end()));
-  EXPECT_EQ(reader.buffered(), 0u);
+  EXPECT_EQ(std::vector<uint8_t>(p, p + 2), std::vector<uint8_t>(in.begin() + 4, in.begin() + 6));
+  EXPECT_EQ(reader.buffered(), 4u);
+  ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk) << "what follows stays buffered";
+  EXPECT_EQ(std::vector<uint8_t>(head, head + 4), std::vector<uint8_t>(in.begin() + 6, in.end()));
+  EXPECT_EQ(std::vector<uint8_t>(p, p + 2), std::vector<uint8_t>(in.begin() + 4, in.begin() + 6))
+      << "a taken payload stays valid until the buffer is refilled";
   EXPECT_EQ(reader.ReadExact(head, 1), Reader::Outcome::kEof);
 }
 
@@ -696,6 +700,33 @@ TEST(TransportTest, SocketWriteAllSendsFewAndManyPieces) {
     ASSERT_TRUE(std::equal(piece.begin(), piece.end(), got.begin() + k * piece.size())) << k;
   }
   ::close(fds[1]);
+}
+
+// Request buffers come back for reuse by size class, up to the byte cap;
+// large ones are never kept.
+TEST(BufferCacheTest, ReusesBuffersBySizeUpToItsCap) {
+  BufferCache cache(16 * 1024);
+  std::unique_ptr<uint8_t[]> a = cache.Take(4096);
+  uint8_t* const a_ptr = a.get();
+  cache.Give(std::move(a), 4096);
+  EXPECT_EQ(cache.cached_bytes(), 4096u);
+  std::unique_ptr<uint8_t[]> b = cache.Take(100);  // rounds up to 4 KiB: the same buffer
+  EXPECT_EQ(b.get(), a_ptr);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  std::unique_ptr<uint8_t[]> c = cache.Take(5000);  // 8 KiB class
+  uint8_t* const c_ptr = c.get();
+  c[8191] = 1;  // the whole class size is there
+  cache.Give(std::move(c), 5000);
+  EXPECT_NE(cache.Take(4096).get(), c_ptr) << "a 4 KiB take never gets an 8 KiB buffer";
+  std::unique_ptr<uint8_t[]> d = cache.Take(8192), e = cache.Take(8192);
+  EXPECT_EQ(d.get(), c_ptr);
+  cache.Give(std::move(d), 8192);
+  cache.Give(std::move(e), 8192);  // 16 KiB cached: the cap
+  EXPECT_EQ(cache.cached_bytes(), 16384u);
+  cache.Give(std::move(b), 4096);  // past the cap: freed
+  EXPECT_EQ(cache.cached_bytes(), 16384u);
+  cache.Give(cache.Take(1 << 20), 1 << 20);  // larger than 64 KiB: never kept
+  EXPECT_EQ(cache.cached_bytes(), 16384u);
 }
 
 }  // namespace

@@ -100,12 +100,13 @@ class Reader {
 
   // Reads exactly `n` bytes into `out`.
   Outcome ReadExact(uint8_t* out, size_t n);
-  // When exactly `n` bytes are buffered, consumes them and returns where
-  // they lie: valid until the next read. Otherwise nullptr, nothing read.
+  // When at least `n` bytes are buffered, consumes `n` and returns where
+  // they lie: valid until the buffer is next refilled (a read that finds
+  // it empty). Otherwise nullptr, nothing read.
   const uint8_t* TakeBuffered(size_t n) {
-    if (end_ - begin_ != n) return nullptr;
+    if (end_ - begin_ < n) return nullptr;
     const uint8_t* p = buf_.data() + begin_;
-    begin_ = end_;
+    begin_ += n;
     return p;
   }
   // Reads and drops exactly `n` bytes.

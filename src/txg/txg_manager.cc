@@ -288,6 +288,16 @@ Status TxgManager::WaitArcLimit(uint64_t dirty_bytes) {
 
 Result<TxgHold> TxgManager::Assign(uint64_t dirty_bytes) { return AssignImpl(dirty_bytes, true); }
 
+bool TxgManager::AssignWouldWait(uint64_t dirty_bytes) {
+  MutexLock l(&mu_);
+  if (!failed_.ok() || stopping_ || unsynced_bytes_ == 0) return false;
+  const uint64_t arc_limit =
+      options_.arc_dirty_limit_bytes ? options_.arc_dirty_limit_bytes() : 0;
+  if (arc_limit > 0 && unsynced_bytes_ + dirty_bytes > arc_limit) return true;
+  if (unsynced_bytes_ + dirty_bytes > options_.dirty_max_bytes) return true;
+  return DelayNsAt(unsynced_bytes_) > 0;
+}
+
 Result<TxgHold> TxgManager::AssignNoThrottle(uint64_t dirty_bytes) {
   return AssignImpl(dirty_bytes, false);
 }
@@ -500,9 +510,12 @@ void TxgManager::SyncLoop() {
       if (stopping_ || !failed_.ok()) return;
       // The timeout is measured on the injected clock; wake at least every
       // 10 ms of real time to look at it (a manual clock moves without us).
+      // An open txg past its timeout with nothing in it waits the 10 ms
+      // too: waking at once would spin while the pool is idle.
       const uint64_t now = clock_->NowNs();
       const uint64_t due = open_->rec.birth_ns + options_.timeout_ns;
-      const uint64_t wait_ns = std::clamp<uint64_t>(due > now ? due - now : 0, 1, 10 * kNsPerMs);
+      const uint64_t wait_ns = due > now ? std::min<uint64_t>(due - now, 10 * kNsPerMs)
+                                         : 10 * kNsPerMs;
       cv_.WaitFor(&mu_, std::chrono::nanoseconds(wait_ns));
     }
     if (!failed_.ok()) return;  // failed from outside (Fail) while waiting

@@ -133,6 +133,12 @@ class TxgManager {
   // dirty_max, and made to wait for a sync when the ARC's dirty limit would
   // be passed. Errors only when the manager has failed or stopped.
   Result<TxgHold> Assign(uint64_t dirty_bytes);
+  // Whether Assign(dirty_bytes) made now would wait: for the ARC's dirty
+  // limit, blocked at dirty_max, or delayed by the throttle. A hint for
+  // callers choosing a thread (the answer may change at once); takes the
+  // manager's lock briefly and never waits. False when the manager has
+  // failed or is stopping (Assign fails at once).
+  bool AssignWouldWait(uint64_t dirty_bytes);
   // The same, without the throttle (metadata changes, trims).
   Result<TxgHold> AssignNoThrottle(uint64_t dirty_bytes);
 

@@ -431,5 +431,76 @@ TEST(TxgManagerTest, OptionsNameTheBadOne) {
   EXPECT_TRUE(TxgOptions().Validate().ok());
 }
 
+// AssignWouldWait() tells ahead of Assign() whether the throttle would make
+// it wait: below delay_min_percent no; from there (delay) and at dirty_max
+// (block) yes; a failed manager fails at once. The ARC's limit: below.
+TEST(TxgManagerTest, AssignWouldWaitFollowsTheThrottle) {
+  ManualClock clock(1'000'000'000, /*auto_advance=*/true);
+  stats::Registry reg;
+  SyncLog log;
+  TxgOptions o = Opts(1 * kMiB);
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);  // not started: nothing syncs
+  // 60% of 1 MiB is 629,145.6 bytes: 153 writes of 4 KiB stay below it.
+  for (int i = 0; i < 153; i++) {
+    ASSERT_FALSE(m.AssignWouldWait(4096)) << "write " << i;
+    ASSERT_TRUE(m.Assign(4096).ok());
+  }
+  EXPECT_EQ(clock.sleeps(), 0u);
+  EXPECT_FALSE(m.AssignWouldWait(4096));
+  ASSERT_TRUE(m.Assign(4096).ok());  // 154 x 4 KiB: past the line
+  EXPECT_TRUE(m.AssignWouldWait(4096));
+  ASSERT_TRUE(m.Assign(4096).ok());
+  EXPECT_EQ(clock.sleeps(), 1u) << "the throttle delayed the write the hint said would wait";
+  // A request that would pass dirty_max is blocked.
+  EXPECT_TRUE(m.AssignWouldWait(1 * kMiB));
+  m.Fail(Status::IOError("device gone"));
+  EXPECT_FALSE(m.AssignWouldWait(4096)) << "a failed manager answers at once";
+  EXPECT_FALSE(m.Assign(4096).ok());
+}
+
+TEST(TxgManagerTest, AssignWouldWaitAtTheArcDirtyLimit) {
+  ManualClock clock(1'000'000'000, /*auto_advance=*/true);
+  stats::Registry reg;
+  SyncLog log;
+  TxgOptions o = Opts(100 * kMiB);
+  o.arc_dirty_limit_bytes = [] { return 64 * kKiB; };
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);
+  EXPECT_FALSE(m.AssignWouldWait(1 * kMiB)) << "nothing unsynced: even a large write goes";
+  ASSERT_TRUE(m.Assign(30 * kKiB).ok());
+  EXPECT_FALSE(m.AssignWouldWait(4 * kKiB));
+  EXPECT_TRUE(m.AssignWouldWait(40 * kKiB)) << "30 + 40 KiB passes the ARC's 64 KiB";
+  ASSERT_TRUE(m.Assign(10 * kKiB).ok());
+  EXPECT_TRUE(m.AssignWouldWait(1)) << "40 KiB: past 60% of the ARC's limit, the delay";
+}
+
+// The sync thread of an idle pool sleeps: an open txg past its timeout
+// with nothing in it once made the loop wait 1 ns at a time, a spinning
+// thread (24% of a core in `arcstore serve` after 5 s idle). The thread
+// reads the clock twice per wakeup, so 100 ms of real time at one wakeup
+// per 10 ms reads it about 20 times; spinning, thousands.
+TEST(TxgManagerTest, AnIdleSyncThreadDoesNotSpinPastTheTimeout) {
+  class CountingClock final : public Clock {
+   public:
+    uint64_t NowNs() override {
+      reads++;
+      return inner.NowNs();
+    }
+    void SleepUntilNs(uint64_t deadline_ns) override { inner.SleepUntilNs(deadline_ns); }
+    ManualClock inner;
+    std::atomic<uint64_t> reads{0};
+  } clock;
+  stats::Registry reg;
+  SyncLog log;
+  TxgManager m(Opts(), &clock, &reg, log.Fn(), 1);
+  m.Start();
+  clock.inner.AdvanceNs(60 * kNsPerSec);  // the open txg is long past its 5 s
+  const uint64_t before = clock.reads.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the interval measured
+  const uint64_t reads = clock.reads.load() - before;
+  EXPECT_LT(reads, 200u) << "the sync thread woke " << reads / 2 << " times in 100 ms";
+  EXPECT_TRUE(log.synced.empty()) << "nothing to sync";
+  ASSERT_TRUE(m.Stop().ok());
+}
+
 }  // namespace
 }  // namespace arcstore::txg

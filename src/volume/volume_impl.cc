@@ -73,6 +73,10 @@
 //
 // Asynchrony. Submit* run the operation on the pool's work queue and
 // complete there; the synchronous calls run on the caller's thread.
+// MayWait (volume_hint.cc) tells a caller with a thread of its own which
+// operations would finish in memory there (cache and dirty-copy hits,
+// writes the throttle lets through), from the dirty maps, the ARC's
+// presence of the records and the txg manager's throttle state.
 //
 // Locking: mu_ guards the dirty maps; it is never held across I/O or a txg
 // assignment. The tree has its own lock. Order: txg hold, then mu_, then the

@@ -115,6 +115,9 @@ class VolumeImpl final : public Volume {
   Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags) override;
   Status Cache(uint64_t offset, uint64_t length) override;
   Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents) override;
+  // From the dirty copies, the ARC's presence of the records and the txg
+  // manager's throttle state (volume_hint.cc).
+  bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override;
 
   // ---- Pool side --------------------------------------------------------
   // Applies an intent log record at open as an ordinary (unlogged) change.
@@ -163,6 +166,10 @@ class VolumeImpl final : public Volume {
     bool whole = false;
   };
 
+  // MayWait's two halves (volume_hint.cc), for a range of at most
+  // kHintMaxRecords records [first, last].
+  bool ReadMayWait(uint64_t offset, uint64_t length, uint64_t first, uint64_t last);
+  bool ChangeMayWait(uint64_t offset, uint64_t length, uint64_t first, uint64_t last);
   // Runs `op` on the work queue, or inline without one.
   void Dispatch(std::function<void()> op);
   // `replay`: a logged change applied at open (allowed on a read-only pool,

@@ -73,5 +73,36 @@ h = nbd.NBD(); h.set_export_name("vol0"); h.connect_unix(sock)
 assert h.pread(65536, 0) == b"\x5a" * 65536, "write before SIGTERM lost"
 print("data present after SIGTERM and reopen")
 PY
+# The engine's own choice of thread (server.cc, "Requests run inline"):
+# random reads of the cold volume at queue depth 32 (misses: submitted),
+# then 4 KiB random writes into 64 KiB records (partial copies) with
+# verify=crc32c at queue depth 32 over 4 connections (run inline).
+require fio
+fio --name=cold --ioengine=nbd --uri="$(uri "$S" vol0)" --rw=randread --bs=4k \
+  --iodepth=32 --size=32M --io_size=4M --output="$NBD_WORK/fio.cold" >"$NBD_WORK/fio.err" 2>&1 ||
+  { cat "$NBD_WORK/fio.err"; fail "fio random reads against arcstore serve"; }
+fio --name=verify --ioengine=nbd --uri="$(uri "$S" vol0)" --rw=randwrite --bs=4k \
+  --iodepth=32 --numjobs=4 --size=8M --offset_increment=8M --io_size=4M \
+  --verify=crc32c --verify_fatal=1 --do_verify=1 --group_reporting \
+  --output-format=json --output="$NBD_WORK/fio.json" >"$NBD_WORK/fio.err" 2>&1 ||
+  { cat "$NBD_WORK/fio.err"; fail "fio verify against arcstore serve"; }
+/usr/bin/python3 - "$NBD_WORK/fio.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+assert j["error"] == 0, j["error"]
+assert j["write"]["io_bytes"] == 4 * 4 << 20, j["write"]["io_bytes"]
+assert j["read"]["io_bytes"] >= j["write"]["io_bytes"] * 0.99, j["read"]["io_bytes"]
+print("fio verify at iodepth 32 against arcstore serve: wrote and verified 16 MiB")
+PY
+"$ARCSTORE" stat "$P" --live --json >"$NBD_WORK/stat.json" ||
+  fail "arcstore stat --live against the running server"
+/usr/bin/python3 - "$NBD_WORK/stat.json" <<'PY'
+import json, sys
+stats = json.loads(open(sys.argv[1]).readline())["stats"]
+got = {s["module"] + "." + s["name"]: s.get("value") for s in stats}
+inline, may_wait = got["nbd.requests_inline"], got["nbd.requests_may_wait"]
+assert inline > 0 and may_wait > 0, (inline, may_wait)
+print(f"requests run inline {inline}, submitted on the volume's may-wait {may_wait}")
+PY
 stop_server
 echo PASS

@@ -1,0 +1,385 @@
+// Which requests the NBD connection runs on its own thread (server.cc,
+// "Requests run inline"): a request alone on its connection always; at any
+// queue depth a short data command the volume's hint says will not wait;
+// everything else through Submit*. And the replies of a long run of inline
+// requests leave in bounded batches.
+//
+// A volume wrapper tells the synchronous calls (the inline path: the
+// connection thread calls them through CallerThreadVolume) from Submit*
+// (the engine path), records which threads made the synchronous ones, and
+// answers MayWait as the test says.
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "nbd/raw_client.h"
+#include "nbd/server.h"
+#include "nbd/threaded_volume.h"
+#include "testing/memory_volume.h"
+
+namespace arcstore::nbd {
+namespace {
+
+using testing::Chunk;
+using testing::RawClient;
+
+using MayWaitFn = std::function<bool(VolumeOp op, uint64_t offset, uint64_t length)>;
+
+class CountingVolume final : public Volume {
+ public:
+  explicit CountingVolume(std::shared_ptr<Volume> inner) : inner_(std::move(inner)) {}
+  VolumeInfo info() const override { return inner_->info(); }
+
+  void SubmitRead(uint64_t o, std::span<uint8_t> out, Completion done) override {
+    submits_++;
+    inner_->SubmitRead(o, out, std::move(done));
+  }
+  void SubmitWrite(uint64_t o, std::span<const uint8_t> d, uint32_t f, Completion done) override {
+    submits_++;
+    inner_->SubmitWrite(o, d, f, std::move(done));
+  }
+  void SubmitFlush(Completion done) override {
+    submits_++;
+    inner_->SubmitFlush(std::move(done));
+  }
+  void SubmitTrim(uint64_t o, uint64_t n, Completion done) override {
+    submits_++;
+    inner_->SubmitTrim(o, n, std::move(done));
+  }
+  void SubmitWriteZeroes(uint64_t o, uint64_t n, uint32_t f, Completion done) override {
+    submits_++;
+    inner_->SubmitWriteZeroes(o, n, f, std::move(done));
+  }
+  void SubmitCache(uint64_t o, uint64_t n, Completion done) override {
+    submits_++;
+    inner_->SubmitCache(o, n, std::move(done));
+  }
+  void SubmitBlockStatus(uint64_t o, uint64_t n, ExtentsCompletion done) override {
+    submits_++;
+    inner_->SubmitBlockStatus(o, n, std::move(done));
+  }
+  Status Read(uint64_t o, std::span<uint8_t> out) override {
+    Synchronous();
+    if (before_sync_read_) before_sync_read_(o);
+    return inner_->Read(o, out);
+  }
+  Status Write(uint64_t o, std::span<const uint8_t> d, uint32_t f) override {
+    Synchronous();
+    return inner_->Write(o, d, f);
+  }
+  Status Flush() override {
+    Synchronous();
+    return inner_->Flush();
+  }
+  Status Trim(uint64_t o, uint64_t n) override {
+    Synchronous();
+    return inner_->Trim(o, n);
+  }
+  Status WriteZeroes(uint64_t o, uint64_t n, uint32_t f) override {
+    Synchronous();
+    return inner_->WriteZeroes(o, n, f);
+  }
+  bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override {
+    hint_calls_++;
+    return may_wait_ ? may_wait_(op, offset, length) : true;
+  }
+
+  // Set before the server starts.
+  void set_may_wait(MayWaitFn fn) { may_wait_ = std::move(fn); }
+  void set_before_sync_read(std::function<void(uint64_t)> fn) { before_sync_read_ = std::move(fn); }
+
+  int submits() const { return submits_; }
+  int sync_calls() const { return sync_calls_; }
+  int hint_calls() const { return hint_calls_; }
+  size_t sync_threads() {
+    MutexLock l(&mu_);
+    return threads_.size();
+  }
+
+ private:
+  void Synchronous() {
+    sync_calls_++;
+    MutexLock l(&mu_);
+    threads_.insert(std::this_thread::get_id());
+  }
+
+  const std::shared_ptr<Volume> inner_;
+  MayWaitFn may_wait_;
+  std::function<void(uint64_t)> before_sync_read_;
+  std::atomic<int> submits_{0}, sync_calls_{0}, hint_calls_{0};
+  Mutex mu_;
+  std::set<std::thread::id> threads_ ARC_GUARDED_BY(mu_);
+};
+
+// Requests sent in one write, so that the server finds them buffered
+// together (each behind the one before).
+class Batch {
+ public:
+  void Add(uint16_t type, uint64_t offset, uint32_t length, uint16_t flags = 0,
+           const std::vector<uint8_t>* payload = nullptr) {
+    uint8_t h[kRequestHeaderBytes];
+    Store32(h, kRequestMagic);
+    Store16(h + 4, flags);
+    Store16(h + 6, type);
+    Store64(h + 8, next_cookie_++);
+    Store64(h + 16, offset);
+    Store32(h + 24, length);
+    bytes_.insert(bytes_.end(), h, h + sizeof(h));
+    if (payload != nullptr) bytes_.insert(bytes_.end(), payload->begin(), payload->end());
+  }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  uint64_t count() const { return next_cookie_ - 1; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  uint64_t next_cookie_ = 1;
+};
+
+class InlineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbd_itest.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    options_.socket_path = dir_ + "/s.sock";
+    auto mem = std::make_shared<arcstore::testing::MemoryVolume>(
+        VolumeInfo{"vol", 1, 8 << 20, 4096, "off"});
+    // Completions of Submit* come back on 2 engine threads.
+    volume_ = std::make_shared<CountingVolume>(std::make_shared<ThreadedVolume>(mem, 2));
+  }
+  void TearDown() override {
+    server_.reset();
+    ::rmdir(dir_.c_str());
+  }
+  void Start() {
+    auto s = Server::Start(options_, {{"vol", volume_, false, ""}}, &registry_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  int64_t Stat(const char* name) { return registry_.TakeSnapshot().Get("nbd", name); }
+  // Reads `n` replies of a batch (simple replies; reads of `read_length`)
+  // and checks each is OK; returns the cookies in arrival order.
+  std::vector<uint64_t> Replies(RawClient& c, uint64_t n, size_t read_length) {
+    std::vector<uint64_t> cookies;
+    for (uint64_t i = 0; i < n; i++) {
+      Chunk ch;
+      if (!c.ReadChunk(&ch, read_length)) {
+        ADD_FAILURE() << "reply " << i << " of " << n << " did not come";
+        break;
+      }
+      EXPECT_EQ(ch.error, 0u) << "cookie " << ch.cookie;
+      cookies.push_back(ch.cookie);
+    }
+    return cookies;
+  }
+
+  // Sends `n` 4 KiB reads of consecutive blocks in one write (the server
+  // reads all of them at once) and takes their simple replies.
+  void ReadsInOneSend(RawClient& c, int n) {
+    Batch b;
+    for (int i = 0; i < n; i++) b.Add(kCmdRead, uint64_t(i) * 4096, 4096);
+    c.Send(b.bytes());
+    Replies(c, n, 4096);
+  }
+
+  std::string dir_;
+  ServerOptions options_;
+  stats::Registry registry_;
+  std::shared_ptr<CountingVolume> volume_;
+  std::unique_ptr<Server> server_;
+};
+
+// One request at a time: every short data command, a FUA write and a flush
+// run on the connection's thread without asking the hint; long writes go
+// to the engine.
+TEST_F(InlineTest, ARequestAloneRunsOnTheConnectionThread) {
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  constexpr int kPairs = 40;
+  for (int i = 0; i < kPairs; i++) {
+    std::vector<uint8_t> w(4096, static_cast<uint8_t>(i)), r;
+    ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 8192, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdRead, uint64_t(i) * 8192, 4096, 0, nullptr, &r), 0u);
+    ASSERT_EQ(r, w) << "pair " << i;
+  }
+  EXPECT_EQ(c.Do(kCmdTrim, 0, 4096), 0u);
+  EXPECT_EQ(c.Do(kCmdWriteZeroes, 8192, 4096), 0u);
+  std::vector<uint8_t> w(4096, 0x42), big(128 << 10, 0x43);
+  EXPECT_EQ(c.Do(kCmdWrite, 0, 4096, kCmdFlagFua, &w), 0u);
+  EXPECT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  EXPECT_EQ(volume_->sync_calls(), 2 * kPairs + 4);
+  EXPECT_EQ(volume_->submits(), 0);
+  EXPECT_EQ(volume_->sync_threads(), 1u) << "every inline request ran on the connection thread";
+  EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
+  EXPECT_EQ(volume_->hint_calls(), 0) << "a request alone does not need the hint";
+
+  EXPECT_EQ(c.Do(kCmdWrite, 0, static_cast<uint32_t>(big.size()), 0, &big), 0u);
+  EXPECT_EQ(volume_->submits(), 1) << "a 128 KiB write goes to the engine";
+  EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
+  EXPECT_EQ(Stat("requests_may_wait"), 0);
+}
+
+// Requests that arrive together, all of which the volume says may wait:
+// submitted (at most the last of the batch finds nothing behind it).
+TEST_F(InlineTest, PipelinedRequestsThatMayWaitAreSubmitted) {
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  constexpr int kRequests = 8;
+  ReadsInOneSend(c, kRequests);
+  EXPECT_GE(volume_->submits(), kRequests - 1);
+  EXPECT_LE(Stat("requests_inline"), 1);
+  EXPECT_EQ(volume_->submits() + volume_->sync_calls(), kRequests);
+  EXPECT_EQ(Stat("requests_may_wait"), volume_->submits());
+  EXPECT_EQ(volume_->hint_calls(), volume_->submits());
+}
+
+// Requests that arrive together and that the volume says will not wait
+// run on the connection thread, in the order they came; the data is right.
+TEST_F(InlineTest, PipelinedRequestsThatWillNotWaitRunInline) {
+  volume_->set_may_wait([](VolumeOp, uint64_t, uint64_t) { return false; });
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  constexpr int kRequests = 32;
+  Batch writes;
+  std::vector<std::vector<uint8_t>> data;
+  for (int i = 0; i < kRequests; i++) {
+    data.emplace_back(4096, static_cast<uint8_t>(i + 1));
+    writes.Add(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &data.back());
+  }
+  writes.Add(kCmdTrim, 64 * 4096, 4096);
+  writes.Add(kCmdWriteZeroes, 65 * 4096, 4096);
+  c.Send(writes.bytes());
+  std::vector<uint64_t> order = Replies(c, writes.count(), 0);
+  for (size_t i = 0; i < order.size(); i++) EXPECT_EQ(order[i], i + 1) << "inline runs in order";
+  Batch reads;
+  for (int i = 0; i < kRequests; i++) reads.Add(kCmdRead, uint64_t(i) * 4096, 4096);
+  c.Send(reads.bytes());
+  for (int i = 0; i < kRequests; i++) {
+    Chunk ch;
+    ASSERT_TRUE(c.ReadChunk(&ch, 4096));
+    ASSERT_EQ(ch.cookie, uint64_t(i) + 1);
+    EXPECT_EQ(ch.payload, data[i]) << "read " << i;
+  }
+  const int total = 2 * kRequests + 2;
+  EXPECT_EQ(volume_->submits(), 0);
+  EXPECT_EQ(volume_->sync_calls(), total);
+  EXPECT_EQ(volume_->sync_threads(), 1u);
+  EXPECT_EQ(Stat("requests_inline"), total);
+  EXPECT_EQ(Stat("requests_may_wait"), 0);
+}
+
+// The hint decides request by request: the ones it says may wait go to
+// the engine, the rest run inline. FLUSH and FUA behind other requests
+// are never asked about: they go to the engine.
+TEST_F(InlineTest, TheHintDecidesRequestByRequest) {
+  // Odd 4 KiB blocks "miss".
+  volume_->set_may_wait([](VolumeOp, uint64_t offset, uint64_t) { return (offset / 4096) % 2; });
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  constexpr int kRequests = 20;
+  ReadsInOneSend(c, kRequests);
+  // The last request may find nothing behind it: then it runs inline
+  // without asking.
+  const int asked = volume_->hint_calls();
+  EXPECT_GE(asked, kRequests - 1);
+  EXPECT_EQ(Stat("requests_may_wait"), kRequests / 2 - (asked < kRequests ? 1 : 0));
+  EXPECT_EQ(volume_->submits(), Stat("requests_may_wait"));
+  EXPECT_EQ(Stat("requests_inline"), kRequests - volume_->submits());
+
+  Batch durable;
+  std::vector<uint8_t> w(4096, 9);
+  durable.Add(kCmdWrite, 0, 4096, kCmdFlagFua, &w);
+  durable.Add(kCmdFlush, 0, 0);
+  durable.Add(kCmdRead, 0, 4096);
+  const int submits = volume_->submits(), hints = volume_->hint_calls();
+  c.Send(durable.bytes());
+  for (int i = 0; i < 3; i++) {
+    Chunk ch;
+    ASSERT_TRUE(c.ReadChunk(&ch, 0));
+    EXPECT_EQ(ch.error, 0u);
+    if (ch.cookie == 3) {  // the read: its data follows the reply
+      std::vector<uint8_t> data(4096);
+      ASSERT_TRUE(c.Recv(data.data(), data.size()));
+    }
+  }
+  EXPECT_EQ(volume_->submits(), submits + 2) << "the FUA write and the flush";
+  EXPECT_LE(volume_->hint_calls(), hints + 1) << "only the read may be asked about";
+}
+
+// A client that keeps its queue full of requests that run inline still
+// gets replies while the reader is busy: after kMaxInlineBurst (16) inline
+// requests the held replies go out. The 17th request's read waits until
+// the client has its 16 replies; without the bound they would be held
+// until the reader next waits for input, after the 17th.
+TEST_F(InlineTest, RepliesOfALongInlineRunLeaveInBoundedBatches) {
+  volume_->set_may_wait([](VolumeOp, uint64_t, uint64_t) { return false; });
+  Mutex mu;
+  CondVar cv;
+  bool released = false;
+  std::atomic<bool> waited_out{false};
+  constexpr uint64_t kGate = 16 * 4096;  // the 17th request's offset
+  volume_->set_before_sync_read([&](uint64_t offset) {
+    if (offset != kGate) return;
+    MutexLock l(&mu);
+    // A bound that only detects the failure (the client's reads time out
+    // after 10 s first); the release itself is signalled.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!released) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) {
+        waited_out = true;
+        return;
+      }
+      cv.WaitFor(&mu, left);
+    }
+  });
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  Batch b;
+  for (int i = 0; i < 24; i++) b.Add(kCmdRead, uint64_t(i) * 4096, 4096);
+  c.Send(b.bytes());
+  std::vector<uint64_t> first = Replies(c, 16, 4096);
+  {
+    MutexLock l(&mu);
+    released = true;
+    cv.SignalAll();
+  }
+  ASSERT_EQ(first.size(), 16u);
+  EXPECT_EQ(first.back(), 16u);
+  Replies(c, 8, 4096);
+  EXPECT_FALSE(waited_out) << "the first 16 replies were held behind the 17th request";
+  EXPECT_EQ(Stat("requests_inline"), 24);
+}
+
+TEST_F(InlineTest, TurnedOffEveryRequestIsSubmitted) {
+  options_.inline_idle_requests = false;
+  options_.inline_requests_that_do_not_wait = false;
+  volume_->set_may_wait([](VolumeOp, uint64_t, uint64_t) { return false; });
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  std::vector<uint8_t> w(4096, 7), r;
+  for (int i = 0; i < 10; i++) {
+    ASSERT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
+  }
+  ReadsInOneSend(c, 8);
+  EXPECT_EQ(volume_->submits(), 28);
+  EXPECT_EQ(volume_->sync_calls(), 0);
+  EXPECT_EQ(volume_->hint_calls(), 0);
+  EXPECT_EQ(Stat("requests_inline"), 0);
+}
+
+}  // namespace
+}  // namespace arcstore::nbd
