@@ -54,6 +54,21 @@ class PoolTest : public ::testing::Test {
     PoolImpl::Census c = pool_->Check();
     for (const auto& p : c.problems) ADD_FAILURE() << p;
   }
+  int64_t VolumeStat(const char* name) {
+    return pool_->stats().TakeSnapshot().Get("volumes", name);
+  }
+  // Closes `v`, reopens the pool and its volume `name`, and checks that it
+  // reads back as `model` and the pool is clean.
+  void ExpectSameAfterReopen(std::shared_ptr<Volume>& v, const std::string& name,
+                             const std::vector<uint8_t>& model) {
+    v.reset();
+    Reopen();
+    v = *pool_->OpenVolume(name);
+    std::vector<uint8_t> out(model.size());
+    ASSERT_TRUE(v->Read(0, out).ok());
+    EXPECT_EQ(out, model) << "after reopening";
+    ExpectClean();
+  }
 
   std::unique_ptr<io::MemoryDevice> dev_;
   std::unique_ptr<PoolImpl> pool_;
@@ -116,40 +131,32 @@ TEST_F(PoolTest, PartialWriteToAnUncachedRecordWaitsForNoRead) {
   ASSERT_TRUE(v->Write(0, model).ok());
   ASSERT_TRUE(pool_->Sync().ok());
   ASSERT_TRUE(pool_->DropCaches().ok());
-  auto counter = [&](const char* name) {
-    return pool_->stats().TakeSnapshot().Get("volumes", name);
-  };
-  const int64_t reads0 = counter("record_reads"), rmw0 = counter("rmw_reads");
+  const int64_t reads0 = VolumeStat("record_reads"), rmw0 = VolumeStat("rmw_reads");
   // Two pieces of record 1, not touching: the writes read nothing.
   std::vector<uint8_t> a = Pattern(4096, 4), b = Pattern(1000, 5);
   ASSERT_TRUE(v->Write(kRecord + 8192, a).ok());
   ASSERT_TRUE(v->Write(kRecord + 60000, b).ok());
   std::memcpy(model.data() + kRecord + 8192, a.data(), a.size());
   std::memcpy(model.data() + kRecord + 60000, b.data(), b.size());
-  EXPECT_EQ(counter("record_reads"), reads0);
-  EXPECT_EQ(counter("rmw_reads"), rmw0);
-  EXPECT_EQ(counter("rmw_deferred"), 1);
+  EXPECT_EQ(VolumeStat("record_reads"), reads0);
+  EXPECT_EQ(VolumeStat("rmw_reads"), rmw0);
+  EXPECT_EQ(VolumeStat("rmw_deferred"), 1);
   // Bytes the copy knows are read from it alone.
   std::vector<uint8_t> part(1000);
   ASSERT_TRUE(v->Read(kRecord + 8192 + 100, part).ok());
   EXPECT_TRUE(std::equal(part.begin(), part.end(), model.begin() + kRecord + 8192 + 100));
-  EXPECT_EQ(counter("record_reads"), reads0);
+  EXPECT_EQ(VolumeStat("record_reads"), reads0);
   // The whole record: the committed bytes under the known ones.
   std::vector<uint8_t> out(model.size());
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model) << "before the sync";
-  EXPECT_GT(counter("record_reads"), reads0);
+  EXPECT_GT(VolumeStat("record_reads"), reads0);
   // The sync completes the copy from the committed record.
   ASSERT_TRUE(pool_->Sync().ok());
-  EXPECT_EQ(counter("rmw_reads"), rmw0 + 1);
+  EXPECT_EQ(VolumeStat("rmw_reads"), rmw0 + 1);
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model) << "after the sync";
-  v.reset();
-  Reopen();
-  v = *pool_->OpenVolume("v");
-  ASSERT_TRUE(v->Read(0, out).ok());
-  EXPECT_EQ(out, model) << "after reopening";
-  ExpectClean();
+  ExpectSameAfterReopen(v, "v", model);
 }
 
 // Holds the txg sync's data writes (async writes) while closed, so that a
@@ -214,11 +221,8 @@ TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
   std::vector<uint8_t> a = Pattern(kRecord, 22);  // record 1, whole, in txg T
   ASSERT_TRUE(v->Write(kRecord, a).ok());
   std::memcpy(model.data() + kRecord, a.data(), kRecord);
-  auto counter = [&](const char* name) {
-    return pool_->stats().TakeSnapshot().Get("volumes", name);
-  };
-  const int64_t dirty0 = counter("rmw_dirty"), deferred0 = counter("rmw_deferred"),
-                rmw0 = counter("rmw_reads");
+  const int64_t dirty0 = VolumeStat("rmw_dirty"), deferred0 = VolumeStat("rmw_deferred"),
+                rmw0 = VolumeStat("rmw_reads");
   g->Close();
   Status synced;
   std::thread sync([&] { synced = pool_->Sync(); });
@@ -226,8 +230,8 @@ TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
   std::vector<uint8_t> b = Pattern(4096, 23);
   ASSERT_TRUE(v->Write(kRecord + 8192, b).ok());  // in txg T+1
   std::memcpy(model.data() + kRecord + 8192, b.data(), b.size());
-  EXPECT_EQ(counter("rmw_dirty"), dirty0) << "no copy of the whole record";
-  EXPECT_EQ(counter("rmw_deferred"), deferred0 + 1);
+  EXPECT_EQ(VolumeStat("rmw_dirty"), dirty0) << "no copy of the whole record";
+  EXPECT_EQ(VolumeStat("rmw_deferred"), deferred0 + 1);
   std::vector<uint8_t> out(model.size());
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model) << "over the syncing copy";
@@ -237,15 +241,10 @@ TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model) << "over the committed record";
   ASSERT_TRUE(pool_->Sync().ok());
-  EXPECT_EQ(counter("rmw_reads"), rmw0 + 1) << "completed by its sync";
+  EXPECT_EQ(VolumeStat("rmw_reads"), rmw0 + 1) << "completed by its sync";
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model) << "after its sync";
-  v.reset();
-  Reopen();
-  v = *pool_->OpenVolume("v");
-  ASSERT_TRUE(v->Read(0, out).ok());
-  EXPECT_EQ(out, model) << "after reopening";
-  ExpectClean();
+  ExpectSameAfterReopen(v, "v", model);
 }
 
 TEST_F(PoolTest, PartialWritesReadTheRecordThemselvesWhenTold) {
