@@ -305,7 +305,8 @@ def parse_args(argv):
     ap.add_argument("--arcstore", default=os.path.join(REPO, "build/release/arcstore"))
     ap.add_argument("--nbd-test-server",
                     default=os.path.join(REPO, "build/release/src/nbd/nbd_test_server"))
-    ap.add_argument("--recordsize", default="4K", help="record size of the arcstore volume")
+    ap.add_argument("--recordsize", default="64K",
+                    help="record size of the arcstore volume (64K: see README.md)")
     ap.add_argument("--compression", default="lz4", choices=["lz4", "zstd", "off"],
                     help="compression of the arcstore volume (lz4, the engine's default)")
     ap.add_argument("--pool-size", type=parse_size, default=None,
