@@ -57,8 +57,8 @@ struct ArcOptions {
 
   // ---- Structure ------------------------------------------------------------
   // Where data buffers come from: records of 64 KiB and more are mapped and
-  // unmapped by the ARC itself, with a 2 MiB cache of freed ones
-  // (buffer_allocator.h says why).
+  // unmapped by the ARC itself, with a cache of freed ones (2 MiB, or the
+  // room below c when that is more; buffer_allocator.h says why).
   BufferAllocatorOptions buffers;
   uint32_t hash_shards = 64;       // power of two
   uint32_t history_length = 256;   // TargetChange records kept

@@ -59,7 +59,8 @@ struct BufferAllocatorOptions {
   // Buffers this large or larger are mapped; 0 = never (every buffer from
   // new[], the allocator before issue 11, kept for comparison).
   uint64_t map_min_bytes = 64 * 1024;
-  // Freed mapped buffers kept for reuse, in bytes (0 = unmap at once).
+  // Freed mapped buffers kept for reuse, in bytes, whatever the owner's
+  // room (AttachRoom) is; 0 with no room = unmap at once.
   uint64_t cache_bytes = 2ull << 20;
 
   // Names the first bad field.
