@@ -826,6 +826,7 @@ Status PoolImpl::Close() {
     closed_ = true;
   }
   if (work_) work_->Drain();  // operations already submitted finish first
+  if (log_) log_->StopWriter();  // before the txg pipeline its fallback needs
   Status s = txg_ ? txg_->Stop() : Status::Ok();
   MutexLock l(&mu_);
   for (auto& [name, v] : volumes_) v->Close();

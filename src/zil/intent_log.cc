@@ -21,6 +21,21 @@
 //                                durable, since replay stops at the first
 //                                missing block.
 //
+// Who writes a batch: a caller alone writes its own, on its own thread (no
+// wake-up between it and the device). When callers queue up behind a batch,
+// the caller whose batch finished hands the queue to the log writer thread,
+// which writes batches back to back while anyone waits for one, then goes
+// idle again:
+//
+//   caller A: [batch 1: A      ]--HandOff--> returns
+//   writer:                      [batch 2: B C D][batch 3: E F G H]--idle
+//   callers B..H wait on the slot of the batch holding their change, so a
+//   batch's end wakes its own callers only (kWaitSlots condition variables).
+//
+// Without the writer, each batch's end woke every waiter, one of them became
+// the next writer after a context switch, and the caller whose batch just
+// finished often got in first with a batch of its own one change.
+//
 //   txg T commits --TxgCommitted--> changes of txgs <= T are dropped from
 //                                pending (the tree has them); arena space no
 //                                uberblock of the newest three replays from
@@ -127,6 +142,8 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
                                "txg syncs asked for because the log filled a share of its arena")),
       replayed_records(
           r->AddCounter("zil", "replayed_records", stats::Unit::kOps, "records replayed at open")),
+      writer_batches(r->AddCounter("zil", "writer_batches", stats::Unit::kOps,
+                                   "batches the log writer thread wrote for queued callers")),
       batch_records(
           r->AddHistogram("zil", "batch_records", stats::Unit::kOps, "records per commit batch")),
       commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
@@ -223,6 +240,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
   next_seq_ = std::max<uint64_t>(start.next_seq, 1);
   last_itx_ = durable_itx_ = taken_itx_ = start.last_record_seq;
   UpdateGauges();
+  if (options_.writer_thread) writer_ = std::thread([this] { WriterLoop(); });
 }
 
 void IntentLog::SetReplaying(bool replaying) {
@@ -273,20 +291,82 @@ Status IntentLog::Commit() {
   stats_.commit_requests->Add();
   MutexLock l(&mu_);
   const uint64_t target = last_itx_;
+  wanted_itx_ = std::max(wanted_itx_, target);
   while (durable_itx_ < target) {
     if (!failed_.ok()) return failed_;
-    if (taken_itx_ < target && inflight_.size() < options_.max_inflight_commits) {
-      // Changes of this caller are in no batch yet: start one with every
-      // change pending now (other callers' too).
+    if (taken_itx_ < target && !writer_serving_ &&
+        inflight_.size() < options_.max_inflight_commits) {
+      // Changes of this caller are in no batch yet and nobody is writing
+      // batches: start one with every change pending now (other callers'
+      // too).
       Status s = CommitBatch();
       if (!s.ok()) return s;
+      HandOff();
       continue;
     }
-    cv_.Wait(&mu_);
+    WaitSlot(target).Wait(&mu_);
   }
   stats_.commit_latency_ns->Record(env_.clock->NowNs() - start_ns);
   return failed_;
 }
+
+void IntentLog::HandOff() {
+  if (wanted_itx_ <= taken_itx_ || writer_serving_) return;
+  if (options_.writer_thread && !writer_stop_) {
+    writer_serving_ = true;
+    writer_cv_.Signal();
+    return;
+  }
+  // No writer: the callers waiting for the next batch write it themselves.
+  done_cv_[next_batch_id_ % kWaitSlots].SignalAll();
+}
+
+CondVar& IntentLog::WaitSlot(uint64_t target) {
+  for (const Batch& b : inflight_) {
+    if (b.last_itx >= target) return done_cv_[b.id % kWaitSlots];
+  }
+  return done_cv_[next_batch_id_ % kWaitSlots];
+}
+
+void IntentLog::WakeAll() {
+  for (CondVar& cv : done_cv_) cv.SignalAll();
+  writer_cv_.SignalAll();
+}
+
+void IntentLog::WriterLoop() {
+  MutexLock l(&mu_);
+  for (;;) {
+    while (!writer_serving_ && !writer_stop_) writer_cv_.Wait(&mu_);
+    if (writer_stop_) {
+      writer_serving_ = false;
+      WakeAll();  // callers waiting for a next batch write it themselves
+      return;
+    }
+    if (!failed_.ok() || wanted_itx_ <= taken_itx_) {
+      // Nobody waits for a batch not yet started: callers write their own
+      // again until they queue up.
+      writer_serving_ = false;
+      continue;
+    }
+    if (inflight_.size() >= options_.max_inflight_commits) {
+      writer_cv_.Wait(&mu_);  // a caller's batch is still at the device
+      continue;
+    }
+    stats_.writer_batches->Add();
+    (void)CommitBatch();  // a failure fails the log; the waiters see failed_
+  }
+}
+
+void IntentLog::StopWriter() {
+  {
+    MutexLock l(&mu_);
+    writer_stop_ = true;
+    writer_cv_.SignalAll();
+  }
+  if (writer_.joinable()) writer_.join();
+}
+
+IntentLog::~IntentLog() { StopWriter(); }
 
 bool IntentLog::BatchFinished(uint64_t id) {
   for (const Batch& b : inflight_) {
@@ -304,9 +384,10 @@ void IntentLog::BatchDone(uint64_t id) {
   // stops at the first block that is missing.
   while (!inflight_.empty() && inflight_.front().done) {
     durable_itx_ = std::max(durable_itx_, inflight_.front().last_itx);
+    done_cv_[inflight_.front().id % kWaitSlots].SignalAll();
     inflight_.pop_front();
   }
-  cv_.SignalAll();
+  if (writer_serving_) writer_cv_.Signal();  // a slot is free
 }
 
 Status IntentLog::Fallback(uint64_t id, uint64_t batch_last) {
@@ -319,6 +400,7 @@ Status IntentLog::Fallback(uint64_t id, uint64_t batch_last) {
     // acknowledges it (BatchDone below advances durable_itx_ past it).
     if (failed_.ok()) failed_ = s.WithContext("intent log commit (txg sync)");
     BatchDone(id);
+    WakeAll();
     return s;
   }
   // The txg sync made every change appended before it durable, whatever
@@ -444,6 +526,7 @@ Status IntentLog::CommitBatch() {
       if (env_.on_failure) env_.on_failure(failed_);
     }
     BatchDone(id);
+    WakeAll();
     return failed_;
   }
   stats_.commits->Add();
