@@ -9,6 +9,13 @@
 //        ^ done(status): t2=now, state=DONE, done_seq++, notify
 //        | (inline inside Submit*, or on an engine thread)
 //
+// A synchronous engine (psync, sync, pvsync, pvsync2, vsync; the default)
+// at iodepth 1 calls the volume's blocking Read/Write/Flush/Trim on the
+// worker thread instead of Submit*, as fio makes the system call on the
+// job's thread. At a deeper iodepth the bench keeps that many I/Os in
+// flight through Submit* whatever the engine (fio's sync engines would
+// ignore it).
+//
 // Latency as fio measures it (ns): for an I/O that had completed when its
 // Submit* call returned (inline, or on an engine thread meanwhile: to the
 // caller, a synchronous engine like fio's psync), there is no slat sample
@@ -50,6 +57,13 @@ namespace arcstore::bench {
 namespace {
 
 constexpr size_t kBufferAlign = 4096;
+
+// fio's engines that do each I/O with a blocking call on the job's thread.
+bool IsSyncEngine(const std::string& engine) {
+  return engine == "psync" || engine == "sync" || engine == "pvsync" || engine == "pvsync2" ||
+         engine == "vsync";
+}
+
 enum SlotState : uint32_t { kFree = 0, kInFlight = 1, kDone = 2 };
 
 int DepthBucket(uint64_t n) {
@@ -90,7 +104,12 @@ struct CpuTimes {
 class WorkerLoop {
  public:
   WorkerLoop(const WorkerConfig& c, JobResult* r)
-      : c_(c), job_(*c.job), r_(r), clock_(c.clock), rng_(c.seed ^ 0x5bd1e995) {}
+      : c_(c),
+        job_(*c.job),
+        r_(r),
+        clock_(c.clock),
+        rng_(c.seed ^ 0x5bd1e995),
+        sync_engine_(IsSyncEngine(job_.ioengine) && job_.iodepth == 1) {}
   ~WorkerLoop() {
     // Callbacks may still be returning from their last atomic access.
     while (callbacks_finished_.load(std::memory_order_acquire) != submitted_) std::this_thread::yield();
@@ -146,6 +165,7 @@ class WorkerLoop {
   JobResult* r_;
   Clock* clock_;
   SeededRandom rng_;
+  const bool sync_engine_;  // psync and its kin at iodepth 1: each I/O on this thread
   std::unique_ptr<IoPlanner> planner_;
   std::vector<Slot> slots_;
   std::vector<Slot*> free_;
@@ -223,7 +243,17 @@ void WorkerLoop::Submit(Slot* s) {
   auto done = [s](Status st) { OnDone(s, std::move(st)); };
   s->inline_done = false;
   s->start_ns = clock_->NowNs();
-  if (s->flush) {
+  if (sync_engine_) {
+    // fio's synchronous engines make the system call on the job's thread:
+    // so does the bench, through the volume's blocking calls (no hand-off
+    // to an engine thread and back).
+    Status st = s->flush            ? v.Flush()
+                : s->dir == kRead   ? v.Read(s->offset, {s->buf, s->length})
+                : s->dir == kWrite  ? v.Write(s->offset, {s->buf, s->length},
+                                              job_.sync ? kFua : kWriteNone)
+                                    : v.Trim(s->offset, s->length);
+    OnDone(s, std::move(st));
+  } else if (s->flush) {
     v.SubmitFlush(done);
   } else if (s->dir == kRead) {
     v.SubmitRead(s->offset, {s->buf, s->length}, done);
