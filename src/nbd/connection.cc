@@ -25,6 +25,11 @@ inline constexpr uint32_t kInlineMaxBytes = 64 * 1024;
 // Inline requests in a row before the replies held back are sent, even
 // though more requests are buffered.
 inline constexpr uint32_t kMaxInlineBurst = 16;
+// Commit ahead while the WRITE-then-FLUSH score is at least this (of at
+// most kCommitAheadMax): four such pairs in a row turn it on, two WRITEs
+// in a row without a FLUSH take back one pair each.
+inline constexpr int kCommitAheadScore = 4;
+inline constexpr int kCommitAheadMax = 8;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -132,7 +137,10 @@ void Connection::Serve() {
   export_stats_ = stats_->export_stats(negotiated_.export_index);
   export_stats_->connections->Add(1);
   reader_thread_ = std::this_thread::get_id();
-  reader_.set_before_wait([this] { FlushPending(); });
+  reader_.set_before_wait([this] {
+    FlushPending();
+    MaybeCommitAhead();
+  });
   Transmit();
   FlushPending();
   WaitIdle();
@@ -186,6 +194,7 @@ bool Connection::HandleRequest(const uint8_t* h) {
     return true;
   }
   if (r->type == kCmdDisc) return false;
+  NoteCommand(r->type);
 
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
   bool idle = false;
@@ -200,10 +209,37 @@ bool Connection::HandleRequest(const uint8_t* h) {
   r->volume = run_inline ? inline_volume_.get() : volume_;
   if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
+  // (A WRITE to a read-only export was refused above.)
+  commit_ahead_candidate_ = run_inline && write && (r->flags & kCmdFlagFua) == 0;
   // A long run of inline requests (a client keeping its queue full of
   // cache hits) still gets its replies in bounded batches.
   if (run_inline && ++inline_burst_ >= kMaxInlineBurst) FlushPending();
   return true;
+}
+
+void Connection::NoteCommand(uint16_t type) {
+  commit_ahead_candidate_ = false;
+  if (type == kCmdFlush && last_command_ == kCmdWrite) {
+    flush_after_write_score_ = std::min(flush_after_write_score_ + 1, kCommitAheadMax);
+  } else if (type == kCmdWrite && last_command_ == kCmdWrite) {
+    flush_after_write_score_ = std::max(flush_after_write_score_ - 2, 0);
+  }
+  last_command_ = type;
+}
+
+void Connection::MaybeCommitAhead() {
+  if (!options_.commit_ahead || !commit_ahead_candidate_ ||
+      flush_after_write_score_ < kCommitAheadScore) {
+    return;
+  }
+  commit_ahead_candidate_ = false;  // once per WRITE
+  {
+    MutexLock l(&mu_);
+    if (in_flight_ > 0) return;  // the WRITE's reply is not sent yet
+  }
+  stats_->commits_ahead->Add();
+  // An error here is the log's failure, which the client's FLUSH reports.
+  (void)volume_->Flush();
 }
 
 bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {

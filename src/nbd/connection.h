@@ -97,6 +97,12 @@ class Connection {
   // client per batch instead of one per reply.
   void FlushPending();
   void SendFailed();
+  // Before the reader waits: flushes the volume (commits its log) when the
+  // last request was a WRITE that ran inline, its reply is sent, and the
+  // client's pattern says a FLUSH follows (ServerOptions::commit_ahead).
+  void MaybeCommitAhead();
+  // Updates the WRITE-then-FLUSH score with the command of a new request.
+  void NoteCommand(uint16_t type);
 
   void SendError(const Request& r, uint32_t error, const std::string& message);
   void SendSimple(const Request& r, uint32_t error, const uint8_t* data, size_t length);
@@ -134,6 +140,12 @@ class Connection {
   // Requests run inline since the reader last sent the replies it held
   // back (reader thread only): bounded by kMaxInlineBurst.
   uint32_t inline_burst_ = 0;
+  // Commit ahead (reader thread only): how strongly the recent requests
+  // follow "WRITE, then FLUSH" (FLUSH after WRITE +1, WRITE after WRITE
+  // -2, within [0, kCommitAheadMax]) and the previous request's command.
+  int flush_after_write_score_ = 0;
+  uint16_t last_command_ = 0xffff;
+  bool commit_ahead_candidate_ = false;  // the last request: an inline WRITE
 
   Mutex mu_;
   CondVar cv_;

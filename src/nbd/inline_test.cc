@@ -75,6 +75,7 @@ class CountingVolume final : public Volume {
   }
   Status Flush() override {
     Synchronous();
+    flushes_++;
     return inner_->Flush();
   }
   Status Trim(uint64_t o, uint64_t n) override {
@@ -97,6 +98,7 @@ class CountingVolume final : public Volume {
   int submits() const { return submits_; }
   int sync_calls() const { return sync_calls_; }
   int hint_calls() const { return hint_calls_; }
+  int flushes() const { return flushes_; }
   size_t sync_threads() {
     MutexLock l(&mu_);
     return threads_.size();
@@ -112,7 +114,7 @@ class CountingVolume final : public Volume {
   const std::shared_ptr<Volume> inner_;
   MayWaitFn may_wait_;
   std::function<void(uint64_t)> before_sync_read_;
-  std::atomic<int> submits_{0}, sync_calls_{0}, hint_calls_{0};
+  std::atomic<int> submits_{0}, sync_calls_{0}, hint_calls_{0}, flushes_{0};
   Mutex mu_;
   std::set<std::thread::id> threads_ ARC_GUARDED_BY(mu_);
 };
@@ -224,6 +226,50 @@ TEST_F(InlineTest, ARequestAloneRunsOnTheConnectionThread) {
   EXPECT_EQ(volume_->submits(), 1) << "a 128 KiB write goes to the engine";
   EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
   EXPECT_EQ(Stat("requests_may_wait"), 0);
+}
+
+// A client that flushes after each write (fio's fsync=1, a database's
+// commits): once four pairs show the pattern, the connection flushes the
+// volume after each WRITE's reply, before it reads on, so the commit runs
+// while the client sends its FLUSH. WRITEs in a row without a FLUSH turn it
+// off again, and the option turns it off altogether.
+TEST_F(InlineTest, AClientThatFlushesAfterEachWriteHasItsFlushStartedEarly) {
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  std::vector<uint8_t> w(4096, 0x5a);
+  constexpr int kPairs = 10, kLearn = 4;
+  for (int i = 0; i < kPairs; i++) {
+    if (i == kLearn) EXPECT_EQ(Stat("commits_ahead"), 0) << "the pattern is not shown yet";
+    ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  }
+  EXPECT_EQ(Stat("commits_ahead"), kPairs - kLearn);
+  EXPECT_EQ(volume_->flushes(), kPairs + (kPairs - kLearn));
+  EXPECT_EQ(volume_->submits(), 0) << "everything ran on the connection thread";
+
+  for (int i = 0; i < 4; i++) ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+  const int64_t after_run = Stat("commits_ahead");
+  EXPECT_LT(after_run, kPairs - kLearn + 4) << "writes in a row wear the pattern off";
+  for (int i = 0; i < 3; i++) ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+  EXPECT_EQ(Stat("commits_ahead"), after_run) << "no early flush without the pattern";
+  std::vector<uint8_t> r;
+  ASSERT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, w);
+}
+
+TEST_F(InlineTest, NoFlushStartsEarlyWhenCommitAheadIsOff) {
+  options_.commit_ahead = false;
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  std::vector<uint8_t> w(4096, 0x5b);
+  for (int i = 0; i < 10; i++) {
+    ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  }
+  EXPECT_EQ(Stat("commits_ahead"), 0);
+  EXPECT_EQ(volume_->flushes(), 10);
 }
 
 // Requests that arrive together, all of which the volume says may wait:

@@ -47,6 +47,10 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
       registry_->AddCounter("nbd", "requests_may_wait", Unit::kOps,
                             "requests submitted to the engine because the volume said they may "
                             "wait (a cache miss, a throttled write)");
+  commits_ahead =
+      registry_->AddCounter("nbd", "commits_ahead", Unit::kOps,
+                            "volume flushes started after a WRITE, before the client's FLUSH "
+                            "came (ServerOptions::commit_ahead)");
   for (int k = 0; k < static_cast<int>(ErrorKind::kCount); k++) {
     std::string name = std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k));
     errors_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "client or protocol errors");

@@ -72,6 +72,7 @@ class NbdStats {
   stats::Counter* handshakes_completed = nullptr;
   stats::Counter* requests_inline = nullptr;    // run on the connection's thread
   stats::Counter* requests_may_wait = nullptr;  // submitted: Volume::MayWait said so
+  stats::Counter* commits_ahead = nullptr;      // log commits started before a FLUSH came
 
  private:
   stats::Registry* const registry_;

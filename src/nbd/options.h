@@ -68,6 +68,15 @@ struct ServerOptions {
   // (Volume::MayWait) says it will not wait: a cache hit, a write the
   // throttle lets through. Misses and throttled writes are submitted.
   bool inline_requests_that_do_not_wait = true;
+  // A client that flushes after each write (a database's commits, fio's
+  // fsync=1) gets its flush started early: once a WRITE without FUA that
+  // ran inline is applied, and before its reply, the connection submits a
+  // volume flush, which commits the intent log on an engine thread while
+  // the reply travels and the client sends its FLUSH; that FLUSH then
+  // waits only for the rest of the commit. Only while the connection's
+  // recent requests show the pattern (connection.cc, kCommitAheadScore),
+  // one at a time: a wrong guess costs one early log commit.
+  bool commit_ahead = true;
   // The export the empty name selects; empty means the first export.
   std::string default_export;
 
