@@ -247,6 +247,65 @@ TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
   ExpectSameAfterReopen(v, "v", model);
 }
 
+// The ARC's key names a record, not a version of it. A reader that took
+// the record's old block from the tree, then looked it up after a txg
+// committed a newer version (published in the ARC, then evicted), read the
+// old block and cached it: every later read of the record returned the
+// older version (the kill stress's writers read back data they had
+// overwritten). Such a read now goes to its reader only.
+TEST_F(PoolTest, ARecordReadAcrossACommitDoesNotCacheTheOlderVersion) {
+  constexpr uint64_t kRecord = 64 * 1024;
+  auto v = MakeVolume("v", 2 * kRecord, kRecord, "off");
+  const std::vector<uint8_t> older = Pattern(kRecord, 31), newer = Pattern(kRecord, 32);
+  ASSERT_TRUE(v->Write(0, older).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  v.reset();
+  Reopen();  // nothing cached
+  v = *pool_->OpenVolume("v");
+  auto* impl = static_cast<volume::VolumeImpl*>(v.get());
+  Mutex mu;
+  CondVar cv;
+  bool paused = false, resume = false;
+  impl->SetTreeReadHookForTest([&](uint64_t record) {
+    MutexLock l(&mu);
+    if (record != 0 || paused) return;  // pauses the first read of record 0 only
+    paused = true;
+    cv.SignalAll();
+    while (!resume) cv.Wait(&mu);
+  });
+  const int64_t uncached0 = VolumeStat("reads_uncached");
+  std::vector<uint8_t> raced(kRecord);
+  Status raced_status;
+  std::thread reader([&] { raced_status = v->Read(0, raced); });
+  {
+    MutexLock l(&mu);
+    while (!paused) cv.Wait(&mu);
+  }
+  // The reader holds the older block's pointer. The record is rewritten,
+  // committed (published in the ARC) and evicted before it looks it up.
+  ASSERT_TRUE(v->Write(0, newer).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  pool_->arc().RemoveVolume(impl->info().guid);
+  {
+    MutexLock l(&mu);
+    resume = true;
+    cv.SignalAll();
+  }
+  reader.join();
+  impl->SetTreeReadHookForTest(nullptr);
+  ASSERT_TRUE(raced_status.ok()) << raced_status.ToString();
+  EXPECT_TRUE(raced == older || raced == newer) << "the racing read returned neither version";
+  EXPECT_EQ(VolumeStat("reads_uncached"), uncached0 + 1);
+  std::vector<uint8_t> out(kRecord);
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_TRUE(out == newer) << "a later read found the older version cached";
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_TRUE(out == newer) << "again, from the cache";
+  std::vector<uint8_t> model = newer;
+  model.resize(2 * kRecord, 0);
+  ExpectSameAfterReopen(v, "v", model);
+}
+
 TEST_F(PoolTest, PartialWritesReadTheRecordThemselvesWhenTold) {
   constexpr uint64_t kRecord = 64 * 1024;
   auto v = MakeVolume("v", 2 * kRecord, kRecord);

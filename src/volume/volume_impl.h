@@ -90,6 +90,7 @@ struct VolumeStats {
   stats::Counter* rmw_dirty;        // partial writes served by a dirty copy
   stats::Counter* record_reads;     // committed records read from disk
   stats::Counter* dirty_read_hits;  // reads served by a dirty copy
+  stats::Counter* reads_uncached;   // committed reads that raced a newer version's commit
 };
 
 class VolumeImpl final : public Volume {
@@ -139,6 +140,13 @@ class VolumeImpl final : public Volume {
   // caching them.
   void MarkDestroyed();
   BlockTree& tree() { return tree_; }
+  // Tests only: `hook(record)` runs on a reader's thread between its tree
+  // read of a committed record and its ARC lookup (a test pauses a reader
+  // there). Set it before the reads it is meant for.
+  void SetTreeReadHookForTest(std::function<void(uint64_t record)> hook) {
+    MutexLock l(&mu_);
+    tree_read_hook_ = std::move(hook);
+  }
   const format::VolumeEntry& entry() const { return entry_; }
 
  private:
@@ -227,6 +235,11 @@ class VolumeImpl final : public Volume {
   // The committed version of `record`: a hold on its cached data, or an
   // empty hold for a hole (zeros). `access` says demand or prefetch.
   Result<arc::ArcHold> HoldCommitted(uint64_t record, arc::AccessKind access);
+  // Ends HoldCommitted's read of `bp`, which the tree gave after
+  // `commits_seen` commits: caches it (*cached), unless a txg committed a
+  // newer version of the record meanwhile (then only the caller gets it).
+  arc::ArcHold FinishRecordRead(uint64_t record, const format::BlockPointer& bp,
+                                uint64_t commits_seen, arc::FillToken fill, bool* cached);
   // The sequential-stream prefetcher: called for each demand read of a
   // committed record; after kStreamTrigger records in a row it reads ahead
   // kPrefetchRecords records, on the work queue, as prefetch reads.
@@ -253,6 +266,7 @@ class VolumeImpl final : public Volume {
   // The txg whose sync is changing the tree (UINT64_MAX: none): its blocks
   // may still be in flight, so HoldCommitted refuses to read them.
   std::atomic<uint64_t> unsettled_txg_{UINT64_MAX};
+  std::function<void(uint64_t)> tree_read_hook_ ARC_GUARDED_BY(mu_);
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
