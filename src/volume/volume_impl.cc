@@ -48,7 +48,8 @@
 // so no txg can change a ?? byte otherwise. A reader whose bytes are not
 // all known takes them from the older whole copy, or reads the committed
 // record and lays the known bytes over it (again if a txg committed
-// meanwhile). Each completion is counted as a
+// meanwhile; and it looks at the copies again after the read, since an
+// older copy may have been completed and a newer one made over it). Each completion is counted as a
 // read-modify-write (volumes.rmw_reads), the number that tells a user the
 // record size or the cache is wrong for the write pattern; with
 // defer_partial_reads off, or once a copy has kMaxKnownRanges ranges, the
@@ -273,28 +274,35 @@ Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
 }
 
 
+const VolumeImpl::Dirty* VolumeImpl::CopyFromDirty(uint64_t record, uint64_t in_record,
+                                                   uint64_t n, uint8_t* dst, bool* served) {
+  *served = false;
+  uint64_t txg = 0;
+  const Dirty* d = NewestDirty(record, &txg);
+  if (d == nullptr) return nullptr;
+  *served = CopyKnown(*d, in_record, n, dst);
+  if (!*served) {
+    if (const Dirty* whole = WholeCopyBefore(record, txg)) {
+      // An older whole copy has the bytes this one lacks (one being
+      // synced, say, whose block may not be written yet).
+      CopyKnown(*whole, in_record, n, dst);
+      Overlay(*d, in_record, n, dst);
+      *served = true;
+    }
+  }
+  if (*served) stats_->dirty_read_hits->Add();
+  return d;
+}
+
 Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst) {
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     bool partial = false;
     uint64_t commits_seen = 0, changes_seen = 0;
     {
       MutexLock l(&mu_);
-      uint64_t txg = 0;
-      if (const Dirty* d = NewestDirty(record, &txg)) {
-        bool served = CopyKnown(*d, in_record, n, dst);
-        if (!served) {
-          if (const Dirty* whole = WholeCopyBefore(record, txg)) {
-            // An older whole copy has the bytes this one lacks (one being
-            // synced, say, whose block may not be written yet).
-            CopyKnown(*whole, in_record, n, dst);
-            Overlay(*d, in_record, n, dst);
-            served = true;
-          }
-        }
-        if (served) {
-          stats_->dirty_read_hits->Add();
-          return Status::Ok();
-        }
+      bool served = false;
+      if (CopyFromDirty(record, in_record, n, dst, &served) != nullptr) {
+        if (served) return Status::Ok();
         partial = true;  // some of the bytes are the committed record's
       }
       commits_seen = commits_;
@@ -325,13 +333,19 @@ Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t 
     // A txg committed meanwhile (`base` may be older than the copy's base),
     // or a sync began changing the tree (`base` may be its new block).
     if (commits_ != commits_seen || tree_changes_ != changes_seen) continue;
-    const Dirty* d = NewestDirty(record);
+    // The copies may have changed too, with neither count: the partial copy
+    // may have been completed (its sync's CompletePartials, or a writer),
+    // and a newer txg may have made a partial copy over it that knows only
+    // its own bytes. Its other bytes are then that whole copy's, not the
+    // committed record's: look again as above.
+    bool served = false;
+    const Dirty* d = CopyFromDirty(record, in_record, n, dst, &served);
+    if (served) return Status::Ok();
     if (d == nullptr) continue;
-    if (!CopyKnown(*d, in_record, n, dst)) {
-      // The committed record under the copy's known bytes.
-      copy_base();
-      Overlay(*d, in_record, n, dst);
-    }
+    // No older whole copy: every byte the newest copy does not know is the
+    // committed record's.
+    copy_base();
+    Overlay(*d, in_record, n, dst);
     stats_->dirty_read_hits->Add();
     return Status::Ok();
   }

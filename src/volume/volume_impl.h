@@ -205,6 +205,11 @@ class VolumeImpl final : public Volume {
   // Copies bytes [in_record, in_record + n) of `d` to `dst`; false when
   // `d` is partial and some of them are unknown.
   bool CopyKnown(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;
+  // A read's bytes from the dirty copies: the newest copy's when it knows
+  // them all, else the older whole copy's under its known bytes when there
+  // is one (*served). Returns the newest copy (nullptr: none).
+  const Dirty* CopyFromDirty(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst,
+                             bool* served) ARC_REQUIRES(mu_);
   // Copies the known bytes of `d` within [in_record, in_record + n) to
   // their places in `dst`.
   void Overlay(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;
