@@ -193,11 +193,10 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
     if (arc::ArcHold h = handles->Lookup(KeyOf(record))) return h;
     generation = handles->Generation(entry_.guid);  // before the tree is read
   }
-  uint64_t commits_seen = 0;
+  const uint64_t commits_seen = commits_.load();  // before the tree is read, too
   const std::function<void(uint64_t)>* hook = nullptr;
-  {
+  if (has_tree_read_hook_.load(std::memory_order_acquire)) {
     MutexLock l(&mu_);
-    commits_seen = commits_;  // before the tree is read, too
     if (tree_read_hook_) hook = &tree_read_hook_;
   }
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));

@@ -146,6 +146,7 @@ class VolumeImpl final : public Volume {
   void SetTreeReadHookForTest(std::function<void(uint64_t record)> hook) {
     MutexLock l(&mu_);
     tree_read_hook_ = std::move(hook);
+    has_tree_read_hook_.store(static_cast<bool>(tree_read_hook_), std::memory_order_release);
   }
   const format::VolumeEntry& entry() const { return entry_; }
 
@@ -263,7 +264,9 @@ class VolumeImpl final : public Volume {
 
   Mutex mu_;
   std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
-  uint64_t commits_ ARC_GUARDED_BY(mu_) = 0;  // TxgCommitted calls (a base read may be stale)
+  // TxgCommitted calls (a base read may be stale). Changed under mu_ only;
+  // atomic so that HoldCommitted notes it before its tree read without mu_.
+  std::atomic<uint64_t> commits_{0};
   // Syncs that began changing the tree (after completing their partial
   // copies): a committed record read meanwhile may be a block still being
   // written, so a base read across one is read again.
@@ -272,6 +275,7 @@ class VolumeImpl final : public Volume {
   // may still be in flight, so HoldCommitted refuses to read them.
   std::atomic<uint64_t> unsettled_txg_{UINT64_MAX};
   std::function<void(uint64_t)> tree_read_hook_ ARC_GUARDED_BY(mu_);
+  std::atomic<bool> has_tree_read_hook_{false};
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
