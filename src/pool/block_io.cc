@@ -144,8 +144,9 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
   io::AlignedBuffer buf(RoundUp(logical.size(), unit_bytes_), buffer_alignment());
-  ARC_ASSIGN_OR_RETURN(format::Compressed c, format::CompressBlock(base.compression, logical,
-                                                                   buf.span()));
+  ARC_ASSIGN_OR_RETURN(format::Compressed c,
+                       format::CompressBlock(base.compression, logical, buf.span(),
+                                             format::kDefaultZstdLevel, unit_bytes_));
   // The padding past the physical bytes is zero (AlignedBuffer is zeroed,
   // and the compressor wrote at most physical_bytes).
   return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
@@ -166,7 +167,8 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
   ARC_ASSIGN_OR_RETURN(format::Compressed c,
                        format::TryCompressBlock(base.compression, logical,
-                                                scratch_.span().first(logical.size())));
+                                                scratch_.span().first(logical.size()),
+                                                format::kDefaultZstdLevel, unit_bytes_));
   if (c.used == format::Compression::kOff) {
     return Place(base, logical.size(), c, cls, Run::Piece{{}, logical.data(), 0, undirty_bytes});
   }
