@@ -71,6 +71,23 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
     // in I/Os of 512 KiB or more).
     v.disk_writes_512k_share = h->histogram.SumShareAtLeast(512 * kKiB);
   }
+  if (auto requests = get_u("zil", "commit_requests"); requests && *requests > 0) {
+    ArcstoreView::IntentLog log;
+    log.commit_requests = *requests;
+    log.commits = get_u("zil", "commits").value_or(0);
+    log.device_flushes = get_u("zil", "flushes").value_or(0) + get_u("zil", "fua_writes").value_or(0);
+    log.fallback_syncs = get_u("zil", "fallback_syncs").value_or(0);
+    if (const stats::StatValue* h = s.Find("zil", "batch_records");
+        h != nullptr && h->info.kind == stats::Kind::kHistogram) {
+      for (int b = 0; b < stats::HistogramData::kBuckets; b++) {
+        const uint64_t low = stats::HistogramData::BucketLow(b);
+        const size_t slot = low < 2 ? 0 : low < 4 ? 1 : low < 8 ? 2 : low < 16 ? 3 : 4;
+        log.batches[slot] += h->histogram.buckets[b];
+      }
+    }
+    v.intent_log = log;
+    v.empty = false;
+  }
   v.outlasted_txg_timeout = job.job_runtime_ms > 5000;
   if (const StatsSeries* ser = job.arcstore_series.get()) {
     for (size_t i = 0; i < ser->t_ms.size(); i++) {
@@ -127,6 +144,13 @@ nlohmann::ordered_json ArcstoreView::ToJson() const {
   if (peak_dirty_pct) j["peak_dirty_pct"] = *peak_dirty_pct;
   if (arc_size_min) j["arc_size_range_bytes"] = {*arc_size_min, *arc_size_max};
   if (arc_c_min) j["arc_c_range_bytes"] = {*arc_c_min, *arc_c_max};
+  if (intent_log) {
+    j["intent_log"] = {{"commit_requests", intent_log->commit_requests},
+                       {"commits", intent_log->commits},
+                       {"device_flushes", intent_log->device_flushes},
+                       {"fallback_syncs", intent_log->fallback_syncs},
+                       {"batches_1_2_4_8_16", intent_log->batches}};
+  }
   j["warnings"] = warnings;
   return j;
 }
@@ -168,6 +192,26 @@ std::string ArcstoreView::ToText() const {
   }
   for (size_t i = 0; i < parts.size(); i++) line += (i ? ", " : "") + parts[i];
   line += "\n";
+  if (intent_log) {
+    const IntentLog& l = *intent_log;
+    line += StrFormat("  arcstore     : intent log: %llu commit requests, %llu commits, %llu device flushes",
+                      static_cast<unsigned long long>(l.commit_requests),
+                      static_cast<unsigned long long>(l.commits),
+                      static_cast<unsigned long long>(l.device_flushes));
+    if (l.device_flushes > 0) {
+      line += StrFormat(" (%.2f requests per flush)",
+                        static_cast<double>(l.commit_requests) / static_cast<double>(l.device_flushes));
+    }
+    if (l.commits > 0) {
+      static constexpr const char* kNames[] = {"1", "2-3", "4-7", "8-15", "16+"};
+      line += "; records per commit:";
+      for (size_t i = 0; i < l.batches.size(); i++) {
+        line += StrFormat(" %s=%.0f%%", kNames[i],
+                          100.0 * static_cast<double>(l.batches[i]) / static_cast<double>(l.commits));
+      }
+    }
+    line += StrFormat("; txg fallbacks=%llu\n", static_cast<unsigned long long>(l.fallback_syncs));
+  }
   for (const std::string& w : warnings) line += "  arcstore     : WARNING: " + w + "\n";
   return line;
 }

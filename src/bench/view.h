@@ -12,6 +12,10 @@
 //     their sizes (the share of write I/Os of 512 KiB or more).
 //   the sampled series (runner.h stats_sample_ns) -> ARC size and c over the
 //     run (min..max) and the peak dirty level in percent of dirty_max.
+//   zil.commit_requests / commits / flushes / fua_writes / fallback_syncs
+//     and the batch_records histogram -> the intent log's work for a
+//     flushing job: commit requests per device flush (each commit is one
+//     FUA write or one flush, so this is the batching) and batch sizes.
 // Stats absent from the delta are left out (an engine part not built yet,
 // or a provider without an engine: then the view is empty).
 //
@@ -22,6 +26,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +54,13 @@ struct ArcstoreView {
   // From the sampled series, when there is one.
   std::optional<double> peak_dirty_pct;  // of dirty_max
   std::optional<int64_t> arc_size_min, arc_size_max, arc_c_min, arc_c_max;
+  // The intent log, when the job asked for commits (flushes, FUA writes).
+  struct IntentLog {
+    uint64_t commit_requests = 0, commits = 0, device_flushes = 0, fallback_syncs = 0;
+    // Commits by records per batch: 1, 2-3, 4-7, 8-15, 16 or more.
+    std::array<uint64_t, 5> batches{};
+  };
+  std::optional<IntentLog> intent_log;
   std::vector<std::string> warnings;
   bool empty = true;  // no engine stats at all
 

@@ -61,6 +61,47 @@ TEST(View, CacheFiguresAreNamed) {
   EXPECT_EQ(j["warnings"].size(), 2u);
 }
 
+// A flushing job: the intent log's requests, commits and device flushes,
+// and the commits by batch size, from the zil stats' delta.
+TEST(View, AFlushingJobShowsTheIntentLogsBatching) {
+  FakeEngineStats e;
+  stats::Counter* requests = e.reg.AddCounter("zil", "commit_requests", stats::Unit::kOps, "");
+  stats::Counter* commits = e.reg.AddCounter("zil", "commits", stats::Unit::kOps, "");
+  stats::Counter* flushes = e.reg.AddCounter("zil", "flushes", stats::Unit::kOps, "");
+  stats::Counter* fua = e.reg.AddCounter("zil", "fua_writes", stats::Unit::kOps, "");
+  stats::Histogram* batch = e.reg.AddHistogram("zil", "batch_records", stats::Unit::kOps, "");
+  requests->Add(5);  // before the job: not counted
+  auto before = e.reg.TakeSnapshot();
+  requests->Add(40);
+  commits->Add(10);
+  fua->Add(8);
+  flushes->Add(2);
+  for (uint64_t n : {1, 1, 2, 3, 4, 4, 7, 8, 20, 30}) batch->Record(n);
+  JobResult r;
+  r.dirs[kWrite].total_ios = 40;
+  r.arcstore_delta = std::make_shared<stats::Snapshot>(stats::Delta(before, e.reg.TakeSnapshot()));
+  ArcstoreView v = BuildView(r, 1 << 30);
+  ASSERT_TRUE(v.intent_log.has_value());
+  EXPECT_EQ(v.intent_log->commit_requests, 40u);
+  EXPECT_EQ(v.intent_log->commits, 10u);
+  EXPECT_EQ(v.intent_log->device_flushes, 10u);
+  EXPECT_EQ(v.intent_log->batches, (std::array<uint64_t, 5>{2, 2, 3, 1, 2}));
+  std::string text = v.ToText();
+  EXPECT_NE(text.find("intent log: 40 commit requests, 10 commits, 10 device flushes (4.00 requests "
+                      "per flush); records per commit: 1=20% 2-3=20% 4-7=30% 8-15=10% 16+=20%; "
+                      "txg fallbacks=0"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(v.ToJson()["intent_log"]["commits"], 10);
+
+  // A job that never flushed has no intent log line.
+  JobResult quiet;
+  quiet.dirs[kWrite].total_ios = 40;
+  auto now = e.reg.TakeSnapshot();
+  quiet.arcstore_delta = std::make_shared<stats::Snapshot>(stats::Delta(now, e.reg.TakeSnapshot()));
+  EXPECT_FALSE(BuildView(quiet, 1 << 30).intent_log.has_value());
+}
+
 TEST(View, WritesThatNeverSyncedAreMemoryFigures) {
   FakeEngineStats e;
   auto before = e.reg.TakeSnapshot();

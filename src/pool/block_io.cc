@@ -33,6 +33,9 @@ BlockIoStats::BlockIoStats(stats::Registry* r)
                                    "blocks written (before aggregation)")),
       checksum_errors(r->AddCounter("io", "checksum_errors", stats::Unit::kOps,
                                     "blocks whose checksum did not verify")),
+      compress_skipped(r->AddCounter("io", "compress_skipped", stats::Unit::kOps,
+                                     "data records stored raw without a compression try: "
+                                     "the records before them did not compress")),
       write_size_bytes(r->AddHistogram("io", "write_size_bytes", stats::Unit::kBytes,
                                        "size of each device write (aggregated)")),
       block_size_bytes(r->AddHistogram("io", "block_size_bytes", stats::Unit::kBytes,
@@ -45,6 +48,11 @@ BlockIoStats::BlockIoStats(stats::Registry* r)
 namespace {
 
 uint64_t RoundUp(uint64_t v, uint64_t unit) { return (v + unit - 1) / unit * unit; }
+
+// Incompressible streaks (the header's comment): after this many records in
+// a row stored raw, one in kRawProbeEvery is tried.
+constexpr uint64_t kRawStreakRecords = 32;
+constexpr uint64_t kRawProbeEvery = 16;
 
 }  // namespace
 
@@ -164,11 +172,20 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   const bool in_place = logical.size() % unit_bytes_ == 0 &&
                         reinterpret_cast<uintptr_t>(logical.data()) % buffer_alignment() == 0;
   if (!in_place) return Write(base, logical, cls, undirty_bytes);
-  if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
-  ARC_ASSIGN_OR_RETURN(format::Compressed c,
-                       format::TryCompressBlock(base.compression, logical,
-                                                scratch_.span().first(logical.size()),
-                                                format::kDefaultZstdLevel, unit_bytes_));
+  const bool probe = raw_streak_ < kRawStreakRecords ||
+                     (raw_streak_ - kRawStreakRecords) % kRawProbeEvery == 0;
+  format::Compressed c{format::Compression::kOff, static_cast<uint32_t>(logical.size())};
+  if (base.compression != format::Compression::kOff && !probe) {
+    stats_->compress_skipped->Add();
+  } else if (base.compression != format::Compression::kOff) {
+    if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
+    ARC_ASSIGN_OR_RETURN(c, format::TryCompressBlock(base.compression, logical,
+                                                     scratch_.span().first(logical.size()),
+                                                     format::kDefaultZstdLevel, unit_bytes_));
+  }
+  if (base.compression != format::Compression::kOff) {
+    raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;
+  }
   if (c.used == format::Compression::kOff) {
     return Place(base, logical.size(), c, cls, Run::Piece{{}, logical.data(), 0, undirty_bytes});
   }

@@ -15,6 +15,13 @@
 //                record, whose memory lives until the txg commits: a record
 //                that is stored uncompressed is written from that memory
 //                (zero copy) instead of through a buffer of its own.
+//                Incompressible streaks: after kRawStreakRecords records in
+//                a row that did not compress (media, encrypted, random
+//                data), WriteStable tries only one in kRawProbeEvery; one
+//                that compresses ends the streak. Such data costs no
+//                compressor pass (or sample) per record; compressible data
+//                after a streak is stored raw for at most kRawProbeEvery - 1
+//                records (io.compress_skipped).
 //
 // I/O classes (io/io_queue.h): BlockReader's demand reads are sync reads,
 // its PrefetchBlockInto reads async reads; TxgWriter's writes are async
@@ -57,6 +64,7 @@ struct BlockIoStats {
   stats::Counter* write_bytes;
   stats::Counter* blocks_written;  // blocks before aggregation
   stats::Counter* checksum_errors;
+  stats::Counter* compress_skipped;  // records stored raw untried (a raw streak)
   stats::Histogram* write_size_bytes;       // per device write (aggregated)
   stats::Histogram* block_size_bytes;       // per block (individual)
   stats::Histogram* read_latency_ns;
@@ -142,6 +150,7 @@ class TxgWriter final : public volume::BlockSink {
   const std::function<void(uint64_t)> on_written_;
   std::unique_ptr<Run> run_;  // the run being built (sync thread only)
   io::AlignedBuffer scratch_;  // WriteStable's compressor output (sync thread only)
+  uint64_t raw_streak_ = 0;    // WriteStable's records in a row stored raw (sync thread only)
   uint64_t written_bytes_ = 0;
   uint64_t device_writes_ = 0;
 

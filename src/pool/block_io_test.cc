@@ -139,6 +139,54 @@ TEST_F(TxgWriterTest, AStoredRecordIsWrittenFromItsOwnMemory) {
   }
 }
 
+// Incompressible streaks: after 32 records in a row stored raw, only one in
+// 16 is tried; a compressible record between probes is stored raw (and
+// reads back), and one that compresses at a probe ends the streak.
+TEST_F(TxgWriterTest, AStreakOfIncompressibleRecordsIsProbedNotCompressedEachTime) {
+  constexpr uint64_t kRecord = 16 * kKiB;
+  constexpr int kRecords = 50;
+  io::AlignedBuffer data(kRecords * kRecord, 4096);
+  SeededRandom rnd(11);
+  rnd.Fill(data.data(), data.size());
+  auto compressible = [&](int i) {
+    uint8_t* p = data.data() + i * kRecord;
+    for (uint64_t j = 0; j < kRecord; j++) p[j] = static_cast<uint8_t>(j / 512);
+  };
+  compressible(33);  // inside the streak, between probes
+  compressible(48);  // the probe after 48 raw records
+  compressible(49);  // tried again: the streak is over
+  format::BlockPointer base;
+  base.type = format::BlockType::kData;
+  base.compression = format::Compression::kLz4;
+  std::vector<format::BlockPointer> bps;
+  const int64_t skipped_before = registry_.TakeSnapshot().Get("io", "compress_skipped");
+  {
+    TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, [](uint64_t) {});
+    for (int i = 0; i < kRecords; i++) {
+      auto bp = w.WriteStable(base, std::span<const uint8_t>(data.data() + i * kRecord, kRecord),
+                              space::AllocClass::kData, kRecord);
+      ASSERT_TRUE(bp.ok()) << bp.status().ToString();
+      bps.push_back(*bp);
+    }
+    ASSERT_TRUE(w.Finish().ok());
+  }
+  for (int i = 0; i < kRecords; i++) {
+    const bool compressed = i == 48 || i == 49;
+    EXPECT_EQ(bps[i].compression,
+              compressed ? format::Compression::kLz4 : format::Compression::kOff)
+        << "record " << i;
+  }
+  EXPECT_EQ(registry_.TakeSnapshot().Get("io", "compress_skipped") - skipped_before, 15)
+      << "records 33 to 47";
+  BlockReader reader(mem_.get(), 4096, &stats_);
+  for (int i : {33, 47, 48, 49}) {
+    Result<std::vector<uint8_t>> back = reader.ReadBlock(bps[i]);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_TRUE(std::equal(back->begin(), back->end(), data.data() + i * kRecord))
+        << "record " << i;
+  }
+}
+
 TEST_F(TxgWriterTest, AdjacentBlocksUpToTheLimitAreOneWrite) {
   std::vector<WriteLog::Write> ws = WriteBlocks(Range(8, 8));
   ASSERT_EQ(ws.size(), 1u);

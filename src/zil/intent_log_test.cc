@@ -110,6 +110,19 @@ class IntentLogTest : public ::testing::Test {
   int64_t Stat(const char* name) {
     return registries_.back()->TakeSnapshot().Get("zil", name);
   }
+  // While a first commit is at the device: `n` threads each append a
+  // change and commit; returns once all n wait (commit_requests n + 1).
+  std::vector<std::thread> QueueWaiters(IntentLog& log, int n) {
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < n; i++) {
+      waiters.emplace_back([this, &log, i] {
+        Write(log, 2, 4096 * (i + 1), 4096, static_cast<uint8_t>(i));
+        EXPECT_TRUE(log.Commit().ok());
+      });
+    }
+    while (Stat("commit_requests") < n + 1) std::this_thread::yield();
+    return waiters;
+  }
 
   std::unique_ptr<io::MemoryDevice> mem_;
   std::unique_ptr<GateDevice> gate_;
@@ -157,14 +170,7 @@ TEST_F(IntentLogTest, OneFlushServesEveryWaiterThatArrivedBeforeIt) {
   std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
   while (gate_->flushes_ == 0) std::this_thread::yield();  // the first batch is at its flush
   constexpr int kWaiters = 6;
-  std::vector<std::thread> waiters;
-  for (int i = 0; i < kWaiters; i++) {
-    waiters.emplace_back([&, i] {
-      Write(*log, 2, 4096 * (i + 1), 4096, static_cast<uint8_t>(i));
-      EXPECT_TRUE(log->Commit().ok());
-    });
-  }
-  while (Stat("commit_requests") < kWaiters + 1) std::this_thread::yield();
+  std::vector<std::thread> waiters = QueueWaiters(*log, kWaiters);
   gate_->Open();
   first.join();
   for (auto& t : waiters) t.join();
@@ -193,14 +199,7 @@ TEST_F(IntentLogTest, TheWriterThreadTakesTheQueueWhileTheFirstCallerReturns) {
     });
     while (gate_->flushes_ == 0) std::this_thread::yield();
     constexpr int kWaiters = 4;
-    std::vector<std::thread> waiters;
-    for (int i = 0; i < kWaiters; i++) {
-      waiters.emplace_back([&, i] {
-        Write(*log, 2, 4096 * (i + 1), 4096, static_cast<uint8_t>(i));
-        EXPECT_TRUE(log->Commit().ok());
-      });
-    }
-    while (Stat("commit_requests") < kWaiters + 1) std::this_thread::yield();
+    std::vector<std::thread> waiters = QueueWaiters(*log, kWaiters);
     gate_->Open();  // the first batch's flush passes; the second's waits
     while (gate_->flushes_ < 2) std::this_thread::yield();
     first.join();
