@@ -16,6 +16,8 @@
 //                                      +-- absent: new Header, FillToken (-> MRU)
 //     FillToken.buffer(): reserve memory (maybe wait), Insert (pinned)
 //     FillToken.Finish(): waiters wake; the token becomes a hold
+//       (FinishUncached(): the same, but the buffer leaves the cache: an
+//       orphan its caller holds, for a version the key no longer names)
 //     AllocateAnon() -> anon (dirty) --Publish(key)--> MRU
 //
 //        anon            MRU            MFU          MRU-ghost     MFU-ghost
@@ -486,13 +488,14 @@ std::span<uint8_t> Arc::FillBuffer(Header* h) {
   return {raw, bytes};
 }
 
-ArcHold Arc::FinishFill(Header* h, HolderKind kind) {
+ArcHold Arc::FinishFill(Header* h, HolderKind kind, bool cache) {
   Shard& sh = shards_[h->shard];
   MutexLock l(&sh.mu);
   ARC_CHECK(h->io_in_flight);
   h->io_in_flight = false;
   RemoveHoldLocked(h, HolderKind::kReadInFlight);
   AddHoldLocked(h, kind);
+  if (!cache && h->hashed) sh.Unhash(h);  // an orphan from here, as if a newer one was published
   if (!h->hashed) {
     MutexLock pl(&policy_mu_);
     if (IsResident(h->state)) policy_.MoveToAnon(h);
@@ -565,7 +568,15 @@ ArcHold FillToken::Finish(HolderKind kind) {
   ARC_CHECK(buffered_) << "Finish() before buffer(): nothing was read";
   Header* h = h_;
   h_ = nullptr;
-  return arc_->FinishFill(h, kind);
+  return arc_->FinishFill(h, kind, /*cache=*/true);
+}
+
+ArcHold FillToken::FinishUncached() {
+  ARC_CHECK(h_ != nullptr);
+  ARC_CHECK(buffered_) << "FinishUncached() before buffer(): nothing was read";
+  Header* h = h_;
+  h_ = nullptr;
+  return arc_->FinishFill(h, kind_, /*cache=*/false);
 }
 
 void FillToken::Abandon() {

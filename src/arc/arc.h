@@ -110,6 +110,11 @@ class FillToken {
   // of `kind` (default: the lookup's holder kind).
   ArcHold Finish();
   ArcHold Finish(HolderKind kind);
+  // The buffer is filled, but with a version its key no longer names (a
+  // newer one was published while the caller read): the caller keeps it as
+  // an anon buffer, freed at its last release; waiters look the key up
+  // again and miss.
+  ArcHold FinishUncached();
   // The fill failed or is not wanted: the buffer is dropped, waiters retry.
   void Abandon();
 
@@ -274,7 +279,7 @@ class Arc {
 
   // Fill tokens.
   std::span<uint8_t> FillBuffer(Header* h);
-  ArcHold FinishFill(Header* h, HolderKind kind);
+  ArcHold FinishFill(Header* h, HolderKind kind, bool cache);
   void AbandonFill(Header* h, bool buffered);
 
   // Memory: reservation, eviction, reclaim.

@@ -80,6 +80,32 @@ TEST_F(ArcTest, MissFillThenHit) {
   ExpectInvariants();
 }
 
+
+// A fill finished uncached (its version is no longer the key's) gives its
+// reader the bytes and leaves nothing cached: the next lookup misses, and
+// the buffer is freed at its last release.
+TEST_F(ArcTest, AFillFinishedUncachedLeavesTheCache) {
+  Make(Small(1 * kMiB));
+  const ArcKey key{1, 8, 0};
+  {
+    LookupResult r = arc_->Lookup(key, {.bytes = 4096});
+    ASSERT_FALSE(r.hit());
+    r.fill.buffer()[0] = 7;
+    ArcHold h = r.fill.FinishUncached();
+    EXPECT_EQ(h.data()[0], 7);
+    EXPECT_FALSE(arc_->Cached(key));
+    EXPECT_EQ(arc_->Sizes().state_size[static_cast<int>(ArcState::kAnon)][0], 4096u);
+    ExpectInvariants();
+  }
+  EXPECT_EQ(arc_->Sizes().state_size[static_cast<int>(ArcState::kAnon)][0], 0u)
+      << "freed at its last release";
+  LookupResult again = arc_->Lookup(key, {.bytes = 4096});
+  EXPECT_FALSE(again.hit());
+  again.fill.buffer()[0] = 9;
+  EXPECT_EQ(again.fill.Finish().data()[0], 9);
+  EXPECT_TRUE(arc_->Cached(key));
+  ExpectInvariants();
+}
 TEST_F(ArcTest, KindsAndAccessesCountSeparately) {
   Make(Small(1 * kMiB));
   auto meta = arc_->Lookup(ArcKey{1, 1, 1}, {.bytes = 512, .kind = BufKind::kMetadata,

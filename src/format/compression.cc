@@ -1,5 +1,7 @@
 #include "format/compression.h"
 
+#include <algorithm>
+
 #include <lz4.h>
 #include <zstd.h>
 
@@ -61,8 +63,14 @@ static bool SamplesCompress(std::span<const uint8_t> in, uint8_t* scratch) {
   return false;
 }
 
+// The largest compressed size worth storing: 1/8 saved, and one unit.
+static size_t PayingLimit(size_t logical, uint32_t unit) {
+  const size_t units = (logical + unit - 1) / unit * unit;
+  return std::min(SavingLimit(logical), units - unit);
+}
+
 Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
-                                    std::span<uint8_t> out, int zstd_level) {
+                                    std::span<uint8_t> out, int zstd_level, uint32_t unit_bytes) {
   if (in.empty() || in.size() > kMaxBlockBytes) {
     return Status::InvalidArgument("compress: input of " + std::to_string(in.size()) +
                                    " bytes (1 to " + std::to_string(kMaxBlockBytes) + " allowed)");
@@ -70,21 +78,22 @@ Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> i
   if (out.size() < in.size()) {
     return Status::InvalidArgument("compress: output buffer smaller than the input");
   }
+  if (unit_bytes == 0) return Status::InvalidArgument("compress: unit of 0 bytes");
+  const size_t limit = PayingLimit(in.size(), unit_bytes);
   // The output buffer serves as the samples' scratch space (it is
   // overwritten below either way).
-  const bool worth_trying = algo != Compression::kOff &&
+  const bool worth_trying = algo != Compression::kOff && limit > 0 &&
                             (in.size() < kSampledBlockBytes || SamplesCompress(in, out.data()));
   if (worth_trying) {
-    size_t limit = SavingLimit(in.size());
-    size_t n = limit == 0 ? 0 : TryCompress(algo, in, out.data(), limit, zstd_level);
+    size_t n = TryCompress(algo, in, out.data(), limit, zstd_level);
     if (n > 0 && n <= limit) return Compressed{algo, static_cast<uint32_t>(n)};
   }
   return Compressed{Compression::kOff, static_cast<uint32_t>(in.size())};
 }
 
 Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
-                                 std::span<uint8_t> out, int zstd_level) {
-  ARC_ASSIGN_OR_RETURN(Compressed c, TryCompressBlock(algo, in, out, zstd_level));
+                                 std::span<uint8_t> out, int zstd_level, uint32_t unit_bytes) {
+  ARC_ASSIGN_OR_RETURN(Compressed c, TryCompressBlock(algo, in, out, zstd_level, unit_bytes));
   if (c.used == Compression::kOff) std::memcpy(out.data(), in.data(), in.size());
   return c;
 }

@@ -32,21 +32,28 @@ Result<Compression> ParseCompression(std::string_view text);
 // enforces): 16 MiB.
 inline constexpr uint32_t kMaxBlockBytes = 16u << 20;
 
+inline constexpr int kDefaultZstdLevel = 3;
+
 // Compresses `in` (1 byte to kMaxBlockBytes) into `out`, whose size must be
 // at least in.size(). Returns what was stored: the algorithm used (kOff when
 // compression did not pay or `algo` is kOff, in which case `in` is copied)
-// and the physical size.
+// and the physical size. Compression pays when it saves 1/8 of the block
+// and, stored in units of `unit_bytes` (the allocation unit), at least one
+// unit: a block of one unit is never compressed (it would take the same
+// space and cost a decompression on every read).
 struct Compressed {
   Compression used = Compression::kOff;
   uint32_t physical_bytes = 0;
 };
 Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
-                                 std::span<uint8_t> out, int zstd_level = 3);
+                                 std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
+                                 uint32_t unit_bytes = 1);
 // CompressBlock without the copy: when it returns kOff, `out` holds nothing
 // useful and the caller stores `in` as it is (a writer that can send the
 // logical bytes to the device directly).
 Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
-                                    std::span<uint8_t> out, int zstd_level = 3);
+                                    std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
+                                    uint32_t unit_bytes = 1);
 
 // Decompresses exactly out.size() bytes (the logical size) from `in`.
 // Corruption when the input is malformed or yields any other size.

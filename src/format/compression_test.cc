@@ -63,6 +63,40 @@ TEST(Compression, SavingLessThanAnEighthIsNotKept) {
   }
 }
 
+// Stored in allocation units, compression pays only when it saves a unit:
+// a one-unit block is stored as it is, however well it compresses; a
+// block of two units is kept compressed when it fits in one.
+TEST(Compression, ABlockIsCompressedOnlyWhenThatSavesAnAllocationUnit) {
+  constexpr uint32_t kUnit = 4096;
+  std::vector<uint8_t> one = Compressible(kUnit), out(kUnit);
+  auto c = CompressBlock(Compression::kLz4, one, out, kDefaultZstdLevel, kUnit);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->used, Compression::kOff);
+  EXPECT_EQ(out, one);
+  auto t = TryCompressBlock(Compression::kZstd, one, out, kDefaultZstdLevel, kUnit);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->used, Compression::kOff);
+  // Without a unit the same block compresses.
+  EXPECT_EQ(CompressBlock(Compression::kLz4, one, out)->used, Compression::kLz4);
+
+  std::vector<uint8_t> two = Compressible(2 * kUnit), out2(two.size()), back(two.size());
+  auto c2 = CompressBlock(Compression::kLz4, two, out2, kDefaultZstdLevel, kUnit);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(c2->used, Compression::kLz4);
+  EXPECT_LE(c2->physical_bytes, kUnit);
+  ASSERT_TRUE(DecompressBlock(Compression::kLz4, std::span(out2.data(), c2->physical_bytes), back).ok());
+  EXPECT_EQ(back, two);
+  // 5 KiB that compresses to just over 4 KiB would still take two units.
+  SeededRandom random = SeededRandom::FromEnvironment("Compression.Unit");
+  std::vector<uint8_t> mostly(5 * 1024, 0), out3(mostly.size());
+  random.Fill(mostly.data(), 4200);
+  auto c3 = CompressBlock(Compression::kLz4, mostly, out3, kDefaultZstdLevel, kUnit);
+  ASSERT_TRUE(c3.ok());
+  EXPECT_EQ(c3->used, Compression::kOff);
+  EXPECT_EQ(CompressBlock(Compression::kLz4, std::span<const uint8_t>(one), out, 3, 0).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(Compression, LargeBlocksAreSampledAtTheStartAndTheMiddle) {
   SeededRandom random = SeededRandom::FromEnvironment("Compression.EarlyAbort");
   // Random only where the samples are (4 KiB at 0 and at the middle): the

@@ -152,8 +152,9 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
   io::AlignedBuffer buf(RoundUp(logical.size(), unit_bytes_), buffer_alignment());
-  ARC_ASSIGN_OR_RETURN(format::Compressed c, format::CompressBlock(base.compression, logical,
-                                                                   buf.span()));
+  ARC_ASSIGN_OR_RETURN(format::Compressed c,
+                       format::CompressBlock(base.compression, logical, buf.span(),
+                                             format::kDefaultZstdLevel, unit_bytes_));
   // The padding past the physical bytes is zero (AlignedBuffer is zeroed,
   // and the compressor wrote at most physical_bytes).
   return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
@@ -179,7 +180,8 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   } else if (base.compression != format::Compression::kOff) {
     if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
     ARC_ASSIGN_OR_RETURN(c, format::TryCompressBlock(base.compression, logical,
-                                                     scratch_.span().first(logical.size())));
+                                                     scratch_.span().first(logical.size()),
+                                                     format::kDefaultZstdLevel, unit_bytes_));
   }
   if (base.compression != format::Compression::kOff) {
     raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;

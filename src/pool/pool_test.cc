@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <chrono>
 #include <thread>
@@ -244,6 +245,144 @@ TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
   EXPECT_EQ(VolumeStat("rmw_reads"), rmw0 + 1) << "completed by its sync";
   ASSERT_TRUE(v->Read(0, out).ok());
   EXPECT_EQ(out, model) << "after its sync";
+  ExpectSameAfterReopen(v, "v", model);
+}
+
+// The ARC's key names a record, not a version of it. A reader that took
+// the record's old block from the tree, then looked it up after a txg
+// committed a newer version (published in the ARC, then evicted), read the
+// old block and cached it: every later read of the record returned the
+// older version (the kill stress's writers read back data they had
+// overwritten). Such a read now goes to its reader only.
+TEST_F(PoolTest, ARecordReadAcrossACommitDoesNotCacheTheOlderVersion) {
+  constexpr uint64_t kRecord = 64 * 1024;
+  auto v = MakeVolume("v", 2 * kRecord, kRecord, "off");
+  const std::vector<uint8_t> older = Pattern(kRecord, 31), newer = Pattern(kRecord, 32);
+  ASSERT_TRUE(v->Write(0, older).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  v.reset();
+  Reopen();  // nothing cached
+  v = *pool_->OpenVolume("v");
+  auto* impl = static_cast<volume::VolumeImpl*>(v.get());
+  Mutex mu;
+  CondVar cv;
+  bool paused = false, resume = false;
+  impl->SetTreeReadHookForTest([&](uint64_t record) {
+    MutexLock l(&mu);
+    if (record != 0 || paused) return;  // pauses the first read of record 0 only
+    paused = true;
+    cv.SignalAll();
+    while (!resume) cv.Wait(&mu);
+  });
+  const int64_t uncached0 = VolumeStat("reads_uncached");
+  std::vector<uint8_t> raced(kRecord);
+  Status raced_status;
+  std::thread reader([&] { raced_status = v->Read(0, raced); });
+  {
+    MutexLock l(&mu);
+    while (!paused) cv.Wait(&mu);
+  }
+  // The reader holds the older block's pointer. The record is rewritten,
+  // committed (published in the ARC) and evicted before it looks it up.
+  ASSERT_TRUE(v->Write(0, newer).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  pool_->arc().RemoveVolume(impl->info().guid);
+  {
+    MutexLock l(&mu);
+    resume = true;
+    cv.SignalAll();
+  }
+  reader.join();
+  impl->SetTreeReadHookForTest(nullptr);
+  ASSERT_TRUE(raced_status.ok()) << raced_status.ToString();
+  EXPECT_TRUE(raced == older || raced == newer) << "the racing read returned neither version";
+  EXPECT_EQ(VolumeStat("reads_uncached"), uncached0 + 1);
+  std::vector<uint8_t> out(kRecord);
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_TRUE(out == newer) << "a later read found the older version cached";
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_TRUE(out == newer) << "again, from the cache";
+  std::vector<uint8_t> model = newer;
+  model.resize(2 * kRecord, 0);
+  ExpectSameAfterReopen(v, "v", model);
+}
+
+// A read of bytes a partial copy does not all know reads the committed
+// record, then lays the newest copy's known bytes over it. Meanwhile (no
+// commit, no tree change) the copy could be completed, here by writes that
+// cover the record (or by its sync's CompletePartials), and the next txg
+// make a partial copy over it that knows only its own bytes: the read laid
+// that one over the committed record and returned bytes older than a write
+// finished before it began (the kill stress's "holds op X, not op Y").
+TEST_F(PoolTest, AReadAcrossACopyCompletedMeanwhileSeesTheCompletedCopy) {
+  constexpr uint64_t kRecord = 64 * 1024, kBlock = 4096;
+  auto v = MakeVolume("v", 2 * kRecord, kRecord, "off");
+  std::vector<uint8_t> model = Pattern(2 * kRecord, 41);
+  ASSERT_TRUE(v->Write(0, model).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  auto* impl = static_cast<volume::VolumeImpl*>(v.get());
+  // Pauses the first committed-record read of each of records 0 and 1.
+  Mutex mu;
+  CondVar cv;
+  bool paused[2] = {false, false}, resume[2] = {false, false};
+  impl->SetTreeReadHookForTest([&](uint64_t record) {
+    MutexLock l(&mu);
+    if (record > 1 || paused[record]) return;
+    paused[record] = true;
+    cv.SignalAll();
+    while (!resume[record]) cv.Wait(&mu);
+  });
+  auto wait_paused = [&](int r) {
+    MutexLock l(&mu);
+    while (!paused[r]) cv.Wait(&mu);
+  };
+  auto release = [&](int r) {
+    MutexLock l(&mu);
+    resume[r] = true;
+    cv.SignalAll();
+  };
+  auto write = [&](uint64_t offset, uint64_t length, uint64_t seed) {
+    std::vector<uint8_t> d = Pattern(length, seed);
+    ASSERT_TRUE(v->Write(offset, d).ok());
+    std::memcpy(model.data() + offset, d.data(), length);
+  };
+  // Txg T: partial copies of records 0 (block 2) and 1 (block 0).
+  write(2 * kBlock, kBlock, 42);
+  write(kRecord, kBlock, 43);
+  const std::vector<uint8_t> before = model;
+  // A read of blocks 1-2 of record 0: the copy knows block 2 only, so the
+  // reader reads the committed record, and pauses there.
+  std::vector<uint8_t> raced(2 * kBlock);
+  Status raced_status;
+  std::thread reader([&] { raced_status = v->Read(kBlock, raced); });
+  wait_paused(0);
+  // Still in T, the rest of record 0: its copy is whole now.
+  write(0, 2 * kBlock, 44);
+  write(3 * kBlock, kRecord - 3 * kBlock, 45);
+  // T syncs, and pauses completing record 1's copy (before its tree
+  // changes): T+1 is open and T's whole copy of record 0 stays.
+  Status synced;
+  std::thread sync([&] { synced = pool_->Sync(); });
+  wait_paused(1);
+  // T+1: a partial copy of record 0 over T's whole one, knowing block 10.
+  write(10 * kBlock, kBlock, 46);
+  release(0);
+  reader.join();
+  ASSERT_TRUE(raced_status.ok()) << raced_status.ToString();
+  // Block 2 was written before the read began: its new bytes, not the
+  // committed record's. Block 1 was written during the read: either.
+  EXPECT_TRUE(std::equal(raced.begin() + kBlock, raced.end(), model.begin() + 2 * kBlock))
+      << "block 2 read as the committed record's";
+  EXPECT_TRUE(std::equal(raced.begin(), raced.begin() + kBlock, model.begin() + kBlock) ||
+              std::equal(raced.begin(), raced.begin() + kBlock, before.begin() + kBlock));
+  release(1);
+  sync.join();
+  ASSERT_TRUE(synced.ok()) << synced.ToString();
+  impl->SetTreeReadHookForTest(nullptr);
+  std::vector<uint8_t> out(model.size());
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_TRUE(out == model);
+  ASSERT_TRUE(pool_->Sync().ok());
   ExpectSameAfterReopen(v, "v", model);
 }
 

@@ -11,7 +11,10 @@
 //
 // Committed records are read through the ARC (one read per record however
 // many readers miss at once) and kept held in the pool's handle cache when
-// hot. Demand reads of consecutive records start the prefetcher, which reads
+// hot. Both are keyed by record, not version: a read of the block the tree
+// gave is cached only if no txg committed the record since (the handle
+// cache by its generation, the ARC by `commits_`, checked under mu_ where
+// TxgCommitted publishes); otherwise only its reader gets it. Demand reads of consecutive records start the prefetcher, which reads
 // ahead on the pool's work queue. Dirty copies are anon ARC buffers; when
 // their txg commits they are published as the cached versions (and the
 // handle cache drops the old ones) before the copies go.
@@ -45,7 +48,8 @@
 // so no txg can change a ?? byte otherwise. A reader whose bytes are not
 // all known takes them from the older whole copy, or reads the committed
 // record and lays the known bytes over it (again if a txg committed
-// meanwhile). Each completion is counted as a
+// meanwhile; and it looks at the copies again after the read, since an
+// older copy may have been completed and a newer one made over it). Each completion is counted as a
 // read-modify-write (volumes.rmw_reads), the number that tells a user the
 // record size or the cache is wrong for the write pattern; with
 // defer_partial_reads off, or once a copy has kMaxKnownRanges ranges, the
@@ -98,6 +102,12 @@ namespace arcstore::volume {
 using format::BlockPointer;
 using format::BlockType;
 
+namespace {
+constexpr int kMaxAttempts = 32;             // a record changing under one operation
+constexpr size_t kMaxKnownRanges = 64;       // of a partial copy before a writer completes it
+constexpr size_t kBaseReaders = 8;           // parallel reads completing a txg's partial copies
+}  // namespace
+
 VolumeStats::VolumeStats(stats::Registry* r)
     : rmw_reads(r->AddCounter("volumes", "rmw_reads", stats::Unit::kOps,
                               "partial record copies completed from the committed record")),
@@ -109,7 +119,10 @@ VolumeStats::VolumeStats(stats::Registry* r)
       record_reads(r->AddCounter("volumes", "record_reads", stats::Unit::kOps,
                                  "committed records read from disk")),
       dirty_read_hits(r->AddCounter("volumes", "dirty_read_hits", stats::Unit::kOps,
-                                    "reads served by a record's dirty copy")) {}
+                                    "reads served by a record's dirty copy")),
+      reads_uncached(r->AddCounter("volumes", "reads_uncached", stats::Unit::kOps,
+                                   "committed records read while a txg committed a newer "
+                                   "version (given to the reader, not cached)")) {}
 
 VolumeImpl::VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats)
     : entry_(entry),
@@ -180,6 +193,12 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
     if (arc::ArcHold h = handles->Lookup(KeyOf(record))) return h;
     generation = handles->Generation(entry_.guid);  // before the tree is read
   }
+  const uint64_t commits_seen = commits_.load();  // before the tree is read, too
+  const std::function<void(uint64_t)>* hook = nullptr;
+  if (has_tree_read_hook_.load(std::memory_order_acquire)) {
+    MutexLock l(&mu_);
+    if (tree_read_hook_) hook = &tree_read_hook_;
+  }
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
   if (bp.IsHole()) return arc::ArcHold();
   if (bp.birth_txg >= unsettled_txg_.load(std::memory_order_acquire)) {
@@ -193,6 +212,7 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
                               std::to_string(bp.logical_bytes) + " bytes, expected " +
                               std::to_string(record_bytes_) + " (" + bp.ToString() + ")");
   }
+  if (hook != nullptr) (*hook)(record);
   arc::LookupResult r = env_.arc->Lookup(
       KeyOf(record), arc::LookupOptions{record_bytes_, arc::BufKind::kData,
                                         arc::HolderKind::kApiUser, access});
@@ -202,10 +222,37 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
     ARC_RETURN_IF_ERROR(access == arc::AccessKind::kPrefetch
                             ? env_.blocks->PrefetchBlockInto(bp, r.fill.buffer())
                             : env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
-    r.hold = r.fill.Finish();
+    bool cached = false;
+    r.hold = FinishRecordRead(record, bp, commits_seen, std::move(r.fill), &cached);
+    if (!cached) return std::move(r.hold);  // nor in the handle cache
   }
   if (handles != nullptr) handles->Insert(KeyOf(record), r.hold, generation);
   return std::move(r.hold);
+}
+
+// The key names the record, not a version of it: a fill of `bp` that
+// finished after a txg published a newer version (which may be evicted by
+// then, so that the lookup missed) would cache the old bytes for every
+// later reader. A fill that overlaps the publication is orphaned by
+// Publish; this catches the one whose lookup came after it. Publishing
+// happens in TxgCommitted under mu_ after the tree changed, so a fill is
+// cached under mu_ only if no commit came since a tree read that still
+// gives `bp`.
+arc::ArcHold VolumeImpl::FinishRecordRead(uint64_t record, const BlockPointer& bp,
+                                          uint64_t commits_seen, arc::FillToken fill,
+                                          bool* cached) {
+  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
+    {
+      MutexLock l(&mu_);
+      *cached = commits_ == commits_seen;
+      if (*cached) return fill.Finish();
+      commits_seen = commits_;
+    }
+    Result<BlockPointer> now = tree_.Get(record);  // without mu_: it may read
+    if (!now.ok() || *now != bp) break;
+  }
+  stats_->reads_uncached->Add();
+  return fill.FinishUncached();
 }
 
 Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
@@ -225,11 +272,26 @@ Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
   return Status::Ok();
 }
 
-namespace {
-constexpr int kMaxAttempts = 32;             // a record changing under one operation
-constexpr size_t kMaxKnownRanges = 64;       // of a partial copy before a writer completes it
-constexpr size_t kBaseReaders = 8;           // parallel reads completing a txg's partial copies
-}  // namespace
+
+const VolumeImpl::Dirty* VolumeImpl::CopyFromDirty(uint64_t record, uint64_t in_record,
+                                                   uint64_t n, uint8_t* dst, bool* served) {
+  *served = false;
+  uint64_t txg = 0;
+  const Dirty* d = NewestDirty(record, &txg);
+  if (d == nullptr) return nullptr;
+  *served = CopyKnown(*d, in_record, n, dst);
+  if (!*served) {
+    if (const Dirty* whole = WholeCopyBefore(record, txg)) {
+      // An older whole copy has the bytes this one lacks (one being
+      // synced, say, whose block may not be written yet).
+      CopyKnown(*whole, in_record, n, dst);
+      Overlay(*d, in_record, n, dst);
+      *served = true;
+    }
+  }
+  if (*served) stats_->dirty_read_hits->Add();
+  return d;
+}
 
 Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst) {
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
@@ -237,22 +299,9 @@ Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t 
     uint64_t commits_seen = 0, changes_seen = 0;
     {
       MutexLock l(&mu_);
-      uint64_t txg = 0;
-      if (const Dirty* d = NewestDirty(record, &txg)) {
-        bool served = CopyKnown(*d, in_record, n, dst);
-        if (!served) {
-          if (const Dirty* whole = WholeCopyBefore(record, txg)) {
-            // An older whole copy has the bytes this one lacks (one being
-            // synced, say, whose block may not be written yet).
-            CopyKnown(*whole, in_record, n, dst);
-            Overlay(*d, in_record, n, dst);
-            served = true;
-          }
-        }
-        if (served) {
-          stats_->dirty_read_hits->Add();
-          return Status::Ok();
-        }
+      bool served = false;
+      if (CopyFromDirty(record, in_record, n, dst, &served) != nullptr) {
+        if (served) return Status::Ok();
         partial = true;  // some of the bytes are the committed record's
       }
       commits_seen = commits_;
@@ -283,13 +332,19 @@ Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t 
     // A txg committed meanwhile (`base` may be older than the copy's base),
     // or a sync began changing the tree (`base` may be its new block).
     if (commits_ != commits_seen || tree_changes_ != changes_seen) continue;
-    const Dirty* d = NewestDirty(record);
+    // The copies may have changed too, with neither count: the partial copy
+    // may have been completed (its sync's CompletePartials, or a writer),
+    // and a newer txg may have made a partial copy over it that knows only
+    // its own bytes. Its other bytes are then that whole copy's, not the
+    // committed record's: look again as above.
+    bool served = false;
+    const Dirty* d = CopyFromDirty(record, in_record, n, dst, &served);
+    if (served) return Status::Ok();
     if (d == nullptr) continue;
-    if (!CopyKnown(*d, in_record, n, dst)) {
-      // The committed record under the copy's known bytes.
-      copy_base();
-      Overlay(*d, in_record, n, dst);
-    }
+    // No older whole copy: every byte the newest copy does not know is the
+    // committed record's.
+    copy_base();
+    Overlay(*d, in_record, n, dst);
     stats_->dirty_read_hits->Add();
     return Status::Ok();
   }

@@ -90,6 +90,7 @@ struct VolumeStats {
   stats::Counter* rmw_dirty;        // partial writes served by a dirty copy
   stats::Counter* record_reads;     // committed records read from disk
   stats::Counter* dirty_read_hits;  // reads served by a dirty copy
+  stats::Counter* reads_uncached;   // committed reads that raced a newer version's commit
 };
 
 class VolumeImpl final : public Volume {
@@ -139,6 +140,14 @@ class VolumeImpl final : public Volume {
   // caching them.
   void MarkDestroyed();
   BlockTree& tree() { return tree_; }
+  // Tests only: `hook(record)` runs on a reader's thread between its tree
+  // read of a committed record and its ARC lookup (a test pauses a reader
+  // there). Set it before the reads it is meant for.
+  void SetTreeReadHookForTest(std::function<void(uint64_t record)> hook) {
+    MutexLock l(&mu_);
+    tree_read_hook_ = std::move(hook);
+    has_tree_read_hook_.store(static_cast<bool>(tree_read_hook_), std::memory_order_release);
+  }
   const format::VolumeEntry& entry() const { return entry_; }
 
  private:
@@ -197,6 +206,11 @@ class VolumeImpl final : public Volume {
   // Copies bytes [in_record, in_record + n) of `d` to `dst`; false when
   // `d` is partial and some of them are unknown.
   bool CopyKnown(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;
+  // A read's bytes from the dirty copies: the newest copy's when it knows
+  // them all, else the older whole copy's under its known bytes when there
+  // is one (*served). Returns the newest copy (nullptr: none).
+  const Dirty* CopyFromDirty(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst,
+                             bool* served) ARC_REQUIRES(mu_);
   // Copies the known bytes of `d` within [in_record, in_record + n) to
   // their places in `dst`.
   void Overlay(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;
@@ -227,6 +241,11 @@ class VolumeImpl final : public Volume {
   // The committed version of `record`: a hold on its cached data, or an
   // empty hold for a hole (zeros). `access` says demand or prefetch.
   Result<arc::ArcHold> HoldCommitted(uint64_t record, arc::AccessKind access);
+  // Ends HoldCommitted's read of `bp`, which the tree gave after
+  // `commits_seen` commits: caches it (*cached), unless a txg committed a
+  // newer version of the record meanwhile (then only the caller gets it).
+  arc::ArcHold FinishRecordRead(uint64_t record, const format::BlockPointer& bp,
+                                uint64_t commits_seen, arc::FillToken fill, bool* cached);
   // The sequential-stream prefetcher: called for each demand read of a
   // committed record; after kStreamTrigger records in a row it reads ahead
   // kPrefetchRecords records, on the work queue, as prefetch reads.
@@ -245,7 +264,9 @@ class VolumeImpl final : public Volume {
 
   Mutex mu_;
   std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
-  uint64_t commits_ ARC_GUARDED_BY(mu_) = 0;  // TxgCommitted calls (a base read may be stale)
+  // TxgCommitted calls (a base read may be stale). Changed under mu_ only;
+  // atomic so that HoldCommitted notes it before its tree read without mu_.
+  std::atomic<uint64_t> commits_{0};
   // Syncs that began changing the tree (after completing their partial
   // copies): a committed record read meanwhile may be a block still being
   // written, so a base read across one is read again.
@@ -253,6 +274,8 @@ class VolumeImpl final : public Volume {
   // The txg whose sync is changing the tree (UINT64_MAX: none): its blocks
   // may still be in flight, so HoldCommitted refuses to read them.
   std::atomic<uint64_t> unsettled_txg_{UINT64_MAX};
+  std::function<void(uint64_t)> tree_read_hook_ ARC_GUARDED_BY(mu_);
+  std::atomic<bool> has_tree_read_hook_{false};
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
