@@ -172,20 +172,21 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   const bool in_place = logical.size() % unit_bytes_ == 0 &&
                         reinterpret_cast<uintptr_t>(logical.data()) % buffer_alignment() == 0;
   if (!in_place) return Write(base, logical, cls, undirty_bytes);
+  // A record of one unit cannot save space by compressing (the format's
+  // rule): no try, and it says nothing about the streak.
+  const bool may_pay = base.compression != format::Compression::kOff && logical.size() > unit_bytes_;
   const bool probe = raw_streak_ < kRawStreakRecords ||
                      (raw_streak_ - kRawStreakRecords) % kRawProbeEvery == 0;
   format::Compressed c{format::Compression::kOff, static_cast<uint32_t>(logical.size())};
-  if (base.compression != format::Compression::kOff && !probe) {
+  if (may_pay && !probe) {
     stats_->compress_skipped->Add();
-  } else if (base.compression != format::Compression::kOff) {
+  } else if (may_pay) {
     if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
     ARC_ASSIGN_OR_RETURN(c, format::TryCompressBlock(base.compression, logical,
                                                      scratch_.span().first(logical.size()),
                                                      format::kDefaultZstdLevel, unit_bytes_));
   }
-  if (base.compression != format::Compression::kOff) {
-    raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;
-  }
+  if (may_pay) raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;
   if (c.used == format::Compression::kOff) {
     return Place(base, logical.size(), c, cls, Run::Piece{{}, logical.data(), 0, undirty_bytes});
   }

@@ -160,6 +160,9 @@ TEST_F(TxgWriterTest, AStreakOfIncompressibleRecordsIsProbedNotCompressedEachTim
   base.compression = format::Compression::kLz4;
   std::vector<format::BlockPointer> bps;
   const int64_t skipped_before = registry_.TakeSnapshot().Get("io", "compress_skipped");
+  io::AlignedBuffer one_unit(4096, 4096);
+  rnd.Fill(one_unit.data(), one_unit.size());
+  format::BlockPointer after_small;
   {
     TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, [](uint64_t) {});
     for (int i = 0; i < kRecords; i++) {
@@ -168,8 +171,21 @@ TEST_F(TxgWriterTest, AStreakOfIncompressibleRecordsIsProbedNotCompressedEachTim
       ASSERT_TRUE(bp.ok()) << bp.status().ToString();
       bps.push_back(*bp);
     }
+    // Records of one unit cannot pay for compression: they are not tried
+    // and do not start a streak, so the compressible record after 40 of
+    // them is still compressed.
+    for (int i = 0; i < 40; i++) {
+      auto bp = w.WriteStable(base, one_unit.span(), space::AllocClass::kData, 4096);
+      ASSERT_TRUE(bp.ok()) << bp.status().ToString();
+      EXPECT_EQ(bp->compression, format::Compression::kOff);
+    }
+    auto bp = w.WriteStable(base, std::span<const uint8_t>(data.data() + 49 * kRecord, kRecord),
+                            space::AllocClass::kData, kRecord);
+    ASSERT_TRUE(bp.ok()) << bp.status().ToString();
+    after_small = *bp;
     ASSERT_TRUE(w.Finish().ok());
   }
+  EXPECT_EQ(after_small.compression, format::Compression::kLz4);
   for (int i = 0; i < kRecords; i++) {
     const bool compressed = i == 48 || i == 49;
     EXPECT_EQ(bps[i].compression,

@@ -14,8 +14,9 @@
 // hot. Both are keyed by record, not version: a read of the block the tree
 // gave is cached only if no txg committed the record since (the handle
 // cache by its generation, the ARC by `commits_`, checked under mu_ where
-// TxgCommitted publishes); otherwise only its reader gets it. Demand reads of consecutive records start the prefetcher, which reads
-// ahead on the pool's work queue. Dirty copies are anon ARC buffers; when
+// TxgCommitted publishes); otherwise only its reader gets it
+// (volumes.reads_uncached). Demand reads of consecutive records start the
+// prefetcher, which reads ahead on the pool's work queue. Dirty copies are anon ARC buffers; when
 // their txg commits they are published as the cached versions (and the
 // handle cache drops the old ones) before the copies go.
 //
@@ -49,13 +50,13 @@
 // all known takes them from the older whole copy, or reads the committed
 // record and lays the known bytes over it (again if a txg committed
 // meanwhile; and it looks at the copies again after the read, since an
-// older copy may have been completed and a newer one made over it). Each completion is counted as a
-// read-modify-write (volumes.rmw_reads), the number that tells a user the
-// record size or the cache is wrong for the write pattern; with
-// defer_partial_reads off, or once a copy has kMaxKnownRanges ranges, the
-// writer reads the record itself and waits. Trims and zeroing of whole
-// records store a hole or a zero marker instead of data; partial ones zero
-// bytes in a copy.
+// older copy may have been completed and a newer one made over it). Each
+// completion is counted as a read-modify-write (volumes.rmw_reads), the
+// number that tells a user the record size or the cache is wrong for the
+// write pattern; with defer_partial_reads off, or once a copy has
+// kMaxKnownRanges ranges, the writer reads the record itself and waits.
+// Trims and zeroing of whole records store a hole or a zero marker instead
+// of data; partial ones zero bytes in a copy.
 //
 // Sync. For txg T the pool's sync thread calls SyncTxg: every record dirty
 // in T, in record order, is compressed, checksummed and written to new
