@@ -343,6 +343,7 @@ def parse_args(argv):
 
 def make_image(cfg):
     """A file of random bytes, the size of the export, to fill every export with."""
+    os.makedirs(cfg.workdir, exist_ok=True)  # a --workdir that does not exist yet
     fd, path = tempfile.mkstemp(prefix="nbdbench.fill.", dir=cfg.workdir)
     with os.fdopen(fd, "wb") as f:
         left = cfg.size
