@@ -69,13 +69,13 @@ struct ServerOptions {
   // throttle lets through. Misses and throttled writes are submitted.
   bool inline_requests_that_do_not_wait = true;
   // A client that flushes after each write (a database's commits, fio's
-  // fsync=1) gets its flush started early: once a WRITE without FUA that
-  // ran inline is applied, and before its reply, the connection submits a
-  // volume flush, which commits the intent log on an engine thread while
-  // the reply travels and the client sends its FLUSH; that FLUSH then
-  // waits only for the rest of the commit. Only while the connection's
-  // recent requests show the pattern (connection.cc, kCommitAheadScore),
-  // one at a time: a wrong guess costs one early log commit.
+  // fsync=1) gets its flush started early: once the reply to a WRITE
+  // without FUA that ran inline is sent, and nothing more is buffered, the
+  // connection flushes the volume (commits the intent log) before it
+  // reads on, while the client turns around; the client's FLUSH then finds
+  // its write durable. Only while the connection's recent requests show
+  // the pattern (server.cc, "Commit ahead"): a wrong guess costs one early
+  // log commit and delays the next request by it.
   bool commit_ahead = true;
   // The export the empty name selects; empty means the first export.
   std::string default_export;

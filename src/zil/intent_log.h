@@ -9,7 +9,10 @@
 //
 // Thread-safety: Append, Commit and the accessors from any thread; Append
 // may be called with a volume's lock held (the log's lock is taken after
-// it). HeaderFor and TxgCommitted from the pool's sync thread.
+// it). HeaderFor and TxgCommitted from the pool's sync thread. The log owns
+// one thread, its writer (IntentLogOptions::writer_thread), which writes
+// batches for callers queued behind another; StopWriter (or destruction)
+// joins it.
 #pragma once
 
 #include <array>
