@@ -345,6 +345,13 @@ ArcHold ArcHold::Clone(HolderKind kind) const {
   return arc_->CloneHold(h_, kind);
 }
 
+bool ArcHold::shared() const {
+  ARC_CHECK(h_ != nullptr);
+  Arc::Shard& sh = arc_->ShardOf(h_->shard);
+  MutexLock l(&sh.mu);
+  return h_->holds > 1;
+}
+
 // ---- Lookup -------------------------------------------------------------------
 
 void Arc::CountHit(const Header* h, const LookupOptions& o) {
@@ -637,7 +644,9 @@ ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
   {
     Shard& old = shards_[h->shard];
     MutexLock l(&old.mu);
-    ARC_CHECK(!h->hashed && h->holds == 1) << "Publish needs an anon buffer with one hold";
+    ARC_CHECK(!h->hashed && h->holds == 1) << "Publish needs an anon buffer with one hold; has "
+                                             << h->holds << " (intent_log "
+                                             << h->holds_by_kind[static_cast<int>(HolderKind::kIntentLog)] << ")";
     old.UnlinkAll(h);
     old.AddHeld(static_cast<int>(kind), -static_cast<int64_t>(h->bytes));
   }

@@ -77,6 +77,10 @@ class ArcHold {
   HolderKind kind() const { return kind_; }
   // Another hold on the same buffer, of `kind`.
   ArcHold Clone(HolderKind kind) const;
+  // Whether another hold than this one exists now (takes the buffer's
+  // shard lock). Only the caller can add holds to a buffer it alone can
+  // reach (an anon buffer), so `false` stays true until it clones.
+  bool shared() const;
   void Reset();
 
  private:

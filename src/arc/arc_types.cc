@@ -34,6 +34,7 @@ std::string_view HolderKindName(HolderKind kind) {
     case HolderKind::kSyncWrite: return "sync_write";
     case HolderKind::kNbdRequest: return "nbd_request";
     case HolderKind::kApiUser: return "api_user";
+    case HolderKind::kIntentLog: return "intent_log";
   }
   return "?";
 }

@@ -31,10 +31,11 @@ enum class HolderKind : uint8_t {
   kSyncWrite,        // the txg sync writing the buffer out
   kNbdRequest,       // an NBD request copying in or out
   kApiUser,          // a C++ API caller
+  kIntentLog,        // the intent log: a whole record's write logged by reference
 };
-inline constexpr int kNumHolderKinds = 6;
+inline constexpr int kNumHolderKinds = 7;
 // "handle_cache", "dirty_record", "read_in_flight", "sync_write",
-// "nbd_request", "api_user".
+// "nbd_request", "api_user", "intent_log".
 std::string_view HolderKindName(HolderKind kind);
 
 // Demand reads were asked for; prefetch reads were guessed (arcstats'

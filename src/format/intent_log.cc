@@ -36,7 +36,7 @@ bool KnownType(uint8_t t) { return t >= 1 && t <= 4; }
 }  // namespace
 
 uint64_t LogRecord::EncodedBytes() const {
-  return kLogRecordHeaderBytes + (type == LogRecordType::kWrite ? Pad8(data.size()) : 0);
+  return kLogRecordHeaderBytes + (type == LogRecordType::kWrite ? Pad8(length) : 0);
 }
 
 uint64_t LogBlockPayloadBytes(std::span<const LogRecord> records) {
@@ -48,42 +48,66 @@ uint64_t LogBlockPayloadBytes(std::span<const LogRecord> records) {
 Result<std::vector<uint8_t>> EncodeLogBlock(uint64_t log_guid, uint64_t sequence,
                                             std::span<const LogRecord> records,
                                             uint32_t block_bytes) {
-  const uint64_t need = LogBlockPayloadBytes(records);
-  if (block_bytes > kMaxLogBlockBytes || need > block_bytes) {
-    return Status::InvalidArgument(std::string(kWhat) + ": " + std::to_string(records.size()) +
-                                   " records need " + std::to_string(need) + " bytes; block is " +
-                                   std::to_string(block_bytes) + " (at most " +
+  std::vector<LogRecordRef> refs;
+  refs.reserve(records.size());
+  for (const LogRecord& r : records) refs.push_back(LogRecordRef{&r, r.data});
+  if (block_bytes > kMaxLogBlockBytes) {
+    return Status::InvalidArgument(std::string(kWhat) + ": block of " +
+                                   std::to_string(block_bytes) + " bytes (at most " +
                                    std::to_string(kMaxLogBlockBytes) + ")");
   }
-  std::vector<uint8_t> out(block_bytes, 0);
+  std::vector<uint8_t> out(block_bytes);
+  ARC_RETURN_IF_ERROR(EncodeLogBlockInto(log_guid, sequence, refs, out));
+  return out;
+}
+
+Status EncodeLogBlockInto(uint64_t log_guid, uint64_t sequence,
+                          std::span<const LogRecordRef> records, std::span<uint8_t> out) {
+  uint64_t need = kLogBlockHeaderBytes;
+  for (const LogRecordRef& r : records) need += r.fields->EncodedBytes();
+  if (out.size() > kMaxLogBlockBytes || need > out.size()) {
+    return Status::InvalidArgument(std::string(kWhat) + ": " + std::to_string(records.size()) +
+                                   " records need " + std::to_string(need) + " bytes; block is " +
+                                   std::to_string(out.size()) + " (at most " +
+                                   std::to_string(kMaxLogBlockBytes) + ")");
+  }
   uint8_t* p = out.data();
+  std::memset(p, 0, kLogBlockHeaderBytes);
   StoreLe64(p, kLogMagic);
   StoreLe32(p + 8, kFormatVersion);
   StoreLe32(p + 12, static_cast<uint32_t>(records.size()));
   StoreLe64(p + 16, log_guid);
   StoreLe64(p + 24, sequence);
-  StoreLe32(p + 32, block_bytes);
+  StoreLe32(p + 32, static_cast<uint32_t>(out.size()));
   StoreLe32(p + 36, static_cast<uint32_t>(need - kLogBlockHeaderBytes));
   uint8_t* r = p + kLogBlockHeaderBytes;
-  for (const LogRecord& rec : records) {
+  for (const LogRecordRef& ref : records) {
+    const LogRecord& rec = *ref.fields;
     const bool write = rec.type == LogRecordType::kWrite;
     if (!KnownType(static_cast<uint8_t>(rec.type)) || rec.length == 0 ||
-        rec.length > kMaxLogRecordDataBytes || (write && rec.data.size() != rec.length) ||
-        (!write && !rec.data.empty())) {
+        rec.length > kMaxLogRecordDataBytes || (write && ref.data.size() != rec.length) ||
+        (!write && !ref.data.empty())) {
       return Status::InvalidArgument(std::string(kWhat) + ": record seq " +
                                      std::to_string(rec.seq) + " is malformed");
     }
+    const uint64_t bytes = rec.EncodedBytes();
+    std::memset(r, 0, kLogRecordHeaderBytes);
     r[0] = static_cast<uint8_t>(rec.type);
     StoreLe64(r + 8, rec.volume_guid);
     StoreLe64(r + 16, rec.txg);
     StoreLe64(r + 24, rec.seq);
     StoreLe64(r + 32, rec.offset);
     StoreLe64(r + 40, rec.length);
-    if (write) std::memcpy(r + kLogRecordHeaderBytes, rec.data.data(), rec.data.size());
-    r += rec.EncodedBytes();
+    if (write) {
+      std::memcpy(r + kLogRecordHeaderBytes, ref.data.data(), ref.data.size());
+      std::memset(r + kLogRecordHeaderBytes + ref.data.size(), 0,
+                  bytes - kLogRecordHeaderBytes - ref.data.size());
+    }
+    r += bytes;
   }
+  std::memset(r, 0, static_cast<size_t>(out.data() + out.size() - r));
   StoreChecksum(p + kChecksumAt, BlockChecksum(out));
-  return out;
+  return Status::Ok();
 }
 
 Result<LogBlockHeader> DecodeLogBlockHeader(std::span<const uint8_t> in) {

@@ -55,9 +55,17 @@ struct LogRecord {
   uint64_t length = 0;  // bytes; for kWrite, data.size()
   std::vector<uint8_t> data;
 
-  // Encoded size: header plus data padded to 8 bytes.
+  // Encoded size: header plus `length` bytes of data (writes) padded to 8.
   uint64_t EncodedBytes() const;
   friend bool operator==(const LogRecord&, const LogRecord&) = default;
+};
+
+// A record to encode whose bytes may lie outside it: `fields` gives every
+// field (its own `data` is not read) and `data` a write's bytes, kept alive
+// by the caller (a buffer the record shares with its volume, say).
+struct LogRecordRef {
+  const LogRecord* fields = nullptr;
+  std::span<const uint8_t> data;  // writes: exactly fields->length bytes
 };
 
 struct LogBlockHeader {
@@ -71,6 +79,10 @@ struct LogBlockHeader {
 Result<std::vector<uint8_t>> EncodeLogBlock(uint64_t log_guid, uint64_t sequence,
                                             std::span<const LogRecord> records,
                                             uint32_t block_bytes);
+// The same, written into `out` (the whole block: its size is the block's
+// bytes), each record's data copied once from where it lies.
+Status EncodeLogBlockInto(uint64_t log_guid, uint64_t sequence,
+                          std::span<const LogRecordRef> records, std::span<uint8_t> out);
 // Bytes a block holding `records` needs, before rounding to the unit.
 uint64_t LogBlockPayloadBytes(std::span<const LogRecord> records);
 

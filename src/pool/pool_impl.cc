@@ -716,8 +716,10 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   queue_->AddTraceMarker(io::TraceMarker::kSyncEnd, txg);
   // Txg is durable.
   allocator_->SyncDone(txg);
-  for (const auto& v : vols) v->TxgCommitted(txg);
+  // The log first: it lets go of the dirty buffers of txg it holds (writes
+  // logged by reference), which the volumes then publish to the ARC.
   if (log_) log_->TxgCommitted(txg, ub.log);
+  for (const auto& v : vols) v->TxgCommitted(txg);
   const space::SpaceUsage usage = allocator_->Usage();
   if (space_) space_->Committed(txg, usage);
   MutexLock l(&mu_);

@@ -123,7 +123,10 @@ VolumeStats::VolumeStats(stats::Registry* r)
                                     "reads served by a record's dirty copy")),
       reads_uncached(r->AddCounter("volumes", "reads_uncached", stats::Unit::kOps,
                                    "committed records read while a txg committed a newer "
-                                   "version (given to the reader, not cached)")) {}
+                                   "version (given to the reader, not cached)")),
+      log_shared_copies(r->AddCounter("volumes", "log_shared_copies", stats::Unit::kOps,
+                                      "writes into a record whose buffer the intent log "
+                                      "still held (logged by reference): a new buffer")) {}
 
 VolumeImpl::VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats)
     : entry_(entry),
@@ -416,13 +419,33 @@ void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
   d.base.Reset();
 }
 
+bool VolumeImpl::NeedsBuffer(const Dirty& d, const Piece& piece) {
+  if (piece.whole && piece.full_kind != Dirty::Kind::kData) return false;
+  return d.kind != Dirty::Kind::kData || LogShares(d);
+}
+
 void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const {
   if (piece.whole && piece.full_kind != Dirty::Kind::kData) {
     d.kind = piece.full_kind;
     d.buf.Reset();
+    d.logged = false;
     d.partial = false;
     d.known.clear();
     return;
+  }
+  if (d.kind == Dirty::Kind::kData && d.logged) {
+    if (d.buf.shared()) {
+      // The log still holds this version: the piece goes into a new buffer
+      // (a whole record overwrites it all, anything else starts as a copy).
+      ARC_CHECK(spare != nullptr && *spare) << "a logged copy changes without a buffer";
+      arc::ArcHold fresh = std::move(*spare);
+      if (!(piece.whole && piece.data != nullptr && piece.n == record_bytes_)) {
+        std::memcpy(fresh.mutable_data().data(), d.buf.data().data(), record_bytes_);
+      }
+      d.buf = std::move(fresh);
+      stats_->log_shared_copies->Add();
+    }
+    d.logged = false;
   }
   if (d.kind != Dirty::Kind::kData) {
     d.kind = Dirty::Kind::kData;
@@ -458,9 +481,7 @@ VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Pi
   DirtyMap& mine = dirty_[txg];
   auto it = mine.find(record);
   if (it != mine.end()) {
-    if (becomes_data && it->second.kind != Dirty::Kind::kData && !*spare) {
-      return Applied::kNeedBuffer;
-    }
+    if (NeedsBuffer(it->second, piece) && !*spare) return Applied::kNeedBuffer;
     if (!piece.whole && fragmented(it->second)) {
       // Too many ranges: complete the copy, from an older whole copy when
       // there is one, else from the committed record.
@@ -521,6 +542,7 @@ VolumeImpl::Applied VolumeImpl::ApplyWithBase(uint64_t txg, uint64_t record, con
   DirtyMap& mine = dirty_[txg];
   auto it = mine.find(record);
   if (it != mine.end()) {
+    if (NeedsBuffer(it->second, piece) && !*spare) return Applied::kNeedBuffer;
     Complete(it->second, BytesOf(base));  // a fragmented partial copy
     ApplyPiece(it->second, piece, spare);
     return Applied::kDone;
@@ -704,28 +726,38 @@ bool VolumeImpl::FinishPiece(uint64_t txg, uint64_t record, const Piece& piece,
   // `txg` (quiescing does not stop writers): the copy must not lose the
   // piece. Newer copies needing a buffer take `spare`, one at a time.
   uint64_t newest = txg;
+  Dirty* newest_copy = nullptr;
   for (auto it = dirty_.upper_bound(txg); it != dirty_.end(); ++it) {
     auto f = it->second.find(record);
     if (f == it->second.end()) continue;
     Dirty& d = f->second;
-    const bool needs_buffer = d.kind != Dirty::Kind::kData &&
-                              !(piece.whole && piece.full_kind != Dirty::Kind::kData);
-    if (needs_buffer && !*spare) return false;
+    if (NeedsBuffer(d, piece) && !*spare) return false;
     ApplyPiece(d, piece, spare);
     newest = it->first;
+    newest_copy = &d;
   }
-  if (env_.log != nullptr) {
-    // In apply order (this lock), with the newest txg holding the piece.
-    using format::LogRecordType;
-    LogRecordType type = LogRecordType::kWrite;
-    if (piece.data == nullptr) {
-      type = piece.full_kind == Dirty::Kind::kHole   ? LogRecordType::kTrim
-             : piece.full_kind == Dirty::Kind::kZero ? LogRecordType::kZero
-                                                     : LogRecordType::kZeroNoHole;
-    }
-    env_.log->Append(type, entry_.guid, newest, record * record_bytes_ + piece.in_record, piece.n,
-                     piece.data);
+  if (env_.log == nullptr) return true;
+  // In apply order (this lock), with the newest txg holding the piece.
+  using format::LogRecordType;
+  const uint64_t offset = record * record_bytes_ + piece.in_record;
+  if (piece.data != nullptr && piece.whole && piece.n == record_bytes_) {
+    // A whole record: its copy holds exactly the piece, so the log takes a
+    // hold on that buffer instead of copying it; the copy is not written
+    // in place while the log holds it.
+    if (newest_copy == nullptr) newest_copy = &dirty_[txg].at(record);
+    ARC_CHECK(newest_copy->kind == Dirty::Kind::kData && !newest_copy->partial);
+    newest_copy->logged = true;
+    env_.log->AppendHeld(entry_.guid, newest, offset, piece.n,
+                         newest_copy->buf.Clone(arc::HolderKind::kIntentLog));
+    return true;
   }
+  LogRecordType type = LogRecordType::kWrite;
+  if (piece.data == nullptr) {
+    type = piece.full_kind == Dirty::Kind::kHole   ? LogRecordType::kTrim
+           : piece.full_kind == Dirty::Kind::kZero ? LogRecordType::kZero
+                                                   : LogRecordType::kZeroNoHole;
+  }
+  env_.log->Append(type, entry_.guid, newest, offset, piece.n, piece.data);
   return true;
 }
 

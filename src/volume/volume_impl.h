@@ -91,6 +91,7 @@ struct VolumeStats {
   stats::Counter* record_reads;     // committed records read from disk
   stats::Counter* dirty_read_hits;  // reads served by a dirty copy
   stats::Counter* reads_uncached;   // committed reads that raced a newer version's commit
+  stats::Counter* log_shared_copies;  // copies on write of a buffer the intent log held
 };
 
 class VolumeImpl final : public Volume {
@@ -164,6 +165,10 @@ class VolumeImpl final : public Volume {
     // version, now the cached committed record, held (so the ARC cannot
     // evict it) until this copy is completed from it.
     arc::ArcHold base;
+    // A whole-record write was logged by reference (IntentLog::AppendHeld):
+    // the log may still hold `buf`, which must then not change. The next
+    // piece writes into a new buffer instead (LogShares).
+    bool logged = false;
   };
   using DirtyMap = std::unordered_map<uint64_t, Dirty>;
 
@@ -189,6 +194,11 @@ class VolumeImpl final : public Volume {
   // Applies `piece` to a record copy; `spare` is an anon buffer to use
   // when the copy has none (taken only if needed).
   void ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const;
+  // Whether the intent log still holds `d`'s buffer (the next piece then
+  // takes a new one: copy on write).
+  static bool LogShares(const Dirty& d) { return d.logged && d.buf.shared(); }
+  // Whether applying `piece` to `d` takes a new buffer (`spare`).
+  static bool NeedsBuffer(const Dirty& d, const Piece& piece);
   enum class Applied { kDone, kNeedBuffer, kNeedBase };
   // Marks [begin, end) of a partial copy known (no longer partial once
   // every byte is).

@@ -81,8 +81,25 @@
 // returns the error and no further txg is synced, the same as a failed txg
 // sync (a failing device's unflushed data is never trusted).
 //
+// Whole records by reference: a write covering a whole record is not
+// copied at Append time. The volume's dirty copy of the record holds
+// exactly its bytes, so the log takes a second hold on that ARC buffer
+// (AppendHeld, holder kind intent_log). A writer that changes the record
+// while the log still holds it writes into a new buffer (copy on write;
+// for a whole overwrite, no copy at all), so a held buffer never changes.
+// A commit copies each change's bytes once, into the log block, and lets
+// go of the holds before its I/O; TxgCommitted(T) drops the pending
+// changes of T and waits for a batch still copying, so that the volumes
+// (called next) can publish T's buffers with no other holder. Work that
+// never flushes thus costs the log no copy at all:
+//
+//   write (whole record) --> dirty copy [buf] <-- hold -- pending change
+//   next write, log holds buf --> new buffer; the old one is the log's
+//   commit: copy buf into the block, let go; or txg commits: let go
+//
 // Locking: mu_ guards everything; it is never held across I/O. Volumes call
-// Append with their own lock held (volume lock, then mu_).
+// Append with their own lock held (volume lock, then mu_); holds are let
+// go of under mu_ (mu_, then an ARC shard lock).
 #include "zil/intent_log.h"
 
 #include <algorithm>
@@ -256,31 +273,47 @@ void IntentLog::ReplayApplied(uint64_t txg, uint64_t records) {
   }
 }
 
+std::span<const uint8_t> IntentLog::Pending::data() const {
+  if (held) return held.data().first(rec.length);
+  return rec.data;
+}
+
 uint64_t IntentLog::Append(format::LogRecordType type, uint64_t volume_guid, uint64_t txg,
                            uint64_t offset, uint64_t length, const uint8_t* data) {
-  LogRecord r;
-  r.type = type;
-  r.volume_guid = volume_guid;
-  r.txg = txg;
-  r.offset = offset;
-  r.length = length;
-  if (type == format::LogRecordType::kWrite) r.data.assign(data, data + length);
+  Pending p;
+  p.rec = LogRecord{.type = type, .volume_guid = volume_guid, .txg = txg, .offset = offset,
+                    .length = length};
+  if (type == format::LogRecordType::kWrite) p.rec.data.assign(data, data + length);
+  return AppendPending(std::move(p));
+}
+
+uint64_t IntentLog::AppendHeld(uint64_t volume_guid, uint64_t txg, uint64_t offset,
+                               uint64_t length, arc::ArcHold data) {
+  ARC_CHECK(data && length <= data.bytes());
+  Pending p;
+  p.rec = LogRecord{.type = format::LogRecordType::kWrite, .volume_guid = volume_guid,
+                    .txg = txg, .offset = offset, .length = length};
+  p.held = std::move(data);
+  return AppendPending(std::move(p));
+}
+
+uint64_t IntentLog::AppendPending(Pending p) {
   MutexLock l(&mu_);
   if (replaying_) return 0;
-  r.seq = ++last_itx_;
-  const uint64_t size = r.EncodedBytes();
+  p.rec.seq = ++last_itx_;
+  const uint64_t size = p.rec.EncodedBytes();
   if (pending_bytes_ + size > options_.max_pending_bytes) {
     // Too much unlogged change to keep: drop the copies; the next commit
     // syncs a txg instead (which makes these durable too).
     stats_.dropped_copies->Add(pending_.size());
-    for (const LogRecord& p : pending_) overflow_txg_ = std::max(overflow_txg_, p.txg);
-    overflow_txg_ = std::max(overflow_txg_, txg);
+    for (const Pending& q : pending_) overflow_txg_ = std::max(overflow_txg_, q.rec.txg);
+    overflow_txg_ = std::max(overflow_txg_, p.rec.txg);
     overflowed_ = true;
     pending_.clear();
     pending_bytes_ = 0;
   } else {
     pending_bytes_ += size;
-    pending_.push_back(std::move(r));
+    pending_.push_back(std::move(p));
   }
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
   return last_itx_;
@@ -429,14 +462,15 @@ Status IntentLog::CommitBatch() {
   taken_itx_ = batch_last;
   const uint64_t id = next_batch_id_++;
   inflight_.push_back(Batch{id, batch_last, false});
-  std::deque<LogRecord> batch;
+  std::deque<Pending> batch;
   batch.swap(pending_);
   pending_bytes_ = 0;
   stats_.pending_bytes->Set(0);
   // Changes a committed txg holds need no log record.
   const uint64_t committed = committed_txg_;
-  std::erase_if(batch, [committed](const LogRecord& r) { return r.txg <= committed; });
+  std::erase_if(batch, [committed](const Pending& p) { return p.rec.txg <= committed; });
   if (!options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_)) {
+    batch.clear();  // let go of the holds: the txg sync publishes their buffers
     return Fallback(id, batch_last);
   }
   if (batch.empty()) {
@@ -444,18 +478,18 @@ Status IntentLog::CommitBatch() {
     return Status::Ok();
   }
   // Pack the records into blocks and place each in the arena.
-  std::vector<std::pair<Block, std::vector<LogRecord>>> planned;
+  std::vector<std::pair<Block, std::vector<Pending>>> planned;
   const uint64_t unit = env_.unit_bytes;
   const uint64_t saved_offset = next_offset_, saved_seq = next_seq_;
   const size_t saved_blocks = blocks_.size();
   size_t i = 0;
   while (i < batch.size()) {
-    std::vector<LogRecord> in_block;
+    std::vector<Pending> in_block;
     uint64_t need = format::kLogBlockHeaderBytes, max_txg = 0;
     while (i < batch.size() &&
-           (in_block.empty() || need + batch[i].EncodedBytes() <= options_.max_block_bytes)) {
-      need += batch[i].EncodedBytes();
-      max_txg = std::max(max_txg, batch[i].txg);
+           (in_block.empty() || need + batch[i].rec.EncodedBytes() <= options_.max_block_bytes)) {
+      need += batch[i].rec.EncodedBytes();
+      max_txg = std::max(max_txg, batch[i].rec.txg);
       in_block.push_back(std::move(batch[i++]));
     }
     const uint64_t bytes = RoundUp(need, unit);
@@ -469,6 +503,10 @@ Status IntentLog::CommitBatch() {
       }
       next_offset_ = saved_offset;
       next_seq_ = saved_seq;
+      // Let go of the holds first: the txg sync publishes their buffers.
+      in_block.clear();
+      planned.clear();
+      batch.clear();
       return Fallback(id, batch_last);
     }
     Block b{at, bytes, next_seq_++, guid_, max_txg, id};
@@ -484,6 +522,7 @@ Status IntentLog::CommitBatch() {
   if (kick) sync_kicked_ = true;
   const uint64_t guid = guid_;
   const format::IntentLogHeader arena = arena_;
+  encoding_++;
   mu_.Unlock();
   if (kick && env_.request_sync) {
     stats_.sync_kicks->Add();
@@ -491,27 +530,39 @@ Status IntentLog::CommitBatch() {
   }
   Status s;
   uint64_t records = 0, bytes = 0;
-  // A batch of one block is written with FUA: durable when the write
-  // completes, one device request instead of a write and a flush.
-  const bool fua = options_.use_fua && planned.size() == 1 && !options_.unsafe_skip_flush;
+  // Every block is encoded first, each change's bytes copied once from
+  // where they lie, and the held buffers let go of before any I/O: a txg
+  // commit waits for that (encoding_), never for the device.
+  std::vector<io::AlignedBuffer> encoded;
+  encoded.reserve(planned.size());
   for (auto& [b, recs] : planned) {
     records += recs.size();
     bytes += b.bytes;
-    Result<std::vector<uint8_t>> enc =
-        format::EncodeLogBlock(guid, b.seq, recs, static_cast<uint32_t>(b.bytes));
-    if (!enc.ok()) {
-      s = enc.status();
-      break;
-    }
+    std::vector<format::LogRecordRef> refs;
+    refs.reserve(recs.size());
+    for (const Pending& p : recs) refs.push_back({&p.rec, p.data()});
     io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
-    std::copy(enc->begin(), enc->end(), buf.data());
+    s = format::EncodeLogBlockInto(guid, b.seq, refs, {buf.data(), buf.size()});
+    if (!s.ok()) break;
+    encoded.push_back(std::move(buf));
+  }
+  std::vector<Block> targets;
+  for (auto& p : planned) targets.push_back(p.first);
+  planned.clear();
+  {
+    MutexLock l(&mu_);
+    if (--encoding_ == 0) encoded_cv_.SignalAll();
+  }
+  // A batch of one block is written with FUA: durable when the write
+  // completes, one device request instead of a write and a flush.
+  const bool fua = options_.use_fua && targets.size() == 1 && !options_.unsafe_skip_flush;
+  for (size_t k = 0; s.ok() && k < encoded.size(); k++) {
     io::IoRequest w{.op = io::IoOp::kWrite,
-                    .offset = arena.arena_offset_bytes + b.offset,
-                    .iov = {{buf.data(), buf.size()}}};
+                    .offset = arena.arena_offset_bytes + targets[k].offset,
+                    .iov = {{encoded[k].data(), encoded[k].size()}}};
     w.io_class = io::IoClass::kLogWrite;
     w.fua = fua;
     s = io::SubmitAndWait(*env_.device, std::move(w));
-    if (!s.ok()) break;
   }
   if (s.ok() && fua) {
     stats_.fua_writes->Add();
@@ -532,7 +583,7 @@ Status IntentLog::CommitBatch() {
   stats_.commits->Add();
   stats_.records->Add(records);
   stats_.bytes->Add(bytes);
-  stats_.blocks->Add(planned.size());
+  stats_.blocks->Add(targets.size());
   stats_.batch_records->Record(records);
   BatchDone(id);
   return Status::Ok();
@@ -579,9 +630,12 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
   committed_txg_ = std::max(committed_txg_, txg);
   placed_since_commit_ = 0;
   sync_kicked_ = false;
-  std::erase_if(pending_, [&](const LogRecord& r) { return r.txg <= txg; });
+  std::erase_if(pending_, [&](const Pending& p) { return p.rec.txg <= txg; });
   pending_bytes_ = 0;
-  for (const LogRecord& r : pending_) pending_bytes_ += r.EncodedBytes();
+  for (const Pending& p : pending_) pending_bytes_ += p.rec.EncodedBytes();
+  // The volumes publish txg's buffers next: a batch still copying held ones
+  // lets go of them first.
+  while (encoding_ > 0) encoded_cv_.Wait(&mu_);
   if (overflowed_ && overflow_txg_ <= txg) overflowed_ = false;
   if (header.present()) {
     // A fallback open may use any of the newest three uberblocks: keep

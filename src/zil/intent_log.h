@@ -1,8 +1,9 @@
 // IntentLog: durable FLUSH and FUA without a txg sync each.
 //
 // Volumes Append() every change (write, trim, zeroing; one record of one
-// volume each) in the order they apply it; the log keeps a copy until the
-// change's txg commits. Commit() makes every change appended so far durable
+// volume each) in the order they apply it; the log keeps a copy of a
+// write's bytes, or for a whole record a hold on the volume's dirty buffer
+// (AppendHeld), until the change is in a log block or its txg commits. Commit() makes every change appended so far durable
 // by writing the ones not yet committed to log blocks in the pool's log
 // arena and flushing the device once. See intent_log.cc for the theory of
 // operation, format/intent_log.h for the blocks and their chaining.
@@ -24,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "arc/arc.h"
 #include "arcstore/status.h"
 #include "base/clock.h"
 #include "base/result.h"
@@ -147,6 +149,13 @@ class IntentLog {
   // Returns its sequence number. Ignored (returns 0) while suppressed.
   uint64_t Append(format::LogRecordType type, uint64_t volume_guid, uint64_t txg,
                   uint64_t offset, uint64_t length, const uint8_t* data);
+  // A write of `data`'s first `length` bytes, by reference: the log keeps
+  // the hold (no copy) until the write is in a log block or txg `txg`
+  // commits. The caller must not change the buffer while the log holds it
+  // (it writes into a new buffer instead, see ArcHold::shared). The log
+  // lets go of every hold of txg T before TxgCommitted(T) returns.
+  uint64_t AppendHeld(uint64_t volume_guid, uint64_t txg, uint64_t offset, uint64_t length,
+                      arc::ArcHold data);
   // Every change appended before the call is durable when this returns OK.
   Status Commit();
   // While suppressed, Append records nothing (replay applies the log's own
@@ -163,14 +172,22 @@ class IntentLog {
   // The header for the uberblock of `txg`: replay of that pool state
   // starts at the first block holding a change of a later txg.
   format::IntentLogHeader HeaderFor(uint64_t txg);
-  // `txg` is durable with `header`: drop its changes; reuse space that no
-  // uberblock of the newest three txgs replays from.
+  // `txg` is durable with `header`: drop its changes (and wait until no
+  // batch is still copying a held one); reuse space that no uberblock of
+  // the newest three txgs replays from.
   void TxgCommitted(uint64_t txg, const format::IntentLogHeader& header);
 
   uint64_t last_seq();
   uint64_t arena_used_bytes();
 
  private:
+  // A change appended and not yet in a block: a write's bytes are in
+  // rec.data, or in `held` (AppendHeld).
+  struct Pending {
+    format::LogRecord rec;
+    arc::ArcHold held;
+    std::span<const uint8_t> data() const;
+  };
   struct Block {
     uint64_t offset = 0, bytes = 0, seq = 0, guid = 0;
     uint64_t max_txg = 0;  // newest txg of its records
@@ -197,7 +214,7 @@ class IntentLog {
   bool BatchFinished(uint64_t id) ARC_REQUIRES(mu_);
   // Where a block of `bytes` can go, or UINT64_MAX when the arena is full.
   uint64_t Place(uint64_t bytes) ARC_REQUIRES(mu_);
-  Status WriteBlocks(std::vector<std::pair<Block, std::vector<uint8_t>>>& blocks);
+  uint64_t AppendPending(Pending p);
   void UpdateGauges() ARC_REQUIRES(mu_);
 
   const IntentLogOptions options_;
@@ -211,9 +228,13 @@ class IntentLog {
   static constexpr size_t kWaitSlots = 4;
   std::array<CondVar, kWaitSlots> done_cv_;
   CondVar writer_cv_;  // the writer thread waits here for work
+  // Batches copying their changes into blocks (outside mu_): held buffers
+  // are still referenced until it is back to 0 (TxgCommitted waits).
+  uint32_t encoding_ ARC_GUARDED_BY(mu_) = 0;
+  CondVar encoded_cv_;
   format::IntentLogHeader arena_ ARC_GUARDED_BY(mu_);  // arena offset/bytes; guid_ below
   uint64_t guid_ ARC_GUARDED_BY(mu_);                  // of blocks written by this open
-  std::deque<format::LogRecord> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
+  std::deque<Pending> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
   uint64_t pending_bytes_ ARC_GUARDED_BY(mu_) = 0;
   std::deque<Block> blocks_ ARC_GUARDED_BY(mu_);       // in the arena, oldest first
   uint64_t blocks_bytes_ ARC_GUARDED_BY(mu_) = 0;  // the sum of blocks_' bytes
