@@ -406,30 +406,13 @@ struct LogBeforeReopen {
 
 LogBeforeReopen ReadLogBeforeReopen(io::Device* device) {
   LogBeforeReopen out;
-  Result<format::LabelHeader> label = format::ReadLabel(*device, nullptr);
-  if (!label.ok()) {
-    out.error = label.status().ToString();
+  Result<LogOnDevice> log = ReadLogOnDevice(device);
+  if (!log.ok()) {
+    out.error = log.status().ToString();
     return out;
   }
-  Result<format::DeviceLayout> layout =
-      format::ComputeLayout(device->size_bytes(), label->allocation_unit);
-  if (!layout.ok()) {
-    out.error = layout.status().ToString();
-    return out;
-  }
-  Result<format::UberblockScan> scan = format::ScanUberblocks(*device, *layout, label->pool_guid);
-  if (!scan.ok() || scan->valid.empty()) {
-    out.error = scan.ok() ? "no valid uberblock" : scan.status().ToString();
-    return out;
-  }
-  out.uberblock_txg = scan->valid.front().txg;
-  Result<zil::LogReplay> chain =
-      zil::ReadLog(device, label->allocation_unit, scan->valid.front().log);
-  if (!chain.ok()) {
-    out.error = chain.status().ToString();
-    return out;
-  }
-  out.chain = std::move(*chain);
+  out.uberblock_txg = log->uberblock_txg;
+  out.chain = std::move(log->chain);
   return out;
 }
 

@@ -161,6 +161,20 @@ Status PoolImpl::Format(io::Device* device, const std::string& name) {
   return io::FlushSync(*device);
 }
 
+Result<LogOnDevice> ReadLogOnDevice(io::Device* device) {
+  ARC_ASSIGN_OR_RETURN(format::LabelHeader label, format::ReadLabel(*device, nullptr));
+  ARC_ASSIGN_OR_RETURN(format::DeviceLayout layout,
+                       format::ComputeLayout(device->size_bytes(), label.allocation_unit));
+  ARC_ASSIGN_OR_RETURN(format::UberblockScan scan,
+                       format::ScanUberblocks(*device, layout, label.pool_guid));
+  if (scan.valid.empty()) return Status::Corruption("no valid uberblock");
+  LogOnDevice out;
+  out.uberblock_txg = scan.valid.front().txg;
+  ARC_ASSIGN_OR_RETURN(out.chain,
+                       zil::ReadLog(device, label.allocation_unit, scan.valid.front().log));
+  return out;
+}
+
 Result<std::unique_ptr<PoolImpl>> PoolImpl::OpenOnDevice(std::unique_ptr<io::Device> device,
                                                          const PoolOptions& options,
                                                          const UnsafeTestSwitches& unsafe) {

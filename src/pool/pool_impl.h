@@ -66,6 +66,15 @@ struct OpenReport {
   uint64_t log_last_seq = 0;
 };
 
+// The intent log that opening `device` would replay: the chain that its
+// newest valid uberblock names, read without opening the pool (for tests
+// and tools that look at what a crash left).
+struct LogOnDevice {
+  uint64_t uberblock_txg = 0;
+  zil::LogReplay chain;
+};
+Result<LogOnDevice> ReadLogOnDevice(io::Device* device);
+
 class PoolImpl final : public Pool {
  public:
   // Opens a pool on an already open device (tests use memory devices).

@@ -773,6 +773,63 @@ TEST_F(PoolTest, FlushAndFuaCommitTheLogWithoutATxgAndReplayAtOpen) {
   after.reset();
 }
 
+TEST_F(PoolTest, AWholeRecordIsLoggedByReferenceAndNeverChangedUnderTheLog) {
+  constexpr uint32_t kRecord = 16 * 1024;
+  auto v = MakeVolume("v", 1 * kMiB, kRecord);
+  auto held_by_log = [&] {
+    return pool_->stats().TakeSnapshot().Get("arcstats", "held_bytes_intent_log", -1);
+  };
+  const std::vector<uint8_t> a = Pattern(kRecord, 1), b = Pattern(100, 2);
+  const std::vector<uint8_t> c = Pattern(kRecord, 3), d = Pattern(kRecord, 4);
+  // Record 0: a whole write, logged by a hold on its dirty buffer (no
+  // copy); then a partial write into it, which must copy the buffer first.
+  ASSERT_TRUE(v->Write(0, a).ok());
+  EXPECT_EQ(held_by_log(), kRecord);
+  ASSERT_TRUE(v->Write(1000, b).ok());
+  EXPECT_EQ(VolumeStat("log_shared_copies"), 1);
+  // Record 1: a whole write, then a whole overwrite (a new buffer, no copy).
+  ASSERT_TRUE(v->Write(kRecord, c).ok());
+  ASSERT_TRUE(v->Write(kRecord, d).ok());
+  EXPECT_EQ(VolumeStat("log_shared_copies"), 2);
+  EXPECT_EQ(held_by_log(), 3 * kRecord);  // a, c and d; b is a copy
+  std::vector<uint8_t> model = a;
+  std::copy(b.begin(), b.end(), model.begin() + 1000);
+  model.insert(model.end(), d.begin(), d.end());
+  std::vector<uint8_t> out(2 * kRecord);
+  ASSERT_TRUE(v->Read(0, out).ok());
+  EXPECT_EQ(out, model);
+  // The commit copies the held bytes into its block and lets them go.
+  ASSERT_TRUE(v->Flush().ok());
+  EXPECT_EQ(held_by_log(), 0);
+  EXPECT_EQ(pool_->stats().TakeSnapshot().Get("zil", "fallback_syncs"), 0);
+
+  // Each logged record holds the bytes of its own write, not a later one's.
+  Result<LogOnDevice> log = ReadLogOnDevice(dev_.get());
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::vector<std::vector<uint8_t>> logged;
+  for (const format::LogRecord& r : log->chain.records) logged.push_back(r.data);
+  ASSERT_EQ(logged.size(), 4u);
+  EXPECT_EQ(logged[0], a);
+  EXPECT_EQ(logged[1], b);
+  EXPECT_EQ(logged[2], c);
+  EXPECT_EQ(logged[3], d);
+
+  // A record held by the log when its txg commits is let go of before the
+  // volume publishes it to the ARC (which takes a buffer with no other hold).
+  ASSERT_TRUE(v->Write(2 * kRecord, c).ok());
+  EXPECT_EQ(held_by_log(), kRecord);
+  ASSERT_TRUE(pool_->Sync().ok());
+  EXPECT_EQ(held_by_log(), 0);
+  ASSERT_TRUE(v->Read(2 * kRecord, std::span(out).first(kRecord)).ok());
+  EXPECT_TRUE(std::equal(c.begin(), c.end(), out.begin()));
+
+  std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);
+  ASSERT_NE(after, nullptr);
+  auto w = *after->OpenVolume("v");
+  ASSERT_TRUE(w->Read(0, out).ok());
+  EXPECT_EQ(out, model) << "after replay";
+}
+
 TEST_F(PoolTest, AReadOnlyOpenAppliesTheLogInMemoryAndWritesNothing) {
   auto v = MakeVolume("v", 8 * kMiB, 16 * 1024);
   const uint64_t txg = pool_->Info().txg;
