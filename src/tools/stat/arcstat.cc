@@ -180,6 +180,8 @@ const StatField kFields[] = {
     {"hsw", 4, 1024, "bytes held by sync writes", ARC_NOW("arcstats.held_bytes_sync_write"), nullptr},
     {"hnbd", 4, 1024, "bytes held by NBD requests", ARC_NOW("arcstats.held_bytes_nbd_request"), nullptr},
     {"hapi", 4, 1024, "bytes held by API users", ARC_NOW("arcstats.held_bytes_api_user"), nullptr},
+    {"hzil", 4, 1024, "bytes held by the intent log (whole records logged by reference)",
+     ARC_NOW("arcstats.held_bytes_intent_log"), nullptr},
 };
 
 #undef ARC_RATE
