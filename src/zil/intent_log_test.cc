@@ -8,9 +8,12 @@
 #include <atomic>
 #include <thread>
 
+#include "arc/arc.h"
 #include "base/thread_annotations.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
+#include "testing/fake_memory_monitor.h"
+#include "testing/manual_clock.h"
 
 namespace arcstore::zil {
 namespace {
@@ -214,6 +217,56 @@ TEST_F(IntentLogTest, TheWriterThreadTakesTheQueueWhileTheFirstCallerReturns) {
 
 // Many threads appending and committing at once: every change is in the
 // log, in order, and the writer thread wrote batches for them.
+// A write logged by reference: the log keeps a hold on the buffer (no
+// copy), copies its bytes into the block at commit and lets go of the hold
+// before the block's I/O; a txg commit lets go of the holds of its txg.
+TEST_F(IntentLogTest, AHeldWriteIsCopiedAtCommitAndLetGoOfBeforeItsIo) {
+  testing::ManualClock clock;
+  testing::FakeMemoryMonitor monitor(1ull << 30);
+  stats::Registry arc_registry;
+  arc::ArcOptions ao;
+  ao.evictor = arc::EvictorMode::kInline;
+  ao.monitor_interval_ns = 0;
+  auto arc = arc::Arc::Create(ao, arc::ArcEnv{&clock, &monitor, &arc_registry});
+  ASSERT_TRUE(arc.ok()) << arc.status().ToString();
+  auto held = [&](uint64_t bytes, uint8_t fill) {
+    arc::ArcHold h = (*arc)->AllocateAnon(bytes, arc::BufKind::kData,
+                                          arc::HolderKind::kDirtyRecord);
+    std::fill(h.mutable_data().begin(), h.mutable_data().end(), fill);
+    return h;
+  };
+  auto log = FreshLog(1 << 20);
+  // Record 1: 8 KiB, of which the first 6000 bytes are the change.
+  arc::ArcHold a = held(8192, 0xa1);
+  log->AppendHeld(7, 2, 0, 6000, a.Clone(arc::HolderKind::kIntentLog));
+  Write(*log, 2, 65536, 100, 0x33);
+  EXPECT_TRUE(a.shared());
+  gate_->hold_writes_ = true;
+  gate_->Close();
+  std::thread committer([&] { EXPECT_TRUE(log->Commit().ok()); });
+  while (gate_->writes_.load() < 1) std::this_thread::yield();
+  EXPECT_FALSE(a.shared()) << "the hold outlived the encoding, into the I/O";
+  gate_->hold_writes_ = false;
+  gate_->Open();
+  committer.join();
+  LogReplay r = Read(log->HeaderFor(1));
+  ASSERT_EQ(r.records.size(), 2u);
+  EXPECT_EQ(r.records[0].data, std::vector<uint8_t>(6000, 0xa1));
+  EXPECT_EQ(r.records[0].offset, 0u);
+  EXPECT_EQ(r.records[1].data, std::vector<uint8_t>(100, 0x33));
+
+  // Not committed: the txg's commit lets go of it; a newer txg's stays.
+  arc::ArcHold b = held(4096, 0xb2), c = held(4096, 0xc3);
+  log->AppendHeld(7, 3, 8192, 4096, b.Clone(arc::HolderKind::kIntentLog));
+  log->AppendHeld(7, 4, 12288, 4096, c.Clone(arc::HolderKind::kIntentLog));
+  log->TxgCommitted(3, log->HeaderFor(3));
+  EXPECT_FALSE(b.shared());
+  EXPECT_TRUE(c.shared());
+  EXPECT_EQ(arc_registry.TakeSnapshot().Get("arcstats", "held_bytes_intent_log"), 4096);
+  log->TxgCommitted(4, log->HeaderFor(4));
+  EXPECT_FALSE(c.shared());
+}
+
 TEST_F(IntentLogTest, ConcurrentCommittersAllEndDurable) {
   auto log = FreshLog(8 << 20);
   const format::IntentLogHeader start = log->HeaderFor(1);
