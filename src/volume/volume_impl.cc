@@ -70,7 +70,10 @@
 // (zil/intent_log.h) under mu_, so the log's order is the order changes
 // were applied to each record; Flush and FUA commit the log (one log write
 // and one device flush, batched with other committers). Without a log they
-// wait for the open txg to commit.
+// wait for the open txg to commit. A write covering a whole record is
+// logged by reference: the log holds the record copy's buffer instead of
+// copying it (Dirty::logged), and a later change of that copy while the
+// log still holds it goes into a new buffer (ApplyPiece: copy on write).
 //
 // A writer holding txg T may apply its piece after txg T+1 copied the
 // record (quiescing does not stop writers); the piece is then applied to

@@ -40,7 +40,7 @@ namespace arcstore::zil {
 struct IntentLogOptions {
   bool enabled = true;                      // false: Commit = a txg sync
   uint32_t max_block_bytes = 1u << 20;      // a commit's blocks, each
-  uint64_t max_pending_bytes = 256u << 20;  // copies kept for changes not yet logged
+  uint64_t max_pending_bytes = 256u << 20;  // changes kept (copies or held buffers) not yet logged
   // Batches written and flushed at once. One: callers arriving while a
   // batch is at the device form the next batch, which then costs one write
   // and one flush for all of them. Measured with 8 threads doing 4 KiB
@@ -128,7 +128,7 @@ struct IntentLogStats {
   stats::Counter* writer_batches;   // batches the log writer thread wrote
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
-  stats::Gauge* pending_bytes;      // copies of changes not yet logged
+  stats::Gauge* pending_bytes;      // changes kept (copies or held buffers) not yet logged
   stats::Gauge* arena_used_bytes;
 };
 
