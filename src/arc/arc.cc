@@ -644,9 +644,8 @@ ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
   {
     Shard& old = shards_[h->shard];
     MutexLock l(&old.mu);
-    ARC_CHECK(!h->hashed && h->holds == 1) << "Publish needs an anon buffer with one hold; has "
-                                             << h->holds << " (intent_log "
-                                             << h->holds_by_kind[static_cast<int>(HolderKind::kIntentLog)] << ")";
+    ARC_CHECK(!h->hashed && h->holds == 1)
+        << "Publish needs an anon buffer with one hold; it has " << h->holds;
     old.UnlinkAll(h);
     old.AddHeld(static_cast<int>(kind), -static_cast<int64_t>(h->bytes));
   }
