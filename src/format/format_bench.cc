@@ -1,8 +1,12 @@
 // Format benchmarks: compression of a 128 KiB record (lz4, zstd) and its
-// decompression, and an indirect block of 1024 pointers encoded and decoded.
+// decompression, an indirect block of 1024 pointers encoded and decoded,
+// and the block checksum (Xxh3_128) against libxxhash's plain entry point,
+// the baseline built for the oldest x86-64 (same hash, no AVX).
 //   build/<dir>/src/format/format_bench
 #include <benchmark/benchmark.h>
+#include <xxhash.h>
 
+#include "base/checksum.h"
 #include "base/random.h"
 #include "format/compression.h"
 #include "format/indirect_block.h"
@@ -65,6 +69,27 @@ void BM_IndirectBlock1024(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations()) * 1024);
 }
 BENCHMARK(BM_IndirectBlock1024);
+
+std::vector<uint8_t> RandomBytes(size_t n) {
+  std::vector<uint8_t> v(n);
+  SeededRandom random(11);
+  random.Fill(v.data(), v.size());
+  return v;
+}
+
+void BM_Checksum128(benchmark::State& state) {
+  const std::vector<uint8_t> in = RandomBytes(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(Xxh3_128(in.data(), in.size()));
+  state.SetBytesProcessed(int64_t(state.iterations() * in.size()));
+}
+BENCHMARK(BM_Checksum128)->Arg(4 << 10)->Arg(64 << 10)->Arg(1 << 20);
+
+void BM_Checksum128Baseline(benchmark::State& state) {
+  const std::vector<uint8_t> in = RandomBytes(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(XXH3_128bits(in.data(), in.size()));
+  state.SetBytesProcessed(int64_t(state.iterations() * in.size()));
+}
+BENCHMARK(BM_Checksum128Baseline)->Arg(4 << 10)->Arg(64 << 10)->Arg(1 << 20);
 
 }  // namespace
 }  // namespace arcstore::format
