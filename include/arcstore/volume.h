@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,32 @@ struct Extent {
   bool zero = false;  // reads as zeros (true for every hole)
 };
 
+// Memory for one write of [offset, offset + length), lent by the volume
+// that will take it (Volume::PrepareWrite): the caller fills pieces(), in
+// order (together exactly length() bytes), then hands the whole object back
+// to SubmitPrepared or WritePrepared of the same volume. The engine lends
+// its own record buffers for the whole records of the range, so writing
+// them copies nothing (the NBD server receives a WRITE's payload straight
+// into them); other volumes lend one plain buffer.
+class PreparedWrite {
+ public:
+  PreparedWrite(uint64_t offset, uint64_t length) : offset_(offset), length_(length) {}
+  virtual ~PreparedWrite() = default;
+  PreparedWrite(const PreparedWrite&) = delete;
+  PreparedWrite& operator=(const PreparedWrite&) = delete;
+
+  uint64_t offset() const { return offset_; }
+  uint64_t length() const { return length_; }
+  const std::vector<std::span<uint8_t>>& pieces() const { return pieces_; }
+
+ protected:
+  std::vector<std::span<uint8_t>> pieces_;  // set by the lending volume
+
+ private:
+  const uint64_t offset_;
+  const uint64_t length_;
+};
+
 // The operations MayWait() is asked about.
 enum class VolumeOp : uint8_t { kRead, kWrite, kTrim, kWriteZeroes };
 
@@ -74,6 +101,15 @@ class Volume {
                            Completion done) = 0;
   // Every write completed before this call is durable when `done` gets OK.
   virtual void SubmitFlush(Completion done) = 0;
+
+  // Zero-copy writes (see PreparedWrite). PrepareWrite never fails: a bad
+  // range is reported by the write. The default lends one plain buffer and
+  // writes it through SubmitWrite.
+  virtual std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length);
+  // Writes `prepared` (from this volume's PrepareWrite, filled); the
+  // volume keeps it until `done` has run.
+  virtual void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
+                              Completion done);
   // Deallocates whole records inside the range; partial records are zeroed.
   virtual void SubmitTrim(uint64_t offset, uint64_t length, Completion done) = 0;
   virtual void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
@@ -90,6 +126,8 @@ class Volume {
   virtual Status Read(uint64_t offset, std::span<uint8_t> out);
   virtual Status Write(uint64_t offset, std::span<const uint8_t> data,
                        uint32_t write_flags = kWriteNone);
+  virtual Status WritePrepared(std::unique_ptr<PreparedWrite> prepared,
+                               uint32_t write_flags = kWriteNone);
   virtual Status Flush();
   virtual Status Trim(uint64_t offset, uint64_t length);
   virtual Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);

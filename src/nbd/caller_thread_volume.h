@@ -34,6 +34,13 @@ class CallerThreadVolume final : public Volume {
                    Completion done) override {
     done(inner_->Write(offset, data, write_flags));
   }
+  std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length) override {
+    return inner_->PrepareWrite(offset, length);
+  }
+  void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
+                      Completion done) override {
+    done(inner_->WritePrepared(std::move(prepared), write_flags));
+  }
   void SubmitFlush(Completion done) override { done(inner_->Flush()); }
   void SubmitTrim(uint64_t offset, uint64_t length, Completion done) override {
     done(inner_->Trim(offset, length));

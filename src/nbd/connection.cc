@@ -44,6 +44,7 @@ struct Connection::Request {
   Volume* volume = nullptr;          // the export's volume, or its inline view
   std::unique_ptr<uint8_t[]> data;   // WRITE payload or READ result
   const uint8_t* payload = nullptr;  // WRITE payload: data, or the reader's buffer
+  std::unique_ptr<PreparedWrite> prepared;  // or: a WRITE payload in the volume's buffers
   std::vector<Extent> extents;       // hole map of a structured READ
 };
 
@@ -133,7 +134,9 @@ void Connection::Serve() {
   const Export& e = exports_[negotiated_.export_index];
   volume_ = e.volume.get();
   inline_volume_ = std::make_unique<CallerThreadVolume>(volume_);
-  size_bytes_ = volume_->info().size_bytes;
+  const VolumeInfo info = volume_->info();
+  size_bytes_ = info.size_bytes;
+  record_bytes_ = std::max<uint64_t>(info.record_size_bytes, 1);
   export_stats_ = stats_->export_stats(negotiated_.export_index);
   export_stats_->connections->Add(1);
   reader_thread_ = std::this_thread::get_id();
@@ -292,6 +295,12 @@ bool Connection::ReadPayload(Request* r, bool in_place) {
   // completes before the reader reads (and may refill its buffer) again.
   r->payload = in_place ? reader_.TakeBuffered(r->length) : nullptr;
   if (r->payload != nullptr) return true;
+  if (r->length >= record_bytes_) {
+    // It may hold whole records: received straight into the volume's own
+    // record buffers, which its records then adopt without a copy.
+    r->prepared = volume_->PrepareWrite(r->offset, r->length);
+    return reader_.ReadExactV(r->prepared->pieces()) == Reader::Outcome::kOk;
+  }
   r->data = buffers_.Take(r->length);
   r->payload = r->data.get();
   return reader_.ReadExact(r->data.get(), r->length) == Reader::Outcome::kOk;
@@ -358,6 +367,12 @@ void Connection::Dispatch(const RequestPtr& r) {
                             });
       return;
     case kCmdWrite:
+      if (r->prepared != nullptr) {
+        r->volume->SubmitPrepared(std::move(r->prepared),
+                                  (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
+                                  [this, r](Status s) { Finish(r, std::move(s)); });
+        return;
+      }
       r->volume->SubmitWrite(r->offset, std::span<const uint8_t>(r->payload, r->length),
                              (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
                              [this, r](Status s) { Finish(r, std::move(s)); });

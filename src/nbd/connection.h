@@ -73,9 +73,10 @@ class Connection {
   // The volume's hint for a short data command without FUA; a "may wait"
   // is counted in nbd.requests_may_wait.
   bool VolumeMayWait(const Request& r);
-  // Reads a WRITE's payload into r->data (or, when `in_place`, takes it
-  // where it lies in the reader's buffer if it is all there). False when
-  // the client went away.
+  // Reads a WRITE's payload into r->data, or for a WRITE of at least a
+  // record into buffers the volume lends (r->prepared), or, when
+  // `in_place`, takes it where it lies in the reader's buffer if it is all
+  // there. False when the client went away.
   bool ReadPayload(Request* r, bool in_place);
   void Dispatch(const RequestPtr& r);
   void StartStructuredRead(const RequestPtr& r);
@@ -127,6 +128,9 @@ class Connection {
   Volume* volume_ = nullptr;
   std::unique_ptr<Volume> inline_volume_;  // volume_'s synchronous calls
   uint64_t size_bytes_ = 0;
+  // WRITEs at least this long are received into the volume's buffers
+  // (Volume::PrepareWrite).
+  uint64_t record_bytes_ = 0;
   ExportStats* export_stats_ = nullptr;
 
   // Data buffers of this connection's requests, reused (at most 1 MiB kept).

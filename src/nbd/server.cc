@@ -54,7 +54,10 @@
 // same on either thread, and the protocol lets replies of requests in
 // flight together leave in any order. An inline WRITE whose payload lies
 // whole in the reader's buffer is used there without a copy: it completes
-// before the reader reads again. Inline replies are held back (below);
+// before the reader reads again. Any other WRITE of at least a record is
+// received straight into buffers the volume lends (Volume::PrepareWrite:
+// the engine's own record buffers, which its records then adopt), so a
+// large write's bytes are copied once, by the kernel, on their way in. Inline replies are held back (below);
 // after kMaxInlineBurst (16) inline requests in a row they are sent even
 // though more requests are buffered, so a client whose queue stays full of
 // hits gets its replies in bounded batches. Counted in nbd.requests_inline

@@ -702,6 +702,57 @@ TEST(TransportTest, SocketWriteAllSendsFewAndManyPieces) {
   ::close(fds[1]);
 }
 
+// A payload read into pieces (a WRITE into the volume's record buffers)
+// takes what the reader has buffered first, then receives the rest straight
+// into the pieces, past empty ones and over more pieces than one receive
+// takes; what follows the payload is read as usual. A stream that ends
+// inside the pieces is a truncation.
+TEST(TransportTest, ReadExactVFillsPiecesFromTheBufferThenTheSocket) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  SocketTransport t(fds[0]);
+  std::vector<uint8_t> sent(4 + 300000 + 100 * 1000 + 4);
+  for (size_t i = 0; i < sent.size(); i++) sent[i] = static_cast<uint8_t>(i * 13 + i / 251);
+  std::thread sender([&] {
+    size_t at = 0;
+    while (at < sent.size()) {
+      ssize_t w = ::send(fds[1], sent.data() + at, std::min<size_t>(sent.size() - at, 70000), 0);
+      ASSERT_GT(w, 0);
+      at += static_cast<size_t>(w);
+    }
+  });
+  Reader reader(&t);
+  uint8_t head[4];
+  ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
+  auto read_into = [&](const std::vector<size_t>& sizes) {
+    size_t total = 0;
+    for (size_t n : sizes) total += n;
+    std::vector<uint8_t> got(total);
+    std::vector<std::span<uint8_t>> pieces;
+    size_t at = 0;
+    for (size_t n : sizes) {
+      pieces.emplace_back(got.data() + at, n);
+      at += n;
+    }
+    EXPECT_EQ(reader.ReadExactV(pieces), Reader::Outcome::kOk);
+    return got;
+  };
+  std::vector<uint8_t> first = read_into({5000, 0, 65536, 65536, 100000, 63928, 0});
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), sent.begin() + 4));
+  std::vector<uint8_t> second = read_into(std::vector<size_t>(100, 1000));
+  EXPECT_TRUE(std::equal(second.begin(), second.end(), sent.begin() + 300004));
+  uint8_t tail[4];
+  ASSERT_EQ(reader.ReadExact(tail, 4), Reader::Outcome::kOk);
+  EXPECT_TRUE(std::equal(tail, tail + 4, sent.end() - 4));
+  sender.join();
+  ASSERT_EQ(::send(fds[1], sent.data(), 10, 0), 10);
+  ::close(fds[1]);
+  std::vector<uint8_t> short_read(20);
+  std::vector<std::span<uint8_t>> pieces{std::span<uint8_t>(short_read).first(15),
+                                         std::span<uint8_t>(short_read).subspan(15)};
+  EXPECT_EQ(reader.ReadExactV(pieces), Reader::Outcome::kTruncated);
+}
+
 // Request buffers come back for reuse by size class, up to the byte cap;
 // large ones are never kept.
 TEST(BufferCacheTest, ReusesBuffersBySizeUpToItsCap) {

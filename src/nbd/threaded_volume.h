@@ -47,6 +47,18 @@ class ThreadedVolume final : public Volume {
       inner_->SubmitWrite(offset, data, flags, Wrap(std::move(done)));
     });
   }
+  std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length) override {
+    return inner_->PrepareWrite(offset, length);
+  }
+  void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t flags,
+                      Completion done) override {
+    // Queued tasks are copyable: the write rides in a shared box, taken out
+    // once when the task runs.
+    auto box = std::make_shared<std::unique_ptr<PreparedWrite>>(std::move(prepared));
+    Queue([=, this, done = std::move(done)]() mutable {
+      inner_->SubmitPrepared(std::move(*box), flags, Wrap(std::move(done)));
+    });
+  }
   void SubmitFlush(Completion done) override {
     Queue([this, done = std::move(done)]() mutable { inner_->SubmitFlush(Wrap(std::move(done))); });
   }

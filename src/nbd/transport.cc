@@ -25,6 +25,19 @@ Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
   }
 }
 
+Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov);
+  msg.msg_iovlen = static_cast<size_t>(std::min(count, IOV_MAX));
+  while (true) {
+    ssize_t r = ::recvmsg(fd_, &msg, 0);
+    if (r >= 0) return static_cast<size_t>(r);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Aborted("read timed out");
+    return Status::IOError(std::string("recvmsg: ") + std::strerror(errno));
+  }
+}
+
 Status SocketTransport::WriteAll(const iovec* iov_in, int count) {
   // Copy, so that partial writes can advance the vector; on the stack for
   // the usual few entries (no allocation per reply).
@@ -131,6 +144,48 @@ Reader::Outcome Reader::ReadExact(uint8_t* out, size_t n) {
     std::memcpy(out + done, buf_.data() + begin_, take);
     begin_ += take;
     done += take;
+  }
+  return Outcome::kOk;
+}
+
+Reader::Outcome Reader::ReadExactV(std::span<const std::span<uint8_t>> pieces) {
+  size_t i = 0, at = 0;  // the next byte to fill: pieces[i][at]
+  // Moves on by `n` bytes, and past pieces that are full (or empty).
+  auto advance = [&](size_t n) {
+    while (i < pieces.size()) {
+      const size_t take = std::min(n, pieces[i].size() - at);
+      n -= take;
+      at += take;
+      if (at < pieces[i].size()) break;
+      i++;
+      at = 0;
+    }
+  };
+  advance(0);
+  bool any = false;  // a byte was read: an end of stream now is a truncation
+  // What is buffered first.
+  while (i < pieces.size() && begin_ < end_) {
+    const size_t take = std::min(pieces[i].size() - at, end_ - begin_);
+    std::memcpy(pieces[i].data() + at, buf_.data() + begin_, take);
+    begin_ += take;
+    any = true;
+    advance(take);
+  }
+  // Then straight into the pieces, up to kMaxIov at a time.
+  constexpr size_t kMaxIov = 64;
+  iovec iov[kMaxIov];
+  while (i < pieces.size()) {
+    int count = 0;
+    for (size_t j = i; j < pieces.size() && count < static_cast<int>(kMaxIov); j++) {
+      const size_t skip = j == i ? at : 0;
+      if (pieces[j].size() > skip) iov[count++] = {pieces[j].data() + skip, pieces[j].size() - skip};
+    }
+    if (before_wait_) before_wait_();
+    Result<size_t> r = transport_->ReadSomeV(iov, count);
+    if (!r.ok()) return Failed(r.status());
+    if (*r == 0) return any ? Outcome::kTruncated : Outcome::kEof;
+    any = true;
+    advance(*r);
   }
   return Outcome::kOk;
 }

@@ -30,6 +30,11 @@ class Transport {
   virtual ~Transport() = default;
   // Reads up to `n` bytes; 0 means the peer closed (or CloseRead was called).
   virtual Result<size_t> ReadSome(uint8_t* buf, size_t n) = 0;
+  // The same into `iov[0..count)` in order (count >= 1). The default reads
+  // into the first entry only.
+  virtual Result<size_t> ReadSomeV(const iovec* iov, int count) {
+    return ReadSome(static_cast<uint8_t*>(iov[0].iov_base), iov[0].iov_len);
+  }
   // Writes every byte of `iov[0..count)`, or fails.
   virtual Status WriteAll(const iovec* iov, int count) = 0;
   // Further reads see end of stream; writes still work.
@@ -46,6 +51,7 @@ class SocketTransport final : public Transport {
   explicit SocketTransport(int fd) : fd_(fd) {}
   ~SocketTransport() override;
   Result<size_t> ReadSome(uint8_t* buf, size_t n) override;
+  Result<size_t> ReadSomeV(const iovec* iov, int count) override;
   Status WriteAll(const iovec* iov, int count) override;
   void CloseRead() override;
   void CloseAll() override;
@@ -100,6 +106,10 @@ class Reader {
 
   // Reads exactly `n` bytes into `out`.
   Outcome ReadExact(uint8_t* out, size_t n);
+  // Reads exactly the pieces' bytes into them, in order: what is buffered
+  // is copied, the rest received straight into the pieces (a WRITE
+  // payload into the volume's record buffers, without a copy).
+  Outcome ReadExactV(std::span<const std::span<uint8_t>> pieces);
   // When at least `n` bytes are buffered, consumes `n` and returns where
   // they lie: valid until the buffer is next refilled (a read that finds
   // it empty). Otherwise nullptr, nothing read.
@@ -119,6 +129,9 @@ class Reader {
   Result<size_t> ReadSome(uint8_t* buf, size_t n) {
     if (before_wait_) before_wait_();
     return transport_->ReadSome(buf, n);
+  }
+  static Outcome Failed(const Status& s) {
+    return s.code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
   }
 
   Transport* const transport_;

@@ -75,6 +75,20 @@
 // copying it (Dirty::logged), and a later change of that copy while the
 // log still holds it goes into a new buffer (ApplyPiece: copy on write).
 //
+// Lent buffers. A caller that can fill memory the volume hands it
+// (the NBD server receiving a WRITE's payload) asks PrepareWrite for it:
+// a new record buffer for each whole record of the range, heap bytes for
+// the partial ends. Writing it (WritePrepared) makes each lent buffer the
+// record's dirty copy as it is (ApplyPiece: adopted), where a plain write
+// copies its bytes into the copy. So a 1 MiB write into 64 KiB records is
+// received straight into the 16 buffers that its txg will compress,
+// checksum and write, and the log holds them by reference:
+//
+//   socket --recvmsg--> lent buffers --adopted--> dirty copies of txg T
+//                                                  |  held by the log
+//                                                  v
+//                                         SyncTxg, then the ARC
+//
 // A writer holding txg T may apply its piece after txg T+1 copied the
 // record (quiescing does not stop writers); the piece is then applied to
 // the newer copies too, and logged with the newest txg that holds it.
@@ -108,6 +122,7 @@ using format::BlockType;
 
 namespace {
 constexpr int kMaxAttempts = 32;             // a record changing under one operation
+constexpr uint64_t kMaxLentBytes = 64 * kMiB;  // PrepareWrite lends record buffers up to this
 constexpr size_t kMaxKnownRanges = 64;       // of a partial copy before a writer completes it
 constexpr size_t kBaseReaders = 8;           // parallel reads completing a txg's partial copies
 }  // namespace
@@ -129,7 +144,10 @@ VolumeStats::VolumeStats(stats::Registry* r)
                                    "version (given to the reader, not cached)")),
       log_shared_copies(r->AddCounter("volumes", "log_shared_copies", stats::Unit::kOps,
                                       "writes into a record whose buffer the intent log "
-                                      "still held (logged by reference): a new buffer")) {}
+                                      "still held (logged by reference): a new buffer")),
+      adopted_buffers(r->AddCounter("volumes", "adopted_buffers", stats::Unit::kOps,
+                                    "whole records written from a buffer the volume lent "
+                                    "(PrepareWrite): made the dirty copy, no copy")) {}
 
 VolumeImpl::VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats)
     : entry_(entry),
@@ -428,6 +446,18 @@ bool VolumeImpl::NeedsBuffer(const Dirty& d, const Piece& piece) {
 }
 
 void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const {
+  if (piece.lent != nullptr && spare != nullptr && *spare && spare->data().data() == piece.data) {
+    // The piece's bytes already fill a buffer of their own: it becomes the
+    // copy, whatever the copy was (a buffer the log holds stays the log's).
+    d.kind = Dirty::Kind::kData;
+    d.buf = std::move(*spare);
+    d.partial = false;
+    d.known.clear();
+    d.base.Reset();
+    d.logged = false;
+    stats_->adopted_buffers->Add();
+    return;
+  }
   if (piece.whole && piece.full_kind != Dirty::Kind::kData) {
     d.kind = piece.full_kind;
     d.buf.Reset();
@@ -650,9 +680,13 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
   const uint64_t reserved = becomes_data && space != nullptr ? estimate : 0;
   if (reserved > 0) ARC_RETURN_IF_ERROR(space->Reserve(reserved, entry_.name));
   // A buffer for a new copy, allocated without the lock (it may wait for
-  // the ARC to evict).
+  // the ARC to evict), or the piece's lent one.
   arc::ArcHold spare;
-  if (becomes_data && estimate > 0) spare = NewBuffer();
+  if (piece.lent != nullptr) {
+    spare = std::move(*piece.lent);
+  } else if (becomes_data && estimate > 0) {
+    spare = NewBuffer();
+  }
   Result<txg::TxgHold> assigned =
       in_memory ? env_.txg->AssignNoThrottle(estimate) : env_.txg->Assign(estimate);
   if (!assigned.ok()) {
@@ -660,6 +694,12 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
     return assigned.status();
   }
   txg::TxgHold hold = std::move(*assigned);
+  // The lent bytes (piece.data) stay valid until this returns, even if the
+  // copy that adopted them is replaced meanwhile (FinishPiece may read them
+  // again after dropping the lock). Declared after `hold`, so let go of
+  // before it: the txg cannot publish the buffer while this hold exists.
+  const arc::ArcHold lent_alive =
+      piece.lent != nullptr ? spare.Clone(arc::HolderKind::kDirtyRecord) : arc::ArcHold();
   const uint64_t t = hold.txg();
   SpaceSettlement settlement(space, reserved, t);
   bool applied = false;
@@ -764,8 +804,85 @@ bool VolumeImpl::FinishPiece(uint64_t txg, uint64_t record, const Piece& piece,
   return true;
 }
 
+// The engine's PreparedWrite: one piece per record of the range, a lent
+// record buffer for each whole record, heap bytes for the partial ends.
+class VolumeImpl::RecordPreparedWrite final : public PreparedWrite {
+ public:
+  RecordPreparedWrite(const VolumeImpl* volume, uint64_t offset, uint64_t length)
+      : PreparedWrite(offset, length), owner(volume) {}
+  void Add(std::span<uint8_t> bytes, arc::ArcHold buffer) {
+    pieces_.push_back(bytes);
+    lent.push_back(std::move(buffer));
+  }
+
+  const VolumeImpl* const owner;
+  std::vector<arc::ArcHold> lent;   // per piece; empty: the piece is in `heap`
+  std::unique_ptr<uint8_t[]> heap;  // the partial pieces' bytes
+};
+
+std::unique_ptr<PreparedWrite> VolumeImpl::PrepareWrite(uint64_t offset, uint64_t length) {
+  // A range the write will refuse, or one too long to lend: a plain buffer.
+  if (!CheckRange("write", offset, length, entry_.size_bytes).ok() || length > kMaxLentBytes ||
+      env_.read_only) {
+    return Volume::PrepareWrite(offset, length);
+  }
+  auto prepared = std::make_unique<RecordPreparedWrite>(this, offset, length);
+  // The pieces are cut as WriteRange cuts them: one per record.
+  auto each_piece = [&](auto&& fn) {
+    for (uint64_t pos = 0; pos < length;) {
+      const uint64_t in_record = (offset + pos) % record_bytes_;
+      const uint64_t n = std::min<uint64_t>(record_bytes_ - in_record, length - pos);
+      fn(pos, n, in_record == 0 && n == record_bytes_);
+      pos += n;
+    }
+  };
+  uint64_t heap_bytes = 0;
+  each_piece([&](uint64_t, uint64_t n, bool whole) { heap_bytes += whole ? 0 : n; });
+  if (heap_bytes > 0) prepared->heap.reset(new uint8_t[heap_bytes]);
+  uint64_t heap_at = 0;
+  each_piece([&](uint64_t, uint64_t n, bool whole) {
+    if (whole) {
+      arc::ArcHold buffer = NewBuffer();
+      prepared->Add(buffer.mutable_data(), std::move(buffer));
+    } else {
+      prepared->Add(std::span<uint8_t>(prepared->heap.get() + heap_at, n), arc::ArcHold());
+      heap_at += n;
+    }
+  });
+  return prepared;
+}
+
+Status VolumeImpl::WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags) {
+  Status s = WriteRange(prepared->offset(), prepared->length(), nullptr, Dirty::Kind::kData,
+                        "write", /*replay=*/false, prepared);
+  if (s.ok() && (write_flags & kFua) != 0) s = Flush();
+  return s;
+}
+
+Status VolumeImpl::WritePrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags) {
+  auto* mine = dynamic_cast<RecordPreparedWrite*>(prepared.get());
+  if (mine == nullptr || mine->owner != this) {
+    return Volume::WritePrepared(std::move(prepared), write_flags);
+  }
+  return WriteLent(mine, write_flags);
+}
+
+void VolumeImpl::SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
+                                Completion done) {
+  auto* mine = dynamic_cast<RecordPreparedWrite*>(prepared.get());
+  if (mine == nullptr || mine->owner != this) {
+    Volume::SubmitPrepared(std::move(prepared), write_flags, std::move(done));
+    return;
+  }
+  std::shared_ptr<PreparedWrite> owned = std::move(prepared);
+  Dispatch([this, owned, mine, write_flags, done = std::move(done)] {
+    done(WriteLent(mine, write_flags));
+  });
+}
+
 Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* data,
-                              Dirty::Kind full_kind, const char* op, bool replay) {
+                              Dirty::Kind full_kind, const char* op, bool replay,
+                              RecordPreparedWrite* prepared) {
   ARC_RETURN_IF_ERROR(CheckOpen());
   ARC_RETURN_IF_ERROR(CheckRange(op, offset, length, entry_.size_bytes));
   if (env_.read_only && !replay) {
@@ -783,6 +900,13 @@ Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* d
     const uint64_t record_end = std::min<uint64_t>((record + 1) * record_bytes_, entry_.size_bytes);
     piece.whole = piece.in_record == 0 && at + piece.n == record_end;
     piece.data = data == nullptr ? nullptr : data + pos;
+    if (prepared != nullptr) {
+      const size_t i = static_cast<size_t>(record - offset / record_bytes_);
+      ARC_CHECK(i < prepared->pieces().size() && prepared->pieces()[i].size() == piece.n)
+          << "a prepared write's pieces do not match its records";
+      piece.data = prepared->pieces()[i].data();
+      if (prepared->lent[i]) piece.lent = &prepared->lent[i];
+    }
     piece.full_kind = full_kind;
     Status s = WritePiece(record, piece, replay);
     if (!s.ok()) {

@@ -92,6 +92,7 @@ struct VolumeStats {
   stats::Counter* dirty_read_hits;  // reads served by a dirty copy
   stats::Counter* reads_uncached;   // committed reads that raced a newer version's commit
   stats::Counter* log_shared_copies;  // copies on write of a buffer the intent log held
+  stats::Counter* adopted_buffers;    // lent buffers (PrepareWrite) made copies, no copy
 };
 
 class VolumeImpl final : public Volume {
@@ -109,6 +110,13 @@ class VolumeImpl final : public Volume {
                          Completion done) override;
   void SubmitCache(uint64_t offset, uint64_t length, Completion done) override;
   void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override;
+  // Lends a new record buffer for each whole record of the range (heap
+  // memory for the partial ends); writing them adopts each buffer as the
+  // record's dirty copy instead of copying it (volumes.adopted_buffers).
+  std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length) override;
+  void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
+                      Completion done) override;
+  Status WritePrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags) override;
 
   Status Read(uint64_t offset, std::span<uint8_t> out) override;
   Status Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags) override;
@@ -178,7 +186,11 @@ class VolumeImpl final : public Volume {
     const uint8_t* data = nullptr;  // nullptr: zeros
     Dirty::Kind full_kind = Dirty::Kind::kData;  // what a whole record becomes
     bool whole = false;
+    // A lent buffer (PrepareWrite) holding exactly this whole record's
+    // bytes (`data` points into it): the copy adopts it.
+    arc::ArcHold* lent = nullptr;
   };
+  class RecordPreparedWrite;
 
   // MayWait's two halves (volume_hint.cc), for a range of at most
   // kHintMaxRecords records [first, last].
@@ -188,11 +200,16 @@ class VolumeImpl final : public Volume {
   void Dispatch(std::function<void()> op);
   // `replay`: a logged change applied at open (allowed on a read-only pool,
   // where it stays in memory and takes no throttle: nothing will sync it).
+  // `prepared`: the bytes are its pieces (one per record), not `data`.
   Status WriteRange(uint64_t offset, uint64_t length, const uint8_t* data, Dirty::Kind full_kind,
-                    const char* op, bool replay = false);
+                    const char* op, bool replay = false,
+                    RecordPreparedWrite* prepared = nullptr);
   Status WritePiece(uint64_t record, const Piece& piece, bool replay);
+  // Writes a PreparedWrite this volume lent (then FUA as Write does).
+  Status WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags);
   // Applies `piece` to a record copy; `spare` is an anon buffer to use
-  // when the copy has none (taken only if needed).
+  // when the copy has none (taken only if needed), or the piece's lent
+  // buffer (always taken: it becomes the copy).
   void ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) const;
   // Whether the intent log still holds `d`'s buffer (the next piece then
   // takes a new one: copy on write).
