@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -1026,67 +1025,6 @@ TEST_F(PoolTest, PreparedWritesAdoptTheirRecordBuffersAndReadLikePlainWrites) {
   // reference), the rest from the txgs.
   ASSERT_TRUE(v->Flush().ok());
   ExpectSameAfterReopen(v, "v", model);
-}
-
-TEST_F(PoolTest, PreparedAndPlainWritesRacingOnRecordsLeaveEachRecordWhole) {
-  // Whole-record writes from four threads, half of them lent buffers, into
-  // the same eight records while txgs sync and the log commits: every
-  // record ends as exactly one of the versions written to it (a stamp
-  // repeated through the record), and nothing lent is used after it goes.
-  constexpr uint32_t kRecord = 16 * 1024;
-  constexpr int kRecords = 8, kThreads = 4, kWrites = 150;
-  auto v = MakeVolume("v", kRecords * kRecord, kRecord);
-  auto stamped = [](uint32_t stamp) {
-    std::vector<uint8_t> b(kRecord);
-    for (size_t i = 0; i < b.size(); i += 4) std::memcpy(&b[i], &stamp, 4);
-    return b;
-  };
-  std::atomic<bool> stop{false};
-  std::thread syncer([&] {
-    while (!stop) {
-      ASSERT_TRUE(pool_->Sync().ok());
-      ASSERT_TRUE(v->Flush().ok());
-    }
-  });
-  std::vector<std::thread> writers;
-  for (int t = 0; t < kThreads; t++) {
-    writers.emplace_back([&, t] {
-      SeededRandom random(77 + t);
-      for (int i = 0; i < kWrites; i++) {
-        const uint64_t offset = random.Uniform(kRecords) * kRecord;
-        const std::vector<uint8_t> b = stamped(uint32_t(t) << 16 | uint32_t(i));
-        if (i % 2 == 0) {
-          std::unique_ptr<PreparedWrite> p = v->PrepareWrite(offset, kRecord);
-          Fill(p.get(), b);
-          ASSERT_TRUE(v->WritePrepared(std::move(p)).ok());
-        } else {
-          ASSERT_TRUE(v->Write(offset, b).ok());
-        }
-      }
-    });
-  }
-  for (auto& w : writers) w.join();
-  stop = true;
-  syncer.join();
-  EXPECT_EQ(VolumeStat("adopted_buffers"), kThreads * kWrites / 2);
-  auto check = [&](Volume* vol) {
-    for (int r = 0; r < kRecords; r++) {
-      std::vector<uint8_t> out(kRecord);
-      ASSERT_TRUE(vol->Read(uint64_t(r) * kRecord, out).ok());
-      uint32_t stamp;
-      std::memcpy(&stamp, out.data(), 4);
-      EXPECT_EQ(out, stamped(stamp)) << "record " << r << " is torn";
-      EXPECT_LT(stamp >> 16, uint32_t(kThreads));
-      EXPECT_LT(stamp & 0xffff, uint32_t(kWrites));
-    }
-  };
-  check(v.get());
-  ASSERT_TRUE(v->Flush().ok());
-  v.reset();
-  Reopen();
-  v = *pool_->OpenVolume("v");
-  check(v.get());
-  ExpectClean();
 }
 
 }  // namespace
