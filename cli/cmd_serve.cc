@@ -37,6 +37,9 @@ struct ServeArgs {
   bool no_intent_log = false;
   std::string arc_max;
   std::string io_backend = "auto";
+  // The server's threads wait on clients; the sync runs in their idle time
+  // (PoolOptions::txg_sync_nice).
+  int sync_nice = 19;
   std::string max_payload;
   std::string socket_mode = "0600";
   bool print_stats = false;
@@ -140,6 +143,7 @@ void Serve(const ServeArgs& a) {
   po.read_only = a.read_only;
   po.intent_log = !a.no_intent_log;
   po.io.backend = a.io_backend;
+  po.txg_sync_nice = a.sync_nice;
   if (!a.arc_max.empty()) {
     Result<uint64_t> bytes = ParseSizeBytes(a.arc_max);
     if (!bytes.ok()) throw CommandFailed("--arc-max: " + bytes.status().ToString());
@@ -202,6 +206,8 @@ void AddServeCommand(CLI::App& app) {
               "FLUSH and FUA wait for a txg sync instead of an intent log commit");
   c->add_option("--arc-max", a.arc_max, "ARC size (e.g. 256M)");
   c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
+  c->add_option("--sync-nice", a.sync_nice,
+                "nice value of the txg sync thread, 0..19 (default 19; 0: as the request threads)");
   c->add_option("--max-connections", a.server.max_connections, "connections served at once");
   c->add_option("--max-in-flight", a.server.max_in_flight_per_connection,
                 "requests in flight per connection");

@@ -6,6 +6,7 @@
 
 #include "arc/arc.h"
 #include "arc/arc_internal.h"
+#include "base/thread_name.h"
 #include "base/units.h"
 
 namespace arcstore::arc {
@@ -47,7 +48,10 @@ Status Arc::Init() {
     history_.reserve(options_.history_length);
     if (reading.ok() && reading->under_pressure) can_grow_ = false;
   }
-  if (options_.evictor == EvictorMode::kThread) evictor_ = std::thread([this] { EvictorMain(); });
+  if (options_.evictor == EvictorMode::kThread) evictor_ = std::thread([this] {
+      NameThisThread("arc_evict");
+      EvictorMain();
+    });
   return Status::Ok();
 }
 

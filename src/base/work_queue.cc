@@ -1,6 +1,7 @@
 #include "base/work_queue.h"
 
 #include "base/check.h"
+#include "base/thread_name.h"
 
 namespace arcstore {
 
@@ -8,7 +9,10 @@ WorkQueue::WorkQueue(std::string name, uint32_t threads, uint32_t max_queued)
     : name_(std::move(name)), max_queued_(max_queued) {
   ARC_CHECK_GE(threads, 1u);
   ARC_CHECK_GE(max_queued, 1u);
-  for (uint32_t i = 0; i < threads; i++) threads_.emplace_back([this] { Loop(); });
+  for (uint32_t i = 0; i < threads; i++) threads_.emplace_back([this] {
+      NameThisThread("work");
+      Loop();
+    });
 }
 
 WorkQueue::~WorkQueue() {

@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/thread_name.h"
+
 namespace arcstore::io {
 
 namespace {
@@ -44,7 +46,10 @@ Result<std::unique_ptr<IoTrace>> IoTrace::Start(const std::string& path, uint64_
     return Status::IOError("trace file " + path + ": " + std::strerror(err));
   }
   std::unique_ptr<IoTrace> t(new IoTrace(path, f, ring_entries, clock, dropped));
-  t->writer_ = std::thread([p = t.get()] { p->WriterLoop(); });
+  t->writer_ = std::thread([p = t.get()] {
+    NameThisThread("io_trace");
+    p->WriterLoop();
+  });
   return t;
 }
 

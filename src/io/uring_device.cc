@@ -26,6 +26,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/thread_name.h"
+
 namespace arcstore::io {
 
 struct UringDevice::InFlight {
@@ -57,7 +59,10 @@ Result<std::unique_ptr<UringDevice>> UringDevice::Open(const std::string& path,
                                 ": io_uring unavailable: " + std::strerror(-err));
   }
   std::unique_ptr<UringDevice> d(new UringDevice(path, f, options.queue_depth, ring));
-  d->completer_ = std::thread([dev = d.get()] { dev->CompletionLoop(); });
+  d->completer_ = std::thread([dev = d.get()] {
+    NameThisThread("uring_done");
+    dev->CompletionLoop();
+  });
   return d;
 }
 

@@ -157,6 +157,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/thread_name.h"
 #include "nbd/connection.h"
 #include "nbd/listen.h"
 #include "nbd/nbd_stats.h"
@@ -195,7 +196,10 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector
   for (const Export& e : s->exports_) names.push_back(e.name);
   s->stats_ = std::make_unique<NbdStats>(s->registry_, names);
   ARC_RETURN_IF_ERROR(s->Listen());
-  s->accept_thread_ = std::thread([p = s.get()] { p->AcceptLoop(); });
+  s->accept_thread_ = std::thread([p = s.get()] {
+    NameThisThread("nbd_accept");
+    p->AcceptLoop();
+  });
   return s;
 }
 
@@ -280,7 +284,10 @@ void Server::Admit(int fd) {
                                                &options_, stats_.get(), refuse);
   Session* raw = s.get();
   sessions_.push_back(std::move(s));
-  raw->thread = std::thread([this, raw] { RunSession(raw); });
+  raw->thread = std::thread([this, raw] {
+    NameThisThread("nbd_conn");
+    RunSession(raw);
+  });
 }
 
 void Server::RunSession(Session* s) {

@@ -63,6 +63,10 @@ Status PoolOptions::Validate() const {
                                    std::to_string(intent_log_sync_kick_percent) +
                                    " out of bounds [0, 50]");
   }
+  if (txg_sync_nice < 0 || txg_sync_nice > 19) {
+    return Status::InvalidArgument("txg_sync_nice " + std::to_string(txg_sync_nice) +
+                                   " out of bounds [0, 19]");
+  }
   if (intent_log_bytes != 0 && (intent_log_bytes < kMiB || intent_log_bytes > 4 * kGiB)) {
     return Status::InvalidArgument("intent_log_bytes " + std::to_string(intent_log_bytes) +
                                    " out of bounds [1 MiB, 4 GiB]");

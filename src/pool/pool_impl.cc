@@ -348,6 +348,7 @@ Status PoolImpl::Start() {
   t.dirty_max_bytes = options_.dirty_max_bytes != 0 ? options_.dirty_max_bytes
                                                     : std::min<uint64_t>(memory / 4, 4 * kGiB);
   t.timeout_ns = options_.txg_timeout_ns;
+  t.sync_thread_nice = options_.txg_sync_nice;
   ARC_RETURN_IF_ERROR(t.Validate());
   uint64_t first;
   {

@@ -72,6 +72,7 @@
 #include <chrono>
 
 #include "base/check.h"
+#include "base/thread_name.h"
 
 namespace arcstore::txg {
 
@@ -126,6 +127,9 @@ Status TxgOptions::Validate() const {
   }
   if (history_length < 1 || history_length > 100000) {
     return bad("history_length must be in [1, 100000]");
+  }
+  if (sync_thread_nice < 0 || sync_thread_nice > 19) {
+    return bad("sync_thread_nice " + std::to_string(sync_thread_nice) + " must be in [0, 19]");
   }
   return Status::Ok();
 }
@@ -198,6 +202,9 @@ TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry*
                        [this] { return static_cast<int64_t>(options_.dirty_max_bytes); });
   registry->AddGaugeFn(m, "open_txg", stats::Unit::kNone, "the open txg",
                        [this] { return static_cast<int64_t>(open_txg()); });
+  registry->AddGaugeFn(m, "sync_thread_nice", stats::Unit::kNone,
+                       "the nice value the sync thread runs at",
+                       [this] { return static_cast<int64_t>(sync_thread_nice_.load()); });
 }
 
 TxgManager::~TxgManager() { (void)Stop(); }
@@ -503,6 +510,11 @@ void TxgManager::Fail(const Status& why) {
 }
 
 void TxgManager::SyncLoop() {
+  NameThisThread("txg_sync");
+  // A thread that may not lower its priority still syncs; the gauge shows
+  // the nice value it runs at.
+  if (options_.sync_thread_nice > 0) (void)NiceThisThread(options_.sync_thread_nice);
+  sync_thread_nice_.store(ThisThreadNice(), std::memory_order_relaxed);
   MutexLock l(&mu_);
   while (true) {
     SyncReason reason = SyncReason::kNone;

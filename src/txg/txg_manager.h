@@ -12,6 +12,7 @@
 // lock held; it may call Undirty() and NoteSyncIo().
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,6 +53,13 @@ struct TxgOptions {
   uint64_t delay_scale_ns = 500 * kNsPerUs;
   uint64_t delay_max_ns = 100 * kNsPerMs;
   uint32_t history_length = 100;         // txgs kept for `arcstore txgs`
+  // The sync thread's nice value (0..19; 0 = the same as the threads that
+  // serve requests). A sync is batch work (compression, checksums, I/O
+  // submission) while requests are served by threads waiting on clients:
+  // at a lower priority it runs in their idle time instead of delaying
+  // their wake-ups, and the write throttle still bounds how far it may
+  // fall behind.
+  int sync_thread_nice = 0;
   // Returns the ARC's current dirty limit in bytes (50% of c), or 0 for
   // none. Called on every Assign(); must be cheap and thread-safe.
   std::function<uint64_t()> arc_dirty_limit_bytes;
@@ -212,6 +220,7 @@ class TxgManager {
   bool started_ ARC_GUARDED_BY(mu_) = false;
   std::vector<TxgRecord> history_ ARC_GUARDED_BY(mu_);
   std::thread sync_thread_;
+  std::atomic<int> sync_thread_nice_{0};  // as set by the sync thread
 
   struct Stats {
     stats::Counter* syncs_by_reason[kNumSyncReasons];

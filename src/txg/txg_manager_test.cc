@@ -1,13 +1,16 @@
 #include "txg/txg_manager.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
 
+#include "base/thread_name.h"
 #include "testing/manual_clock.h"
 
 namespace arcstore::txg {
@@ -500,6 +503,47 @@ TEST(TxgManagerTest, AnIdleSyncThreadDoesNotSpinPastTheTimeout) {
   EXPECT_LT(reads, 200u) << "the sync thread woke " << reads / 2 << " times in 100 ms";
   EXPECT_TRUE(log.synced.empty()) << "nothing to sync";
   ASSERT_TRUE(m.Stop().ok());
+}
+
+}  // namespace
+}  // namespace arcstore::txg
+
+namespace arcstore::txg {
+namespace {
+
+// The sync runs on a thread named txg_sync at the nice value asked for;
+// the threads that assign txgs keep theirs.
+TEST(TxgManagerTest, TheSyncThreadRunsNamedAtItsNiceValue) {
+  ManualClock clock;
+  stats::Registry reg;
+  SyncLog log;
+  TxgOptions o = Opts();
+  const int caller_nice = ThisThreadNice();
+  o.sync_thread_nice = std::min(caller_nice + 7, 19);
+  int nice_in_sync = -1;
+  std::string name_in_sync;
+  log.during = [&](uint64_t) {
+    nice_in_sync = ThisThreadNice();
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    name_in_sync = name;
+  };
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);
+  m.Start();
+  uint64_t txg;
+  {
+    Result<TxgHold> h = m.Assign(4096);
+    ASSERT_TRUE(h.ok());
+    txg = h->txg();
+  }
+  ASSERT_TRUE(m.WaitSynced(txg, SyncReason::kExplicitWait).ok());
+  EXPECT_EQ(nice_in_sync, o.sync_thread_nice);
+  EXPECT_EQ(name_in_sync, "txg_sync");
+  EXPECT_EQ(reg.TakeSnapshot().Get("txg", "sync_thread_nice"), o.sync_thread_nice);
+  EXPECT_EQ(ThisThreadNice(), caller_nice);
+  ASSERT_TRUE(m.Stop().ok());
+  o.sync_thread_nice = 20;
+  EXPECT_NE(o.Validate().message().find("sync_thread_nice 20"), std::string::npos);
 }
 
 }  // namespace

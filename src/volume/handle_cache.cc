@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "base/thread_name.h"
+
 namespace arcstore::volume {
 
 Status HandleCacheOptions::Validate() const {
@@ -34,7 +36,10 @@ HandleCache::HandleCache(arc::Arc* arc, const HandleCacheOptions& options,
                        [this] { return static_cast<int64_t>(target_bytes()); });
   SetTarget(arc_->target_bytes());
   subscription_ = arc_->SubscribeTarget([this](uint64_t c) { SetTarget(c); });
-  if (options_.background_evictor) evictor_ = std::thread([this] { EvictorLoop(); });
+  if (options_.background_evictor) evictor_ = std::thread([this] {
+      NameThisThread("handle_evict");
+      EvictorLoop();
+    });
 }
 
 HandleCache::~HandleCache() {

@@ -106,6 +106,7 @@
 #include <random>
 
 #include "base/random.h"
+#include "base/thread_name.h"
 #include "format/encoding.h"
 #include "io/aligned_buffer.h"
 
@@ -257,7 +258,10 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
   next_seq_ = std::max<uint64_t>(start.next_seq, 1);
   last_itx_ = durable_itx_ = taken_itx_ = start.last_record_seq;
   UpdateGauges();
-  if (options_.writer_thread) writer_ = std::thread([this] { WriterLoop(); });
+  if (options_.writer_thread) writer_ = std::thread([this] {
+    NameThisThread("zil_writer");
+    WriterLoop();
+  });
 }
 
 void IntentLog::SetReplaying(bool replaying) {

@@ -111,6 +111,7 @@ got = {s["module"] + "." + s["name"]: s.get("value") for s in stats}
 inline, may_wait = got["nbd.requests_inline"], got["nbd.requests_may_wait"]
 assert inline > 0 and may_wait > 0, (inline, may_wait)
 print(f"requests run inline {inline}, submitted on the volume's may-wait {may_wait}")
+assert got["txg.sync_thread_nice"] == 19, got["txg.sync_thread_nice"]  # serve's default
 adopted = got["volumes.adopted_buffers"]
 assert adopted >= 16 * 16, adopted  # at least the 1 MiB writes' 64 KiB records
 print(f"whole records written from the buffers they were received into: {adopted}")

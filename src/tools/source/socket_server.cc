@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/thread_name.h"
 #include "nbd/listen.h"
 #include "nbd/options.h"
 
@@ -119,7 +120,10 @@ Result<std::unique_ptr<SocketServer>> SocketServer::Start(const SocketServerOpti
   ARC_RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<SocketServer> s(new SocketServer(options, std::move(handler)));
   ARC_RETURN_IF_ERROR(s->Listen());
-  s->thread_ = std::thread([p = s.get()] { p->Loop(); });
+  s->thread_ = std::thread([p = s.get()] {
+    NameThisThread("stats_server");
+    p->Loop();
+  });
   return s;
 }
 
