@@ -110,7 +110,7 @@ bool Reader::Fill(Outcome* failure) {
   begin_ = end_ = 0;
   Result<size_t> r = ReadSome(buf_.data(), buf_.size());
   if (!r.ok()) {
-    *failure = r.status().code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
+    *failure = Failed(r.status());
     return false;
   }
   if (*r == 0) {
@@ -128,9 +128,7 @@ Reader::Outcome Reader::ReadExact(uint8_t* out, size_t n) {
       // Large reads go straight to the destination.
       if (n - done >= buf_.size()) {
         Result<size_t> r = ReadSome(out + done, n - done);
-        if (!r.ok()) {
-          return r.status().code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
-        }
+        if (!r.ok()) return Failed(r.status());
         if (*r == 0) return done == 0 ? Outcome::kEof : Outcome::kTruncated;
         done += *r;
         continue;

@@ -130,6 +130,7 @@ class Reader {
     if (before_wait_) before_wait_();
     return transport_->ReadSome(buf, n);
   }
+  // The outcome of a failed transport read.
   static Outcome Failed(const Status& s) {
     return s.code() == StatusCode::kAborted ? Outcome::kTimeout : Outcome::kError;
   }

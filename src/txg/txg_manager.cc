@@ -14,7 +14,10 @@
 // below), move it to quiescing and open the next one AT ONCE (writers never
 // wait for a quiesce), wait for the quiescing txg's holds to drop, then sync
 // it with no lock held. A request that arrives while a txg is syncing only
-// marks the open txg to go next; two syncs never run at once.
+// marks the open txg to go next; two syncs never run at once. The thread
+// is named txg_sync and may run at a lower priority than the threads that
+// write (TxgOptions::sync_thread_nice; arcstore serve: 19): its work is
+// batch work, and the write throttle bounds how far it may fall behind.
 //
 // Why the open txg goes (SyncReason, recorded per txg):
 //   timeout          it has been open timeout_ns (5 s) with dirty data

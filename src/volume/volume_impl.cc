@@ -832,15 +832,15 @@ std::unique_ptr<PreparedWrite> VolumeImpl::PrepareWrite(uint64_t offset, uint64_
     for (uint64_t pos = 0; pos < length;) {
       const uint64_t in_record = (offset + pos) % record_bytes_;
       const uint64_t n = std::min<uint64_t>(record_bytes_ - in_record, length - pos);
-      fn(pos, n, in_record == 0 && n == record_bytes_);
+      fn(n, in_record == 0 && n == record_bytes_);
       pos += n;
     }
   };
   uint64_t heap_bytes = 0;
-  each_piece([&](uint64_t, uint64_t n, bool whole) { heap_bytes += whole ? 0 : n; });
+  each_piece([&](uint64_t n, bool whole) { heap_bytes += whole ? 0 : n; });
   if (heap_bytes > 0) prepared->heap.reset(new uint8_t[heap_bytes]);
   uint64_t heap_at = 0;
-  each_piece([&](uint64_t, uint64_t n, bool whole) {
+  each_piece([&](uint64_t n, bool whole) {
     if (whole) {
       arc::ArcHold buffer = NewBuffer();
       prepared->Add(buffer.mutable_data(), std::move(buffer));
