@@ -1,6 +1,5 @@
 // The synchronous wrappers of include/arcstore/volume.h, and the default
 // (one plain buffer) zero-copy write.
-#include <cstring>
 #include <future>
 
 #include "arcstore/volume.h"
@@ -35,7 +34,9 @@ std::span<const uint8_t> Contiguous(const PreparedWrite& prepared,
                                     std::vector<uint8_t>* gathered) {
   if (prepared.pieces().size() == 1) return prepared.pieces()[0];
   gathered->reserve(prepared.length());
-  for (std::span<uint8_t> p : prepared.pieces()) gathered->insert(gathered->end(), p.begin(), p.end());
+  for (std::span<uint8_t> p : prepared.pieces()) {
+    gathered->insert(gathered->end(), p.begin(), p.end());
+  }
   return *gathered;
 }
 

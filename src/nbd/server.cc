@@ -57,10 +57,11 @@
 // before the reader reads again. Any other WRITE of at least a record is
 // received straight into buffers the volume lends (Volume::PrepareWrite:
 // the engine's own record buffers, which its records then adopt), so a
-// large write's bytes are copied once, by the kernel, on their way in. Inline replies are held back (below);
-// after kMaxInlineBurst (16) inline requests in a row they are sent even
-// though more requests are buffered, so a client whose queue stays full of
-// hits gets its replies in bounded batches. Counted in nbd.requests_inline
+// large write's bytes are copied once, by the kernel, on their way in.
+// Inline replies are held back (below); after kMaxInlineBurst (16) inline
+// requests in a row they are sent even though more requests are buffered,
+// so a client whose queue stays full of hits gets its replies in bounded
+// batches. Counted in nbd.requests_inline
 // (run inline) and nbd.requests_may_wait (submitted because the hint said
 // so); ServerOptions::inline_idle_requests and
 // inline_requests_that_do_not_wait turn the two cases off.

@@ -176,7 +176,9 @@ Reader::Outcome Reader::ReadExactV(std::span<const std::span<uint8_t>> pieces) {
     int count = 0;
     for (size_t j = i; j < pieces.size() && count < static_cast<int>(kMaxIov); j++) {
       const size_t skip = j == i ? at : 0;
-      if (pieces[j].size() > skip) iov[count++] = {pieces[j].data() + skip, pieces[j].size() - skip};
+      if (pieces[j].size() > skip) {
+        iov[count++] = {pieces[j].data() + skip, pieces[j].size() - skip};
+      }
     }
     if (before_wait_) before_wait_();
     Result<size_t> r = transport_->ReadSomeV(iov, count);
