@@ -3,6 +3,7 @@
 //   arcstore serve POOL [--socket PATH | --listen 127.0.0.1:PORT]
 //                       [--export VOL ...] [--read-only] [--max-connections N]
 //                       [--max-in-flight N] [--max-payload SIZE] [--socket-mode MODE]
+//                       [--sync-nice N] [--poll-us N] [--max-pollers N]
 //                       [--control PATH | --no-control] [--metrics 127.0.0.1:PORT]
 //
 // The control socket (default POOL.ctl) answers the observability tools
@@ -40,6 +41,9 @@ struct ServeArgs {
   // The server's threads wait on clients; the sync runs in their idle time
   // (PoolOptions::txg_sync_nice).
   int sync_nice = 19;
+  // A server's connection threads poll for their client's next request
+  // before they sleep (ServerOptions::poll_window_ns).
+  uint64_t poll_us = 50;
   std::string max_payload;
   std::string socket_mode = "0600";
   bool print_stats = false;
@@ -94,6 +98,9 @@ nbd::ServerOptions ServerOptionsFrom(const ServeArgs& a) {
     throw CommandFailed("--socket-mode: not an octal mode: " + a.socket_mode);
   }
   o.socket_mode = static_cast<uint32_t>(mode);
+  if (a.poll_us > 1000) throw CommandFailed("--poll-us: " + std::to_string(a.poll_us) +
+                                            " is more than 1000 (1 ms)");
+  o.poll_window_ns = a.poll_us * 1000;
   Status s = o.Validate();
   if (!s.ok()) throw CommandFailed(s.message());
   return o;
@@ -208,6 +215,11 @@ void AddServeCommand(CLI::App& app) {
   c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_option("--sync-nice", a.sync_nice,
                 "nice value of the txg sync thread, 0..19 (default 19; 0: as the request threads)");
+  c->add_option("--poll-us", a.poll_us,
+                "longest a connection thread polls for the next request before it sleeps, "
+                "adapted per client (default 50; 0: never poll)");
+  c->add_option("--max-pollers", a.server.max_pollers,
+                "connection threads polling at once (default 0: CPUs - 1)");
   c->add_option("--max-connections", a.server.max_connections, "connections served at once");
   c->add_option("--max-in-flight", a.server.max_in_flight_per_connection,
                 "requests in flight per connection");

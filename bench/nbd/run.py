@@ -203,14 +203,24 @@ class Server:
                 shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def cpu_seconds(pid):
+    """User plus system CPU time of process `pid` (all its threads) so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def fio_run(server, row, cfg):
     """One fio run of one row; returns the figures the table shows."""
     env = dict(os.environ, NBD_URI=server.uri, RUNTIME=str(cfg.runtime), RAMP=str(cfg.ramp),
                SIZE=str(cfg.size))
     job = os.path.join(HERE, row + ".fio")
     load = os.getloadavg()[0]
+    cpu0, t0 = cpu_seconds(server.proc.pid), time.monotonic()
     out = run_cmd(["fio", "--output-format=json", job], f"{server.name} {row}",
                   timeout_s=cfg.runtime + cfg.ramp + 120, env=env)
+    # The server's CPU over the whole fio run (ramp included), in CPUs.
+    cpus = (cpu_seconds(server.proc.pid) - cpu0) / (time.monotonic() - t0)
     j = json.loads(out[out.index("{"):])["jobs"][0]
     if j["error"] != 0:
         raise BenchError(f"{server.name} {row}: fio job error {j['error']}")
@@ -218,7 +228,8 @@ def fio_run(server, row, cfg):
     pct = d["clat_ns"].get("percentile", {})
     us = lambda key: pct.get(key, 0) / 1000.0
     return {"iops": d["iops"], "mibps": d["bw_bytes"] / (1 << 20), "p50_us": us("50.000000"),
-            "p99_us": us("99.000000"), "p999_us": us("99.900000"), "load1": load}
+            "p99_us": us("99.000000"), "p999_us": us("99.900000"), "server_cpus": cpus,
+            "load1": load}
 
 
 def median_row(runs):
@@ -232,13 +243,15 @@ def fmt(v):
 def print_table(results, cfg):
     print(f"\n## NBD benchmark: median of {cfg.runs} run(s), runtime {cfg.runtime} s, "
           f"ramp {cfg.ramp} s, export {cfg.size >> 20} MiB\n")
-    print("| row | server | IOPS | MiB/s | p50 us | p99 us | p99.9 us | load avg (1 min) |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|")
+    print("| row | server | IOPS | MiB/s | p50 us | p99 us | p99.9 us | server CPUs | "
+          "load avg (1 min) |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|")
     for row in cfg.rows:
         for s in cfg.servers:
             m = results[row][s]
             print(f"| {row} | {s} | {fmt(m['iops'])} | {fmt(m['mibps'])} | {fmt(m['p50_us'])} | "
-                  f"{fmt(m['p99_us'])} | {fmt(m['p999_us'])} | {m['load1']:.1f} |")
+                  f"{fmt(m['p99_us'])} | {fmt(m['p999_us'])} | {m['server_cpus']:.2f} | "
+                  f"{m['load1']:.1f} |")
 
 
 def print_ratios(results, cfg):

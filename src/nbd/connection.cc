@@ -101,14 +101,16 @@ std::vector<Segment> Segments(const std::vector<Extent>& extents, uint64_t offse
 }  // namespace
 
 Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
-                       const ServerOptions* options, NbdStats* stats, bool refuse)
+                       const ServerOptions* options, NbdStats* stats,
+                       PollBudget* poll_budget, bool refuse)
     : transport_(std::move(transport)),
       reader_(transport_.get()),
       exports_(*exports),
       options_(*options),
       stats_(stats),
       refuse_(refuse),
-      clock_(DefaultClock()) {}
+      clock_(DefaultClock()),
+      poll_(options->poll_window_ns, poll_budget, clock_, stats->poll) {}
 
 Connection::~Connection() = default;
 
@@ -144,6 +146,7 @@ void Connection::Serve() {
     FlushPending();
     MaybeCommitAhead();
   });
+  if (options_.poll_window_ns > 0) reader_.set_poll(&poll_);
   Transmit();
   FlushPending();
   WaitIdle();

@@ -23,6 +23,7 @@
 #include "arcstore/volume.h"
 #include "base/clock.h"
 #include "base/thread_annotations.h"
+#include "nbd/adaptive_poll.h"
 #include "nbd/buffer_cache.h"
 #include "nbd/handshake.h"
 #include "nbd/nbd_stats.h"
@@ -42,8 +43,10 @@ class Connection {
  public:
   // Borrows `exports`, `options` and `stats` (they must outlive it).
   // `refuse`: answer the handshake with NBD_REP_ERR_POLICY (server full).
+  // `poll_budget`: the server's, for ServerOptions::poll_window_ns.
   Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
-             const ServerOptions* options, NbdStats* stats, bool refuse);
+             const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget,
+             bool refuse);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -122,6 +125,8 @@ class Connection {
   NbdStats* const stats_;
   const bool refuse_;
   Clock* const clock_;
+  // How long the reader polls before it sleeps (reader thread only).
+  AdaptivePoll poll_;
 
   // Fixed once the handshake is done.
   Negotiated negotiated_;

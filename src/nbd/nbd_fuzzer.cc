@@ -28,7 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stats::Registry registry;
   NbdStats stats(&registry, {"a", "ro"});
   auto transport = std::make_unique<MemoryTransport>(std::span<const uint8_t>(data, size));
-  Connection c(std::move(transport), &exports, &options, &stats, /*refuse=*/size > 0 && data[size - 1] == 0xfe);
+  PollBudget poll_budget(1);
+  Connection c(std::move(transport), &exports, &options, &stats, &poll_budget,
+               /*refuse=*/size > 0 && data[size - 1] == 0xfe);
   c.Serve();
   return 0;
 }

@@ -51,6 +51,16 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
       registry_->AddCounter("nbd", "commits_ahead", Unit::kOps,
                             "volume flushes started after a WRITE, before the client's FLUSH "
                             "came (ServerOptions::commit_ahead)");
+  poll.caught = registry_->AddCounter("nbd", "poll_caught", Unit::kOps,
+                                     "waits for a request that polling the socket ended");
+  poll.slept = registry_->AddCounter("nbd", "poll_slept", Unit::kOps,
+                                     "waits for a request that slept (after polling, or "
+                                     "with a window of 0)");
+  poll.no_budget = registry_->AddCounter("nbd", "poll_no_budget", Unit::kOps,
+                                         "waits that slept at once: max_pollers threads "
+                                         "were polling");
+  poll.poll_ns = registry_->AddCounter("nbd", "poll_ns", Unit::kNanoseconds,
+                                       "time connection threads spent polling");
   for (int k = 0; k < static_cast<int>(ErrorKind::kCount); k++) {
     std::string name = std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k));
     errors_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "client or protocol errors");

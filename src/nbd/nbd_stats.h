@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "nbd/adaptive_poll.h"
 #include "nbd/protocol.h"
 #include "stats/registry.h"
 
@@ -73,6 +74,7 @@ class NbdStats {
   stats::Counter* requests_inline = nullptr;    // run on the connection's thread
   stats::Counter* requests_may_wait = nullptr;  // submitted: Volume::MayWait said so
   stats::Counter* commits_ahead = nullptr;      // log commits started before a FLUSH came
+  PollCounters poll;                            // adaptive_poll.h
 
  private:
   stats::Registry* const registry_;

@@ -98,6 +98,8 @@ Status ServerOptions::Validate() const {
     return Bad("max_block_status_bytes", "must be in [1 MiB, 3 GiB]");
   }
   if (handshake_timeout_ns < kNsPerMs) return Bad("handshake_timeout_ns", "must be at least 1 ms");
+  if (poll_window_ns > kNsPerMs) return Bad("poll_window_ns", "must be at most 1 ms");
+  if (max_pollers > 1024) return Bad("max_pollers", "must be in [0, 1024] (0: CPUs - 1)");
   return Status::Ok();
 }
 

@@ -77,6 +77,15 @@ struct ServerOptions {
   // the pattern (server.cc, "Commit ahead"): a wrong guess costs one early
   // log commit and delays the next request by it.
   bool commit_ahead = true;
+  // Before a connection thread sleeps waiting for its client's next
+  // request it polls the socket for up to this long, adapting the window
+  // to the client (adaptive_poll.h): a client at queue depth 1 gets its
+  // replies without the server's sleep and wakeup per request, at the
+  // cost of CPU spent polling. 0 turns polling off; at most 1 ms.
+  uint64_t poll_window_ns = 0;
+  // Connection threads polling at once, server-wide; 0 means one fewer
+  // than the CPUs (at least one). At most 1024.
+  uint32_t max_pollers = 0;
   // The export the empty name selects; empty means the first export.
   std::string default_export;
 

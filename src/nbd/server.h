@@ -25,6 +25,7 @@
 
 #include "base/result.h"
 #include "base/thread_annotations.h"
+#include "nbd/adaptive_poll.h"
 #include "nbd/options.h"
 #include "stats/registry.h"
 
@@ -69,6 +70,7 @@ class Server {
   std::unique_ptr<stats::Registry> own_registry_;
   stats::Registry* const registry_;
   std::unique_ptr<NbdStats> stats_;
+  PollBudget poll_budget_;
 
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: wakes the accept loop

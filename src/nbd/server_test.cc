@@ -545,6 +545,33 @@ TEST_F(ServerTest, ConnectionsPastTheLimitAreRefusedWithAReason) {
   ExpectHealthy();
 }
 
+// With polling on, connections at queue depth 1 are served as before;
+// every wait for a request is counted (polled and caught, or slept), some
+// are caught, and a client beyond the poll budget is served too (it
+// sleeps at once when the one poller is busy).
+TEST_F(ServerTest, PollingConnectionsServeEveryRequestAndCountTheirWaits) {
+  server_.reset();
+  options_.poll_window_ns = kNsPerMs;  // generous: a loaded test machine
+  options_.max_pollers = 1;
+  StartServer();
+  RawClient a(options_.socket_path), b(options_.socket_path);
+  ASSERT_NE(a.Connect("vol", true), 0);
+  ASSERT_NE(b.Connect("vol", true), 0);
+  constexpr int kRounds = 50;
+  for (int i = 0; i < kRounds; i++) {
+    std::vector<uint8_t> w = Pattern(4096, static_cast<uint8_t>(i)), r;
+    RawClient& c = i % 3 == 0 ? b : a;
+    ASSERT_EQ(c.Do(kCmdWrite, 4096 * (i % 16), 4096, 0, &w), 0u) << i;
+    ASSERT_EQ(c.Do(kCmdRead, 4096 * (i % 16), 4096, 0, nullptr, &r), 0u) << i;
+    ASSERT_EQ(r, w) << i;
+  }
+  // Each request but a connection's first was waited for after a reply.
+  const int64_t waits = Stat("nbd", "poll_caught") + Stat("nbd", "poll_slept");
+  EXPECT_GE(waits, 2 * kRounds - 2);
+  EXPECT_GT(Stat("nbd", "poll_caught"), 0);
+  EXPECT_GT(Stat("nbd", "poll_ns"), 0);
+}
+
 TEST_F(ServerTest, SlowHandshakesTimeOut) {
   server_.reset();
   options_.handshake_timeout_ns = 50 * kNsPerMs;
@@ -584,6 +611,13 @@ TEST(ServerOptionsTest, ValidateNamesTheOption) {
   o.max_in_flight_per_connection = 0;
   EXPECT_NE(o.Validate().message().find("max_in_flight_per_connection"), std::string::npos);
   o.max_in_flight_per_connection = 1;
+  o.poll_window_ns = kNsPerMs + 1;
+  EXPECT_NE(o.Validate().message().find("poll_window_ns"), std::string::npos);
+  o.poll_window_ns = kNsPerMs;
+  o.max_pollers = 1025;
+  EXPECT_NE(o.Validate().message().find("max_pollers"), std::string::npos);
+  o.max_pollers = 0;
+  EXPECT_TRUE(o.Validate().ok());
   o.socket_path = std::string(200, 'x');
   o.listen_address.clear();
   EXPECT_NE(o.Validate().message().find("socket_path"), std::string::npos);
@@ -751,6 +785,26 @@ TEST(TransportTest, ReadExactVFillsPiecesFromTheBufferThenTheSocket) {
   std::vector<std::span<uint8_t>> pieces{std::span<uint8_t>(short_read).first(15),
                                          std::span<uint8_t>(short_read).subspan(15)};
   EXPECT_EQ(reader.ReadExactV(pieces), Reader::Outcome::kTruncated);
+}
+
+// A read that does not wait (AdaptivePoll's) says "nothing yet" with kBusy
+// on an empty socket, takes what has arrived, and sees the end of stream.
+TEST(TransportTest, ReadSomeNowNeverWaits) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  SocketTransport t(fds[0]);
+  uint8_t buf[16];
+  Result<size_t> r = t.ReadSomeNow(buf, sizeof(buf));
+  EXPECT_EQ(r.status().code(), StatusCode::kBusy);
+  ASSERT_EQ(::send(fds[1], "abc", 3, 0), 3);
+  r = t.ReadSomeNow(buf, sizeof(buf));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, 3u);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(buf), 3), "abc");
+  ::close(fds[1]);
+  r = t.ReadSomeNow(buf, sizeof(buf));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, 0u);
 }
 
 // Request buffers come back for reuse by size class, up to the byte cap;

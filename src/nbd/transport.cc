@@ -25,6 +25,16 @@ Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
   }
 }
 
+Result<size_t> SocketTransport::ReadSomeNow(uint8_t* buf, size_t n) {
+  while (true) {
+    ssize_t r = ::recv(fd_, buf, n, MSG_DONTWAIT);
+    if (r >= 0) return static_cast<size_t>(r);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Busy("nothing to read yet");
+    return Status::IOError(std::string("recv: ") + std::strerror(errno));
+  }
+}
+
 Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
   msghdr msg{};
   msg.msg_iov = const_cast<iovec*>(iov);

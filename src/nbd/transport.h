@@ -22,6 +22,7 @@
 
 #include "arcstore/status.h"
 #include "base/result.h"
+#include "nbd/adaptive_poll.h"
 
 namespace arcstore::nbd {
 
@@ -35,6 +36,10 @@ class Transport {
   virtual Result<size_t> ReadSomeV(const iovec* iov, int count) {
     return ReadSome(static_cast<uint8_t*>(iov[0].iov_base), iov[0].iov_len);
   }
+  // Reads what has already arrived, without waiting: kBusy when nothing
+  // has (for AdaptivePoll). A transport whose reads never wait need not
+  // override it.
+  virtual Result<size_t> ReadSomeNow(uint8_t* buf, size_t n) { return ReadSome(buf, n); }
   // Writes every byte of `iov[0..count)`, or fails.
   virtual Status WriteAll(const iovec* iov, int count) = 0;
   // Further reads see end of stream; writes still work.
@@ -52,6 +57,7 @@ class SocketTransport final : public Transport {
   ~SocketTransport() override;
   Result<size_t> ReadSome(uint8_t* buf, size_t n) override;
   Result<size_t> ReadSomeV(const iovec* iov, int count) override;
+  Result<size_t> ReadSomeNow(uint8_t* buf, size_t n) override;
   Status WriteAll(const iovec* iov, int count) override;
   void CloseRead() override;
   void CloseAll() override;
@@ -101,6 +107,9 @@ class Reader {
   // Called before every read that may block (the buffer is empty), so the
   // owner can flush replies it held back while requests were buffered.
   void set_before_wait(std::function<void()> fn) { before_wait_ = std::move(fn); }
+  // From now on, waits for more input poll first (see adaptive_poll.h);
+  // nullptr: they sleep at once. Borrowed.
+  void set_poll(AdaptivePoll* poll) { poll_ = poll; }
   // Bytes received and not yet consumed.
   size_t buffered() const { return end_ - begin_; }
 
@@ -128,7 +137,9 @@ class Reader {
 
   Result<size_t> ReadSome(uint8_t* buf, size_t n) {
     if (before_wait_) before_wait_();
-    return transport_->ReadSome(buf, n);
+    if (poll_ == nullptr) return transport_->ReadSome(buf, n);
+    return poll_->Await([&] { return transport_->ReadSomeNow(buf, n); },
+                        [&] { return transport_->ReadSome(buf, n); });
   }
   // The outcome of a failed transport read.
   static Outcome Failed(const Status& s) {
@@ -137,6 +148,7 @@ class Reader {
 
   Transport* const transport_;
   std::function<void()> before_wait_;
+  AdaptivePoll* poll_ = nullptr;
   std::vector<uint8_t> buf_;
   size_t begin_ = 0;
   size_t end_ = 0;

@@ -13,7 +13,7 @@ RUNNER=$(cd "$(dirname "$0")/../../bench/nbd" && pwd)/run.py
   { cat "$NBD_WORK/bench.out"; fail "the runner failed"; }
 cat "$NBD_WORK/bench.out"
 /usr/bin/python3 - "$NBD_WORK/bench.json" "$NBD_WORK/bench.out" <<'PY'
-import json, re, sys
+import json, os, re, sys
 j = json.load(open(sys.argv[1]))
 out = open(sys.argv[2]).read()
 servers = ["arcstore", "nbdkit-file", "nbdkit-memory", "qemu-qcow2", "qemu-raw"]
@@ -24,8 +24,10 @@ for row in rows:
     for s in servers:
         m = j["median"][row][s]
         assert m["iops"] > 0 and m["p50_us"] > 0 and m["p99_us"] >= m["p50_us"], (row, s, m)
+        # Serving takes some CPU; no more than the machine has.
+        assert 0 < m["server_cpus"] <= os.cpu_count() + 0.5, (row, s, m["server_cpus"])
         line = re.search(rf"^\| {row} \| {s} \| [0-9,.]+ \| [0-9,.]+ \| [0-9,.]+ \| [0-9,.]+ \| "
-                         rf"[0-9,.]+ \| [0-9.]+ \|$", out, re.M)
+                         rf"[0-9,.]+ \| [0-9.]+ \| [0-9.]+ \|$", out, re.M)
         assert line, f"no table row for {row} {s}"
 for p in servers[1:]:
     assert re.search(rf"^\| row \|.*\b{p}\b", out, re.M), f"no ratio column for {p}"

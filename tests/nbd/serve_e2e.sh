@@ -112,6 +112,11 @@ inline, may_wait = got["nbd.requests_inline"], got["nbd.requests_may_wait"]
 assert inline > 0 and may_wait > 0, (inline, may_wait)
 print(f"requests run inline {inline}, submitted on the volume's may-wait {may_wait}")
 assert got["txg.sync_thread_nice"] == 19, got["txg.sync_thread_nice"]  # serve's default
+# serve polls by default (--poll-us 50): the queue-depth-1 requests above
+# (libnbd's, fio's) were waited for, and polling caught some of them.
+caught, slept = got["nbd.poll_caught"], got["nbd.poll_slept"]
+assert caught > 0 and caught + slept >= 100, (caught, slept)
+print(f"waits for a request: {caught} caught by polling, {slept} slept")
 adopted = got["volumes.adopted_buffers"]
 assert adopted >= 16 * 16, adopted  # at least the 1 MiB writes' 64 KiB records
 print(f"whole records written from the buffers they were received into: {adopted}")

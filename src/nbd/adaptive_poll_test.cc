@@ -1,0 +1,136 @@
+#include "nbd/adaptive_poll.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/manual_clock.h"
+
+namespace arcstore::nbd {
+namespace {
+
+constexpr uint64_t kMaxNs = 64'000;  // the window's floor is 8 us
+constexpr uint64_t kStepNs = 1'000;  // each non-waiting read "takes" 1 us
+
+// One connection's waits on a manual clock: the next request arrives
+// `gap_ns` after the wait starts. A non-waiting read moves the clock by
+// kStepNs and finds the request once it has arrived; the waiting read moves
+// the clock to the arrival.
+class AdaptivePollTest : public ::testing::Test {
+ protected:
+  AdaptivePollTest() : budget_(1) {
+    counters_.caught = registry_.AddCounter("t", "caught", stats::Unit::kOps, "");
+    counters_.slept = registry_.AddCounter("t", "slept", stats::Unit::kOps, "");
+    counters_.no_budget = registry_.AddCounter("t", "no_budget", stats::Unit::kOps, "");
+    counters_.poll_ns = registry_.AddCounter("t", "poll_ns", stats::Unit::kNanoseconds, "");
+    poll_ = std::make_unique<AdaptivePoll>(kMaxNs, &budget_, &clock_, counters_);
+  }
+
+  // Returns whether polling caught the request.
+  bool WaitFor(uint64_t gap_ns) {
+    const uint64_t arrival_ns = clock_.NowNs() + gap_ns;
+    const uint64_t caught_before = counters_.caught->Value();
+    tries_ = 0;
+    Result<size_t> r = poll_->Await(
+        [&]() -> Result<size_t> {
+          tries_++;
+          if (clock_.NowNs() >= arrival_ns) return size_t{28};
+          clock_.AdvanceNs(kStepNs);
+          return Status::Busy("nothing yet");
+        },
+        [&]() -> Result<size_t> {
+          if (clock_.NowNs() < arrival_ns) clock_.AdvanceNs(arrival_ns - clock_.NowNs());
+          return size_t{28};
+        });
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(*r, 28u);
+    return counters_.caught->Value() > caught_before;
+  }
+
+  stats::Registry registry_;
+  testing::ManualClock clock_;
+  PollBudget budget_;
+  PollCounters counters_;
+  std::unique_ptr<AdaptivePoll> poll_;
+  int tries_ = 0;
+};
+
+// A request that arrives inside the window is caught by polling, which
+// costs the time it waited, and the window stays.
+TEST_F(AdaptivePollTest, ARequestInsideTheWindowIsCaughtAndTheWindowStays) {
+  EXPECT_EQ(poll_->window_ns(), kMaxNs);
+  EXPECT_TRUE(WaitFor(10'000));
+  EXPECT_EQ(tries_, 11);  // 10 misses, 1 us apart, then the request
+  EXPECT_EQ(counters_.poll_ns->Value(), 10'000u);
+  EXPECT_EQ(counters_.slept->Value(), 0u);
+  EXPECT_EQ(poll_->window_ns(), kMaxNs);
+}
+
+// An idle client (long gaps) halves the window per wait and then stops
+// polling altogether: the CPU spent polling is bounded. A client that then
+// turns around quickly grows it back until polling catches its requests.
+TEST_F(AdaptivePollTest, AnIdleClientStopsThePollingAndABusyOneRestartsIt) {
+  const std::vector<uint64_t> shrinking = {32'000, 16'000, 8'000, 0};
+  for (uint64_t want : shrinking) {
+    EXPECT_FALSE(WaitFor(10'000'000));
+    EXPECT_EQ(poll_->window_ns(), want);
+  }
+  const uint64_t polled_ns = counters_.poll_ns->Value();
+  EXPECT_EQ(polled_ns, kMaxNs + 32'000 + 16'000 + 8'000);
+  EXPECT_FALSE(WaitFor(10'000'000));
+  EXPECT_EQ(tries_, 0) << "a window of 0 does not poll";
+  EXPECT_EQ(poll_->window_ns(), 0u);
+  EXPECT_EQ(counters_.poll_ns->Value(), polled_ns);
+
+  // Requests 20 us apart: slept, but a longer window would have caught
+  // them: 8, 16, then 32 us, which catches them.
+  for (uint64_t want : {8'000u, 16'000u, 32'000u}) {
+    EXPECT_FALSE(WaitFor(20'000));
+    EXPECT_EQ(poll_->window_ns(), want);
+  }
+  EXPECT_TRUE(WaitFor(20'000));
+  EXPECT_EQ(poll_->window_ns(), 32'000u);
+  EXPECT_EQ(counters_.caught->Value(), 1u);
+  EXPECT_EQ(counters_.slept->Value(), 8u);
+}
+
+// With the budget spent by another connection, a wait sleeps at once and
+// says so; once the budget is back it polls again.
+TEST_F(AdaptivePollTest, AWaitWithNoBudgetSleepsAtOnce) {
+  ASSERT_TRUE(budget_.TryAcquire());
+  EXPECT_FALSE(budget_.TryAcquire()) << "a budget of 1";
+  EXPECT_FALSE(WaitFor(10'000));
+  EXPECT_EQ(tries_, 0);
+  EXPECT_EQ(counters_.no_budget->Value(), 1u);
+  EXPECT_EQ(counters_.poll_ns->Value(), 0u);
+  budget_.Release();
+  EXPECT_TRUE(WaitFor(10'000));
+  EXPECT_TRUE(budget_.TryAcquire()) << "polling gave its slot back";
+  budget_.Release();
+}
+
+// A failed read (not "nothing yet") ends the wait with that failure.
+TEST_F(AdaptivePollTest, AFailedReadEndsTheWait) {
+  bool waited = false;
+  Result<size_t> r = poll_->Await([]() -> Result<size_t> { return Status::IOError("reset"); },
+                                  [&]() -> Result<size_t> {
+                                    waited = true;
+                                    return size_t{0};
+                                  });
+  EXPECT_EQ(r.status().code(), StatusCode::kIOError);
+  EXPECT_FALSE(waited);
+  EXPECT_TRUE(budget_.TryAcquire());
+}
+
+// The default budget leaves one CPU unpolled, and is at least one.
+TEST(PollBudgetTest, DefaultsToOneFewerThanTheCpusAndAtLeastOne) {
+  PollBudget b(0);
+  EXPECT_GE(b.max_pollers(), 1u);
+  EXPECT_LT(b.max_pollers(), std::max(2u, std::thread::hardware_concurrency()));
+  for (uint32_t i = 0; i < b.max_pollers(); i++) EXPECT_TRUE(b.TryAcquire()) << i;
+  EXPECT_FALSE(b.TryAcquire());
+  b.Release();
+  EXPECT_TRUE(b.TryAcquire());
+  EXPECT_EQ(PollBudget(3).max_pollers(), 3u);
+}
+
+}  // namespace
+}  // namespace arcstore::nbd
