@@ -75,6 +75,12 @@
 // Fallbacks (each counted): log disabled, no arena yet, arena full, or
 // change copies dropped because pending passed max_pending_bytes; then a
 // commit waits for a txg sync instead, which makes everything durable.
+// Once copies were dropped, every commit falls back until a txg holding
+// all of them commits, so a change appended meanwhile is not copied
+// either (its copy could only be dropped): the overflow extends to its
+// txg and it is counted in dropped_copies. A client streaming writes
+// without flushing thus costs the log nothing per write; its first flush
+// syncs a txg, which ends the overflow, and the log takes copies again.
 //
 // Failure: a failed log write or flush fails the log and, through
 // on_failure, the pool's txg pipeline: every later commit, write and flush
@@ -287,8 +293,13 @@ uint64_t IntentLog::Append(format::LogRecordType type, uint64_t volume_guid, uin
   Pending p;
   p.rec = LogRecord{.type = type, .volume_guid = volume_guid, .txg = txg, .offset = offset,
                     .length = length};
-  if (type == format::LogRecordType::kWrite) p.rec.data.assign(data, data + length);
-  return AppendPending(std::move(p));
+  const bool write = type == format::LogRecordType::kWrite;
+  // While overflowed the copy would be dropped: do not make it (a stale
+  // answer here is settled under mu_ in AppendPending).
+  if (write && !overflowed_hint_.load(std::memory_order_relaxed)) {
+    p.rec.data.assign(data, data + length);
+  }
+  return AppendPending(std::move(p), write ? data : nullptr);
 }
 
 uint64_t IntentLog::AppendHeld(uint64_t volume_guid, uint64_t txg, uint64_t offset,
@@ -298,24 +309,35 @@ uint64_t IntentLog::AppendHeld(uint64_t volume_guid, uint64_t txg, uint64_t offs
   p.rec = LogRecord{.type = format::LogRecordType::kWrite, .volume_guid = volume_guid,
                     .txg = txg, .offset = offset, .length = length};
   p.held = std::move(data);
-  return AppendPending(std::move(p));
+  return AppendPending(std::move(p), nullptr);
 }
 
-uint64_t IntentLog::AppendPending(Pending p) {
+uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
   MutexLock l(&mu_);
   if (replaying_) return 0;
   p.rec.seq = ++last_itx_;
   const uint64_t size = p.rec.EncodedBytes();
-  if (pending_bytes_ + size > options_.max_pending_bytes) {
+  if (overflowed_ && overflow_txg_ > committed_txg_) {
+    // Copies were dropped and no txg holding them has committed: every
+    // commit falls back to a txg sync until one does, so this change
+    // needs no copy either; the overflow now lasts until its txg commits.
+    stats_.dropped_copies->Add();
+    overflow_txg_ = std::max(overflow_txg_, p.rec.txg);
+  } else if (pending_bytes_ + size > options_.max_pending_bytes) {
     // Too much unlogged change to keep: drop the copies; the next commit
     // syncs a txg instead (which makes these durable too).
     stats_.dropped_copies->Add(pending_.size());
     for (const Pending& q : pending_) overflow_txg_ = std::max(overflow_txg_, q.rec.txg);
     overflow_txg_ = std::max(overflow_txg_, p.rec.txg);
     overflowed_ = true;
+    overflowed_hint_.store(true, std::memory_order_relaxed);
     pending_.clear();
     pending_bytes_ = 0;
   } else {
+    if (uncopied != nullptr && p.rec.data.size() != p.rec.length) {
+      // Append saw an overflow that has ended since: copy now.
+      p.rec.data.assign(uncopied, uncopied + p.rec.length);
+    }
     pending_bytes_ += size;
     pending_.push_back(std::move(p));
   }
@@ -640,7 +662,10 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
   // The volumes publish txg's buffers next: a batch still copying held ones
   // lets go of them first.
   while (encoding_ > 0) encoded_cv_.Wait(&mu_);
-  if (overflowed_ && overflow_txg_ <= txg) overflowed_ = false;
+  if (overflowed_ && overflow_txg_ <= txg) {
+    overflowed_ = false;
+    overflowed_hint_.store(false, std::memory_order_relaxed);
+  }
   if (header.present()) {
     // A fallback open may use any of the newest three uberblocks: keep
     // every block the oldest of them replays from.

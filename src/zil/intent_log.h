@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -214,7 +215,9 @@ class IntentLog {
   bool BatchFinished(uint64_t id) ARC_REQUIRES(mu_);
   // Where a block of `bytes` can go, or UINT64_MAX when the arena is full.
   uint64_t Place(uint64_t bytes) ARC_REQUIRES(mu_);
-  uint64_t AppendPending(Pending p);
+  // `uncopied`: a write's bytes, when Append did not copy them (it saw
+  // the log overflowed); copied here if the overflow has ended.
+  uint64_t AppendPending(Pending p, const uint8_t* uncopied);
   void UpdateGauges() ARC_REQUIRES(mu_);
 
   const IntentLogOptions options_;
@@ -249,6 +252,7 @@ class IntentLog {
   bool sync_kicked_ ARC_GUARDED_BY(mu_) = false;
   bool overflowed_ ARC_GUARDED_BY(mu_) = false;        // copies dropped since the last sync
   uint64_t overflow_txg_ ARC_GUARDED_BY(mu_) = 0;      // ... of changes up to this txg
+  std::atomic<bool> overflowed_hint_{false};  // overflowed_, read without mu_
   struct Batch {
     uint64_t id = 0;
     uint64_t last_itx = 0;  // the newest change it covers

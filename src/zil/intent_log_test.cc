@@ -441,6 +441,37 @@ TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
   EXPECT_EQ(Stat("commits"), 1);
 }
 
+// After copies were dropped, changes are not copied at all until a txg
+// holding every one of them commits (a commit before that falls back
+// anyway): pending stays empty, each change counts as dropped, and the
+// overflow lasts until the newest such change's txg commits.
+TEST_F(IntentLogTest, AnOverflowedLogCopiesNothingUntilATxgCoversIt) {
+  IntentLogOptions small;
+  small.max_pending_bytes = 1 << 20;
+  auto log = FreshLog(4 << 20, small);
+  for (int i = 0; i < 300; i++) Write(*log, 2, 0, 4096, 1);  // > 1 MiB: overflows
+  const int64_t dropped = Stat("dropped_copies");
+  ASSERT_GT(dropped, 0);
+  const int64_t pending = Stat("pending_bytes");
+  for (int i = 0; i < 50; i++) Write(*log, 3, 4096, 4096, 2);
+  EXPECT_EQ(Stat("dropped_copies"), dropped + 50);
+  EXPECT_EQ(Stat("pending_bytes"), pending) << "no copy kept while overflowed";
+  // Txg 2 commits, but the uncopied changes of txg 3 are not in it: a
+  // commit still syncs a txg.
+  log->TxgCommitted(2, log->HeaderFor(2));
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(syncs_, 1);
+  EXPECT_EQ(Stat("commits"), 0);
+  // Once txg 3 commits, changes are copied and logged again.
+  log->TxgCommitted(3, log->HeaderFor(3));
+  Write(*log, 4, 0, 4096, 3);
+  EXPECT_GT(Stat("pending_bytes"), 0);
+  EXPECT_EQ(Stat("dropped_copies"), dropped + 50);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(syncs_, 1);
+  EXPECT_EQ(Stat("commits"), 1);
+}
+
 TEST_F(IntentLogTest, ReplayStopsAtATornBlockAndNeverPastIt) {
   auto log = FreshLog(1 << 20);
   const format::IntentLogHeader start = log->HeaderFor(1);
