@@ -1,5 +1,6 @@
 // AdaptivePoll: how long a connection thread polls its socket for the next
-// request before it sleeps in the kernel.
+// request (or the rest of a WRITE's payload) before it sleeps in the
+// kernel.
 //
 // Why. A client at queue depth 1 sends its next request a few tens of
 // microseconds after it gets a reply. A connection thread that sleeps in
@@ -8,7 +9,10 @@
 // is about as long as serving a 4 KiB cached read. Polling (reading without
 // waiting, in a loop) for a short window catches the request with the
 // thread still running; over NBD on such a machine it nearly doubled the
-// IOPS of 4 KiB reads and writes at queue depth 1.
+// IOPS of 4 KiB reads and writes at queue depth 1. A 1 MiB WRITE's payload
+// passes through the socket's buffer in pieces while the client writes
+// it, and the receiver used to sleep for each piece: polling for the
+// payload too raised 1 MiB writes at queue depth 8 by about 12%.
 //
 // The window adapts per connection, the way a hypervisor polls before
 // halting a virtual CPU:

@@ -78,10 +78,11 @@ struct ServerOptions {
   // log commit and delays the next request by it.
   bool commit_ahead = true;
   // Before a connection thread sleeps waiting for its client's next
-  // request it polls the socket for up to this long, adapting the window
-  // to the client (adaptive_poll.h): a client at queue depth 1 gets its
-  // replies without the server's sleep and wakeup per request, at the
-  // cost of CPU spent polling. 0 turns polling off; at most 1 ms.
+  // request (or the rest of a payload) it polls the socket for up to this
+  // long, adapting the window to the client (adaptive_poll.h): a client at
+  // queue depth 1 gets its replies without the server's sleep and wakeup
+  // per request, and a large WRITE is received without a sleep per piece,
+  // at the cost of CPU spent polling. 0 turns polling off; at most 1 ms.
   uint64_t poll_window_ns = 0;
   // Connection threads polling at once, server-wide; 0 means one fewer
   // than the CPUs (at least one). At most 1024.

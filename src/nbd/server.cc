@@ -78,10 +78,11 @@
 // reply cost more in thread wake-ups than it saved. nbd.commits_ahead;
 // ServerOptions::commit_ahead.
 //
-// Polling. When the reader finds nothing buffered it first sends what it
-// held back (and commits ahead), then, with ServerOptions::poll_window_ns
-// set (arcstore serve: 50 us), polls the socket without waiting before it
-// sleeps in recv(). The window adapts per connection and at most
+// Polling. When the reader finds nothing buffered (waiting for a request,
+// or for more of a WRITE's payload) it first sends what it held back (and
+// commits ahead), then, with ServerOptions::poll_window_ns set (arcstore
+// serve: 50 us), polls the socket without waiting before it sleeps in
+// recv(). The window adapts per connection and at most
 // max_pollers threads poll at once (adaptive_poll.h), so a client at
 // queue depth 1 gets the next request picked up without a sleep and a
 // cross-CPU wakeup per request, and an idle one costs nothing after a few

@@ -35,6 +35,10 @@ class ConcurrencyTest : public ::testing::Test {
     // reader instead. The inline paths are tested in inline_test.cc (the
     // paused volume never says it will not wait).
     options_.inline_idle_requests = false;
+    // Connection threads poll before they sleep, two at most at once:
+    // polling, its budget and shutdown race with everything below.
+    options_.poll_window_ns = 50 * kNsPerUs;
+    options_.max_pollers = 2;
   }
   void TearDown() override {
     server_.reset();

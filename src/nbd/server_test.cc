@@ -787,6 +787,46 @@ TEST(TransportTest, ReadExactVFillsPiecesFromTheBufferThenTheSocket) {
   EXPECT_EQ(reader.ReadExactV(pieces), Reader::Outcome::kTruncated);
 }
 
+// With a poll set, the reader's waits for a request header and for a
+// payload's pieces poll first: the bytes are the same, and every wait is
+// counted (caught by polling, or slept).
+TEST(TransportTest, AReaderWithAPollPollsForHeadersAndPayloads) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  SocketTransport t(fds[0]);
+  stats::Registry registry;
+  PollCounters counters{registry.AddCounter("t", "caught", stats::Unit::kOps, ""),
+                        registry.AddCounter("t", "slept", stats::Unit::kOps, ""),
+                        registry.AddCounter("t", "no_budget", stats::Unit::kOps, ""),
+                        registry.AddCounter("t", "poll_ns", stats::Unit::kNanoseconds, "")};
+  PollBudget budget(1);
+  AdaptivePoll poll(kNsPerMs, &budget, DefaultClock(), counters);
+  Reader reader(&t);
+  reader.set_poll(&poll);
+  std::vector<uint8_t> sent(4 + 300000);
+  for (size_t i = 0; i < sent.size(); i++) sent[i] = static_cast<uint8_t>(i * 31 + i / 977);
+  std::thread sender([&] {
+    size_t at = 0;
+    while (at < sent.size()) {
+      ssize_t w = ::send(fds[1], sent.data() + at, std::min<size_t>(sent.size() - at, 70000), 0);
+      ASSERT_GT(w, 0);
+      at += static_cast<size_t>(w);
+    }
+  });
+  uint8_t head[4];
+  ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
+  std::vector<uint8_t> got(300000);
+  std::vector<std::span<uint8_t>> pieces;
+  for (size_t at = 0; at < got.size(); at += 60000) pieces.emplace_back(got.data() + at, 60000);
+  ASSERT_EQ(reader.ReadExactV(pieces), Reader::Outcome::kOk);
+  sender.join();
+  EXPECT_TRUE(std::equal(head, head + 4, sent.begin()));
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), sent.begin() + 4));
+  EXPECT_GE(counters.caught->Value() + counters.slept->Value(), 2u);
+  ::close(fds[1]);
+  EXPECT_EQ(reader.ReadExact(head, 1), Reader::Outcome::kEof);
+}
+
 // A read that does not wait (AdaptivePoll's) says "nothing yet" with kBusy
 // on an empty socket, takes what has arrived, and sees the end of stream.
 TEST(TransportTest, ReadSomeNowNeverWaits) {

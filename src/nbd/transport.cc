@@ -35,17 +35,34 @@ Result<size_t> SocketTransport::ReadSomeNow(uint8_t* buf, size_t n) {
   }
 }
 
-Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
+namespace {
+
+// recvmsg into `iov[0..count)`; `flags` MSG_DONTWAIT: kBusy when nothing
+// has arrived (else EAGAIN is the read timeout).
+Result<size_t> ReceiveV(int fd, const iovec* iov, int count, int flags) {
   msghdr msg{};
   msg.msg_iov = const_cast<iovec*>(iov);
   msg.msg_iovlen = static_cast<size_t>(std::min(count, IOV_MAX));
   while (true) {
-    ssize_t r = ::recvmsg(fd_, &msg, 0);
+    ssize_t r = ::recvmsg(fd, &msg, flags);
     if (r >= 0) return static_cast<size_t>(r);
     if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Aborted("read timed out");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (flags & MSG_DONTWAIT) return Status::Busy("nothing to read yet");
+      return Status::Aborted("read timed out");
+    }
     return Status::IOError(std::string("recvmsg: ") + std::strerror(errno));
   }
+}
+
+}  // namespace
+
+Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
+  return ReceiveV(fd_, iov, count, 0);
+}
+
+Result<size_t> SocketTransport::ReadSomeVNow(const iovec* iov, int count) {
+  return ReceiveV(fd_, iov, count, MSG_DONTWAIT);
 }
 
 Status SocketTransport::WriteAll(const iovec* iov_in, int count) {
@@ -190,8 +207,7 @@ Reader::Outcome Reader::ReadExactV(std::span<const std::span<uint8_t>> pieces) {
         iov[count++] = {pieces[j].data() + skip, pieces[j].size() - skip};
       }
     }
-    if (before_wait_) before_wait_();
-    Result<size_t> r = transport_->ReadSomeV(iov, count);
+    Result<size_t> r = ReadSomeV(iov, count);
     if (!r.ok()) return Failed(r.status());
     if (*r == 0) return any ? Outcome::kTruncated : Outcome::kEof;
     any = true;

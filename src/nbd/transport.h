@@ -40,6 +40,10 @@ class Transport {
   // has (for AdaptivePoll). A transport whose reads never wait need not
   // override it.
   virtual Result<size_t> ReadSomeNow(uint8_t* buf, size_t n) { return ReadSome(buf, n); }
+  // The same into `iov[0..count)`.
+  virtual Result<size_t> ReadSomeVNow(const iovec* iov, int count) {
+    return ReadSomeV(iov, count);
+  }
   // Writes every byte of `iov[0..count)`, or fails.
   virtual Status WriteAll(const iovec* iov, int count) = 0;
   // Further reads see end of stream; writes still work.
@@ -58,6 +62,7 @@ class SocketTransport final : public Transport {
   Result<size_t> ReadSome(uint8_t* buf, size_t n) override;
   Result<size_t> ReadSomeV(const iovec* iov, int count) override;
   Result<size_t> ReadSomeNow(uint8_t* buf, size_t n) override;
+  Result<size_t> ReadSomeVNow(const iovec* iov, int count) override;
   Status WriteAll(const iovec* iov, int count) override;
   void CloseRead() override;
   void CloseAll() override;
@@ -134,6 +139,13 @@ class Reader {
  private:
   // Refills the buffer; false at end of stream or on error.
   bool Fill(Outcome* failure);
+  // Receives into `iov[0..count)` (a payload's pieces), polling first.
+  Result<size_t> ReadSomeV(const iovec* iov, int count) {
+    if (before_wait_) before_wait_();
+    if (poll_ == nullptr) return transport_->ReadSomeV(iov, count);
+    return poll_->Await([&] { return transport_->ReadSomeVNow(iov, count); },
+                        [&] { return transport_->ReadSomeV(iov, count); });
+  }
 
   Result<size_t> ReadSome(uint8_t* buf, size_t n) {
     if (before_wait_) before_wait_();
