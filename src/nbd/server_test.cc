@@ -38,6 +38,19 @@ bool WaitUntil(Pred pred) {
   return true;
 }
 
+// Sends `bytes` on `fd` from a new thread, at most 70,000 bytes per send
+// (so a receiver sees them arrive in pieces). `bytes` must outlive it.
+std::thread SendInPieces(int fd, const std::vector<uint8_t>& bytes) {
+  return std::thread([fd, &bytes] {
+    size_t at = 0;
+    while (at < bytes.size()) {
+      ssize_t w = ::send(fd, bytes.data() + at, std::min<size_t>(bytes.size() - at, 70000), 0);
+      ASSERT_GT(w, 0);
+      at += static_cast<size_t>(w);
+    }
+  });
+}
+
 std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; i++) v[i] = static_cast<uint8_t>(seed + i * 7 + (i >> 9));
@@ -747,14 +760,7 @@ TEST(TransportTest, ReadExactVFillsPiecesFromTheBufferThenTheSocket) {
   SocketTransport t(fds[0]);
   std::vector<uint8_t> sent(4 + 300000 + 100 * 1000 + 4);
   for (size_t i = 0; i < sent.size(); i++) sent[i] = static_cast<uint8_t>(i * 13 + i / 251);
-  std::thread sender([&] {
-    size_t at = 0;
-    while (at < sent.size()) {
-      ssize_t w = ::send(fds[1], sent.data() + at, std::min<size_t>(sent.size() - at, 70000), 0);
-      ASSERT_GT(w, 0);
-      at += static_cast<size_t>(w);
-    }
-  });
+  std::thread sender = SendInPieces(fds[1], sent);
   Reader reader(&t);
   uint8_t head[4];
   ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
@@ -805,14 +811,7 @@ TEST(TransportTest, AReaderWithAPollPollsForHeadersAndPayloads) {
   reader.set_poll(&poll);
   std::vector<uint8_t> sent(4 + 300000);
   for (size_t i = 0; i < sent.size(); i++) sent[i] = static_cast<uint8_t>(i * 31 + i / 977);
-  std::thread sender([&] {
-    size_t at = 0;
-    while (at < sent.size()) {
-      ssize_t w = ::send(fds[1], sent.data() + at, std::min<size_t>(sent.size() - at, 70000), 0);
-      ASSERT_GT(w, 0);
-      at += static_cast<size_t>(w);
-    }
-  });
+  std::thread sender = SendInPieces(fds[1], sent);
   uint8_t head[4];
   ASSERT_EQ(reader.ReadExact(head, 4), Reader::Outcome::kOk);
   std::vector<uint8_t> got(300000);
