@@ -15,26 +15,6 @@ namespace arcstore::nbd {
 
 SocketTransport::~SocketTransport() { ::close(fd_); }
 
-Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
-  while (true) {
-    ssize_t r = ::recv(fd_, buf, n, 0);
-    if (r >= 0) return static_cast<size_t>(r);
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Aborted("read timed out");
-    return Status::IOError(std::string("recv: ") + std::strerror(errno));
-  }
-}
-
-Result<size_t> SocketTransport::ReadSomeNow(uint8_t* buf, size_t n) {
-  while (true) {
-    ssize_t r = ::recv(fd_, buf, n, MSG_DONTWAIT);
-    if (r >= 0) return static_cast<size_t>(r);
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Busy("nothing to read yet");
-    return Status::IOError(std::string("recv: ") + std::strerror(errno));
-  }
-}
-
 namespace {
 
 // recvmsg into `iov[0..count)`; `flags` MSG_DONTWAIT: kBusy when nothing
@@ -56,6 +36,16 @@ Result<size_t> ReceiveV(int fd, const iovec* iov, int count, int flags) {
 }
 
 }  // namespace
+
+Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
+  const iovec iov{buf, n};
+  return ReceiveV(fd_, &iov, 1, 0);
+}
+
+Result<size_t> SocketTransport::ReadSomeNow(uint8_t* buf, size_t n) {
+  const iovec iov{buf, n};
+  return ReceiveV(fd_, &iov, 1, MSG_DONTWAIT);
+}
 
 Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
   return ReceiveV(fd_, iov, count, 0);

@@ -139,19 +139,23 @@ class Reader {
  private:
   // Refills the buffer; false at end of stream or on error.
   bool Fill(Outcome* failure);
-  // Receives into `iov[0..count)` (a payload's pieces), polling first.
+  // Receives into `iov[0..count)` (a payload's pieces).
   Result<size_t> ReadSomeV(const iovec* iov, int count) {
-    if (before_wait_) before_wait_();
-    if (poll_ == nullptr) return transport_->ReadSomeV(iov, count);
-    return poll_->Await([&] { return transport_->ReadSomeVNow(iov, count); },
-                        [&] { return transport_->ReadSomeV(iov, count); });
+    return AwaitInput([&] { return transport_->ReadSomeVNow(iov, count); },
+                      [&] { return transport_->ReadSomeV(iov, count); });
   }
 
-  Result<size_t> ReadSome(uint8_t* buf, size_t n) {
+  // A read that may wait: the owner's before_wait first, then the poll
+  // (when set) or straight to the waiting read.
+  template <typename TryNow, typename Wait>
+  Result<size_t> AwaitInput(TryNow try_now, Wait wait) {
     if (before_wait_) before_wait_();
-    if (poll_ == nullptr) return transport_->ReadSome(buf, n);
-    return poll_->Await([&] { return transport_->ReadSomeNow(buf, n); },
-                        [&] { return transport_->ReadSome(buf, n); });
+    if (poll_ == nullptr) return wait();
+    return poll_->Await(try_now, wait);
+  }
+  Result<size_t> ReadSome(uint8_t* buf, size_t n) {
+    return AwaitInput([&] { return transport_->ReadSomeNow(buf, n); },
+                      [&] { return transport_->ReadSome(buf, n); });
   }
   // The outcome of a failed transport read.
   static Outcome Failed(const Status& s) {

@@ -161,7 +161,8 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
       fallback_syncs(r->AddCounter("zil", "fallback_syncs", stats::Unit::kOps,
                                    "commits served by a txg sync instead")),
       dropped_copies(r->AddCounter("zil", "dropped_copies", stats::Unit::kOps,
-                                   "change copies dropped for memory")),
+                                   "change copies dropped for memory, or not made while "
+                                   "dropped ones are not yet synced")),
       sync_kicks(r->AddCounter("zil", "sync_kicks", stats::Unit::kOps,
                                "txg syncs asked for because the log filled a share of its arena")),
       replayed_records(
