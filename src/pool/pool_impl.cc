@@ -243,6 +243,7 @@ Status PoolImpl::Load() {
   int tried = 0;
   for (const auto& [txg, ub] : found) {
     if (tried++ == 3) break;
+    MutexLock sync_lock(&sync_mu_);  // no sync thread yet; for the analysis
     Status s = LoadState(ub);
     if (s.ok()) {
       open_report_.txg = txg;
@@ -645,6 +646,7 @@ Status PoolImpl::WriteSpaceLog(uint64_t txg, TxgWriter* writer) {
 }
 
 Status PoolImpl::SyncTxg(uint64_t txg) {
+  MutexLock sync_lock(&sync_mu_);
   queue_->AddTraceMarker(io::TraceMarker::kSyncStart, txg);
   std::vector<std::shared_ptr<volume::VolumeImpl>> vols, gone;
   bool table_changed;
@@ -852,6 +854,7 @@ Status PoolImpl::Close() {
 }
 
 PoolImpl::Census PoolImpl::Check() {
+  MutexLock sync_lock(&sync_mu_);
   Census c;
   const uint32_t unit = layout_.allocation_unit;
   std::vector<space::Extent> referenced;

@@ -111,8 +111,9 @@ class PoolImpl final : public Pool {
     std::vector<std::string> problems;  // each names the block and what is wrong
   };
   // Walks and verifies every block (read + checksum), and checks that the
-  // referenced space equals the allocator's allocated space.
-  Census Check();
+  // referenced space equals the allocator's allocated space. Txg syncs
+  // wait while it runs: it sees the last committed txg whole.
+  Census Check() ARC_EXCLUDES(sync_mu_);
 
  private:
   PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& options,
@@ -120,16 +121,16 @@ class PoolImpl final : public Pool {
   // Declared first, so released last (after Close and every member).
   io::FileLock lock_;
   Status Load();
-  Status LoadState(const format::Uberblock& ub);
+  Status LoadState(const format::Uberblock& ub) ARC_REQUIRES(sync_mu_);
   Status Start();
   // Applies the intent log's records read at Start and syncs them.
   Status ReplayLog();
   uint64_t ArenaBytes() const;
-  Status SyncTxg(uint64_t txg);
-  Status WriteSpaceLog(uint64_t txg, TxgWriter* writer);
+  Status SyncTxg(uint64_t txg) ARC_EXCLUDES(sync_mu_);
+  Status WriteSpaceLog(uint64_t txg, TxgWriter* writer) ARC_REQUIRES(sync_mu_);
   Status WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
                     std::vector<space::Extent> extents, uint64_t first_sequence,
-                    format::BlockPointer prev, TxgWriter* writer);
+                    format::BlockPointer prev, TxgWriter* writer) ARC_REQUIRES(sync_mu_);
   Result<std::vector<space::Extent>> AllocateLogBlocks(uint64_t txg, size_t records);
   Result<std::shared_ptr<volume::VolumeImpl>> NewVolume(const format::VolumeEntry& entry);
 
@@ -155,11 +156,15 @@ class PoolImpl final : public Pool {
   std::unique_ptr<WorkQueue> work_;  // runs Submit* operations
   OpenReport open_report_;
 
+  // Held by each txg sync from its start to its end, and by Check, which
+  // must see the blocks of one committed txg, never those of a sync half
+  // done (its tree pointers set, its blocks not yet written).
+  Mutex sync_mu_ ARC_ACQUIRED_BEFORE(mu_);
   // Sync-thread state (also set by Load before the thread starts).
-  format::BlockPointer table_bp_;
-  format::BlockPointer log_head_;
-  std::vector<format::BlockPointer> log_chain_;  // oldest first
-  uint64_t log_sequence_ = 0;                    // of the head
+  format::BlockPointer table_bp_ ARC_GUARDED_BY(sync_mu_);
+  format::BlockPointer log_head_ ARC_GUARDED_BY(sync_mu_);
+  std::vector<format::BlockPointer> log_chain_ ARC_GUARDED_BY(sync_mu_);  // oldest first
+  uint64_t log_sequence_ ARC_GUARDED_BY(sync_mu_) = 0;                    // of the head
   std::vector<format::VolumeEntry> loaded_entries_;  // from Load, for Start
   format::IntentLogHeader loaded_log_;               // from Load, for Start
 
