@@ -36,6 +36,21 @@
 // the next writer after a context switch, and the caller whose batch just
 // finished often got in first with a batch of its own one change.
 //
+// Gathering: callers that flush after every write come back to the log a
+// few microseconds after their batch releases them. Writing the next batch
+// at once (or going idle, so that the first one back writes alone) splits
+// them into two groups that take turns at the device, each batch carrying
+// half of them. So the writer, before it starts a batch or goes idle, waits
+// until as many changes were appended since the last batch finished as
+// that batch carried, for at most gather_percent of its device time:
+//
+//   no gathering:  [A B C D][E F G H][A B C D][E F G H]   4 per flush
+//   gathering:     [A..H]~~[A..H]~~[A..H]                 8 per flush
+//                        ^ the writer waits for A..H to append again
+//
+// A batch of one record (a caller alone) starts no gathering, so a single
+// thread's commits never wait for anyone.
+//
 //   txg T commits --TxgCommitted--> changes of txgs <= T are dropped from
 //                                pending (the tree has them); arena space no
 //                                uberblock of the newest three replays from
@@ -139,6 +154,14 @@ Status IntentLogOptions::Validate() const {
     return Status::InvalidArgument("intent log: sync_kick_percent " +
                                    std::to_string(sync_kick_percent) + " out of bounds [0, 50]");
   }
+  if (gather_percent > 100) {
+    return Status::InvalidArgument("intent log: gather_percent " + std::to_string(gather_percent) +
+                                   " out of bounds [0, 100]");
+  }
+  if (gather_max_ns > 10ull * 1000 * 1000 * 1000) {
+    return Status::InvalidArgument("intent log: gather_max_ns " + std::to_string(gather_max_ns) +
+                                   " out of bounds [0, 10 s]");
+  }
   if (max_inflight_commits < 1 || max_inflight_commits > 64) {
     return Status::InvalidArgument("intent log: max_inflight_commits " +
                                    std::to_string(max_inflight_commits) + " out of bounds [1, 64]");
@@ -169,6 +192,9 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
           r->AddCounter("zil", "replayed_records", stats::Unit::kOps, "records replayed at open")),
       writer_batches(r->AddCounter("zil", "writer_batches", stats::Unit::kOps,
                                    "batches the log writer thread wrote for queued callers")),
+      gathers(r->AddCounter("zil", "gathers", stats::Unit::kOps,
+                            "times the log writer waited for the callers of the last batch to "
+                            "append again before writing the next")),
       batch_records(
           r->AddHistogram("zil", "batch_records", stats::Unit::kOps, "records per commit batch")),
       commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
@@ -317,6 +343,7 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
   MutexLock l(&mu_);
   if (replaying_) return 0;
   p.rec.seq = ++last_itx_;
+  if (++appends_since_release_ >= released_records_ && gathering_) writer_cv_.Signal();
   const uint64_t size = p.rec.EncodedBytes();
   if (overflowed_ && overflow_txg_ > committed_txg_) {
     // Copies were dropped and no txg holding them has committed: every
@@ -402,6 +429,13 @@ void IntentLog::WriterLoop() {
       WakeAll();  // callers waiting for a next batch write it themselves
       return;
     }
+    if (failed_.ok() && wanted_itx_ <= taken_itx_) {
+      // Nobody waits for a batch yet, but the callers the last batch
+      // released are writing their next changes: wait for them here, so
+      // that the first one back does not write a batch of its own alone.
+      Gather();
+      if (writer_stop_) continue;
+    }
     if (!failed_.ok() || wanted_itx_ <= taken_itx_) {
       // Nobody waits for a batch not yet started: callers write their own
       // again until they queue up.
@@ -412,9 +446,31 @@ void IntentLog::WriterLoop() {
       writer_cv_.Wait(&mu_);  // a caller's batch is still at the device
       continue;
     }
+    Gather();
+    if (writer_stop_) continue;
     stats_.writer_batches->Add();
     (void)CommitBatch();  // a failure fails the log; the waiters see failed_
   }
+}
+
+void IntentLog::Gather() {
+  // A batch of one released a caller alone: nobody to gather.
+  if (options_.gather_percent == 0 || released_records_ < 2 ||
+      appends_since_release_ >= released_records_) {
+    return;
+  }
+  const uint64_t window_ns =
+      std::min<uint64_t>(last_io_ns_ / 100 * options_.gather_percent, options_.gather_max_ns);
+  if (window_ns == 0) return;
+  stats_.gathers->Add();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(window_ns);
+  gathering_ = true;
+  while (appends_since_release_ < released_records_ && !writer_stop_ && failed_.ok()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    (void)writer_cv_.WaitFor(&mu_, deadline - now);
+  }
+  gathering_ = false;
 }
 
 void IntentLog::StopWriter() {
@@ -583,6 +639,7 @@ Status IntentLog::CommitBatch() {
   // A batch of one block is written with FUA: durable when the write
   // completes, one device request instead of a write and a flush.
   const bool fua = options_.use_fua && targets.size() == 1 && !options_.unsafe_skip_flush;
+  const uint64_t io_start_ns = env_.clock->NowNs();
   for (size_t k = 0; s.ok() && k < encoded.size(); k++) {
     io::IoRequest w{.op = io::IoOp::kWrite,
                     .offset = arena.arena_offset_bytes + targets[k].offset,
@@ -607,6 +664,9 @@ Status IntentLog::CommitBatch() {
     WakeAll();
     return failed_;
   }
+  last_io_ns_ = env_.clock->NowNs() - io_start_ns;
+  released_records_ = records;
+  appends_since_release_ = 0;
   stats_.commits->Add();
   stats_.records->Add(records);
   stats_.bytes->Add(bytes);

@@ -55,6 +55,16 @@ struct IntentLogOptions {
   // and a herd). A caller alone still writes its own batch. false: callers
   // always write the batches themselves.
   bool writer_thread = true;
+  // Gathering: when the writer is about to start a batch (or go idle)
+  // while fewer changes were appended since the last batch finished than
+  // that batch carried (its callers are still writing their next change),
+  // it waits for them for up to this share of the last batch's device
+  // time, at most gather_max_ns, so that one write and flush serves them
+  // all. Measured with 8 threads doing 4 KiB writes with a flush after
+  // each: records per batch 3.96 -> 7.9, 21k -> 24.5k writes/s. A caller
+  // alone is never kept waiting (its batch released one record). 0: never.
+  uint32_t gather_percent = 50;
+  uint64_t gather_max_ns = 200 * 1000;
   // Log bytes written since the last txg commit, in percent of the arena,
   // that ask for a txg sync (request_sync): the arena keeps the blocks of
   // three txgs, so flush-heavy work that outruns the txg timeout would
@@ -127,6 +137,7 @@ struct IntentLogStats {
   stats::Counter* sync_kicks;       // txg syncs asked for by sync_kick_percent
   stats::Counter* replayed_records; // applied at open
   stats::Counter* writer_batches;   // batches the log writer thread wrote
+  stats::Counter* gathers;          // times the writer waited for callers to append (Gather)
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
   stats::Gauge* pending_bytes;      // changes kept (copies or held buffers) not yet logged
@@ -203,6 +214,9 @@ class IntentLog {
   // A caller's batch is done and callers wait for another: the writer
   // takes over (or, without one, a waiting caller is woken to write it).
   void HandOff() ARC_REQUIRES(mu_);
+  // The writer waits for the callers the last batch released to append
+  // again (gather_percent).
+  void Gather() ARC_REQUIRES(mu_);
   // Where a caller waiting for change `target` to be durable sleeps: the
   // slot of the batch that holds it, or of the next batch to start.
   CondVar& WaitSlot(uint64_t target) ARC_REQUIRES(mu_);
@@ -263,6 +277,13 @@ class IntentLog {
   uint64_t taken_itx_ ARC_GUARDED_BY(mu_) = 0;     // newest change in a started batch
   uint64_t wanted_itx_ ARC_GUARDED_BY(mu_) = 0;     // newest change a caller waits for
   bool writer_serving_ ARC_GUARDED_BY(mu_) = false;  // the writer owns the batches
+  // Gathering (IntentLogOptions::gather_percent): the records of the last
+  // batch written, the changes appended since it finished, its device
+  // time, and whether the writer waits for appends.
+  uint64_t released_records_ ARC_GUARDED_BY(mu_) = 0;
+  uint64_t appends_since_release_ ARC_GUARDED_BY(mu_) = 0;
+  uint64_t last_io_ns_ ARC_GUARDED_BY(mu_) = 0;
+  bool gathering_ ARC_GUARDED_BY(mu_) = false;
   bool writer_stop_ ARC_GUARDED_BY(mu_) = false;
   bool replaying_ ARC_GUARDED_BY(mu_) = false;
   Status failed_ ARC_GUARDED_BY(mu_);

@@ -39,12 +39,17 @@ class GateDevice final : public io::ForwardingDevice {
     const uint64_t flush = r.op == io::IoOp::kFlush ? ++flushes_ : 0;
     if (r.op == io::IoOp::kWrite) writes_++;
     if (r.op == io::IoOp::kWrite && r.fua) fua_writes_++;
+    if (r.op == io::IoOp::kWrite && advance_ != nullptr) advance_->AdvanceNs(kWriteNs);
     if (r.op == io::IoOp::kFlush || (r.op == io::IoOp::kWrite && hold_writes_)) {
       MutexLock l(&mu_);
       while (closed_ || flush > pass_flushes_) cv_.Wait(&mu_);
     }
     inner()->Submit(std::move(r));
   }
+  // When set, every write takes kWriteNs of this clock (the log's device
+  // time, which sizes its gathering window).
+  static constexpr uint64_t kWriteNs = 10ull * 1000 * 1000 * 1000;
+  testing::ManualClock* advance_ = nullptr;
   std::atomic<bool> hold_writes_{false};
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> fua_writes_{0};
@@ -81,11 +86,12 @@ class IntentLogTest : public ::testing::Test {
     gate_ = std::make_unique<GateDevice>(mem_.get());
   }
 
-  std::unique_ptr<IntentLog> NewLog(const LogStart& start, IntentLogOptions o = Flushing()) {
+  std::unique_ptr<IntentLog> NewLog(const LogStart& start, IntentLogOptions o = Flushing(),
+                                    Clock* clock = DefaultClock()) {
     IntentLogEnv env;
     env.device = gate_.get();
     env.unit_bytes = 4096;
-    env.clock = DefaultClock();
+    env.clock = clock;
     registries_.push_back(std::make_unique<stats::Registry>());
     env.registry = registries_.back().get();
     env.sync_all = [this] {
@@ -96,8 +102,9 @@ class IntentLogTest : public ::testing::Test {
     return std::make_unique<IntentLog>(o, env, start);
   }
   // A fresh log with an arena of `arena` bytes.
-  std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = Flushing()) {
-    auto log = NewLog(LogStart{}, o);
+  std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = Flushing(),
+                                      Clock* clock = DefaultClock()) {
+    auto log = NewLog(LogStart{}, o, clock);
     log->SetArena(kArenaAt, arena);
     return log;
   }
@@ -213,6 +220,58 @@ TEST_F(IntentLogTest, TheWriterThreadTakesTheQueueWhileTheFirstCallerReturns) {
     EXPECT_EQ(Stat("records"), kWaiters + 1);
     EXPECT_EQ(Stat("writer_batches"), writer ? 1 : 0);
   }
+}
+
+// Callers that come back after their batch: the writer waits for all of
+// them (their appends end the wait, long before its window would) and
+// writes them as one batch, instead of letting the first one back write
+// alone.
+TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
+  testing::ManualClock clock;
+  gate_->advance_ = &clock;  // each write takes 10 s: a window of 5 s
+  IntentLogOptions o = Flushing();
+  o.gather_max_ns = 5ull * 1000 * 1000 * 1000;
+  auto log = FreshLog(4 << 20, o, &clock);
+  Write(*log, 2, 0, 4096, 1);
+  gate_->Close();
+  std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
+  while (gate_->flushes_ == 0) std::this_thread::yield();
+  std::vector<std::thread> waiters = QueueWaiters(*log, 2);
+  gate_->Open();  // batch 1 (the first caller), then the writer's batch 2 (both waiters)
+  first.join();
+  for (auto& t : waiters) t.join();
+  ASSERT_EQ(Stat("commits"), 2);
+  // The two callers of batch 2 come back; the writer waits for both.
+  std::vector<std::thread> again;
+  for (int i = 0; i < 2; i++) {
+    again.emplace_back([&, i] {
+      Write(*log, 2, 4096 * (i + 8), 4096, 9);
+      EXPECT_TRUE(log->Commit().ok());
+    });
+  }
+  for (auto& t : again) t.join();
+  EXPECT_EQ(Stat("commits"), 3) << "the two callers share one batch";
+  EXPECT_EQ(Stat("records"), 5);
+  EXPECT_EQ(Stat("writer_batches"), 2);
+  EXPECT_GE(Stat("gathers"), 1);
+  gate_->advance_ = nullptr;
+}
+
+// A caller alone never waits for anybody: its batches release one record.
+TEST_F(IntentLogTest, ACallerAloneIsNeverKeptWaiting) {
+  testing::ManualClock clock;
+  gate_->advance_ = &clock;  // a gathering window would be 5 s
+  IntentLogOptions o = Flushing();
+  o.gather_max_ns = 5ull * 1000 * 1000 * 1000;
+  auto log = FreshLog(4 << 20, o, &clock);
+  for (int i = 0; i < 20; i++) {
+    Write(*log, 2, 4096 * i, 4096, static_cast<uint8_t>(i));
+    ASSERT_TRUE(log->Commit().ok());
+  }
+  EXPECT_EQ(Stat("commits"), 20);
+  EXPECT_EQ(Stat("gathers"), 0);
+  EXPECT_EQ(Stat("writer_batches"), 0);
+  gate_->advance_ = nullptr;
 }
 
 // Many threads appending and committing at once: every change is in the
@@ -546,6 +605,12 @@ TEST(IntentLogOptionsTest, BoundsChecked) {
   o = {};
   o.max_inflight_commits = 0;
   EXPECT_NE(o.Validate().message().find("max_inflight_commits"), std::string::npos);
+  o = {};
+  o.gather_percent = 101;
+  EXPECT_NE(o.Validate().message().find("gather_percent"), std::string::npos);
+  o = {};
+  o.gather_max_ns = 11ull * 1000 * 1000 * 1000;
+  EXPECT_NE(o.Validate().message().find("gather_max_ns"), std::string::npos);
 }
 
 }  // namespace
