@@ -25,6 +25,29 @@ std::unique_ptr<PreparedWrite> Prepared(Volume* v, uint64_t offset,
   return p;
 }
 
+// A pool `name` on a 64 MiB memory device, with default options and one
+// volume "v" of `records` records of `record_bytes` (nulls on a failure).
+struct TestPool {
+  std::unique_ptr<PoolImpl> pool;
+  std::shared_ptr<Volume> v;
+};
+TestPool OneVolumePool(const std::string& name, int records, uint32_t record_bytes) {
+  io::MemoryDeviceOptions mo;
+  mo.size_bytes = 64 * kMiB;
+  auto dev = *io::MemoryDevice::Create(mo);
+  EXPECT_TRUE(PoolImpl::Format(dev.get(), name).ok());
+  Result<std::unique_ptr<PoolImpl>> pool = PoolImpl::OpenOnDevice(std::move(dev), PoolOptions{});
+  if (!pool.ok()) return {};
+  VolumeOptions vo;
+  vo.name = "v";
+  vo.size_bytes = uint64_t(records) * record_bytes;
+  vo.record_size_bytes = record_bytes;
+  EXPECT_TRUE((*pool)->CreateVolume(vo).ok());
+  Result<std::shared_ptr<Volume>> v = (*pool)->OpenVolume("v");
+  if (!v.ok()) return {};
+  return {std::move(*pool), std::move(*v)};
+}
+
 TEST(PoolConcurrencyTest, WritersReadersAndSyncsAgree) {
   io::MemoryDeviceOptions mo;
   mo.size_bytes = 128 * kMiB;
@@ -119,18 +142,10 @@ TEST(PoolConcurrencyTest, PreparedAndPlainWritesRacingOnRecordsLeaveEachRecordWh
   constexpr uint32_t kRecord = 16 * 1024;
   constexpr int kRecords = 8, kThreads = 4;
   const int writes = static_cast<int>(ScaledIterations(150));
-  io::MemoryDeviceOptions mo;
-  mo.size_bytes = 64 * kMiB;
-  auto dev = *io::MemoryDevice::Create(mo);
-  io::MemoryDevice* device = dev.get();
-  ASSERT_TRUE(PoolImpl::Format(device, "race").ok());
-  auto pool = *PoolImpl::OpenOnDevice(std::move(dev), PoolOptions{});
-  VolumeOptions vo;
-  vo.name = "v";
-  vo.size_bytes = kRecords * kRecord;
-  vo.record_size_bytes = kRecord;
-  ASSERT_TRUE(pool->CreateVolume(vo).ok());
-  std::shared_ptr<Volume> v = *pool->OpenVolume("v");
+  TestPool made = OneVolumePool("race", kRecords, kRecord);
+  std::unique_ptr<PoolImpl>& pool = made.pool;
+  std::shared_ptr<Volume>& v = made.v;
+  ASSERT_TRUE(pool && v);
   auto stamped = [](uint32_t stamp) {
     std::vector<uint8_t> b(kRecord);
     for (size_t i = 0; i < b.size(); i += 4) std::memcpy(&b[i], &stamp, 4);
@@ -187,17 +202,10 @@ TEST(PoolConcurrencyTest, ChecksWhileTxgsSyncSeeOneCommittedTxgWhole) {
   constexpr uint32_t kRecord = 16 * 1024;
   constexpr int kRecords = 64;
   const int syncs = static_cast<int>(ScaledIterations(60));
-  io::MemoryDeviceOptions mo;
-  mo.size_bytes = 64 * kMiB;
-  auto dev = *io::MemoryDevice::Create(mo);
-  ASSERT_TRUE(PoolImpl::Format(dev.get(), "check").ok());
-  auto pool = *PoolImpl::OpenOnDevice(std::move(dev), PoolOptions{});
-  VolumeOptions vo;
-  vo.name = "v";
-  vo.size_bytes = kRecords * kRecord;
-  vo.record_size_bytes = kRecord;
-  ASSERT_TRUE(pool->CreateVolume(vo).ok());
-  std::shared_ptr<Volume> v = *pool->OpenVolume("v");
+  TestPool made = OneVolumePool("check", kRecords, kRecord);
+  std::unique_ptr<PoolImpl>& pool = made.pool;
+  std::shared_ptr<Volume>& v = made.v;
+  ASSERT_TRUE(pool && v);
   std::atomic<bool> done{false};
   std::thread writer([&] {
     SeededRandom random(5);

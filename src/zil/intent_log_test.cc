@@ -101,6 +101,14 @@ class IntentLogTest : public ::testing::Test {
     env.request_sync = [this] { kicks_++; };
     return std::make_unique<IntentLog>(o, env, start);
   }
+  // A fresh log whose device writes take 10 s of `clock` each (gathering
+  // windows of 5 s: longer than any test waits).
+  std::unique_ptr<IntentLog> SlowDeviceLog(testing::ManualClock* clock) {
+    gate_->advance_ = clock;
+    IntentLogOptions o = Flushing();
+    o.gather_max_ns = 5ull * 1000 * 1000 * 1000;
+    return FreshLog(4 << 20, o, clock);
+  }
   // A fresh log with an arena of `arena` bytes.
   std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = Flushing(),
                                       Clock* clock = DefaultClock()) {
@@ -228,10 +236,7 @@ TEST_F(IntentLogTest, TheWriterThreadTakesTheQueueWhileTheFirstCallerReturns) {
 // alone.
 TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
   testing::ManualClock clock;
-  gate_->advance_ = &clock;  // each write takes 10 s: a window of 5 s
-  IntentLogOptions o = Flushing();
-  o.gather_max_ns = 5ull * 1000 * 1000 * 1000;
-  auto log = FreshLog(4 << 20, o, &clock);
+  auto log = SlowDeviceLog(&clock);
   Write(*log, 2, 0, 4096, 1);
   gate_->Close();
   std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
@@ -254,16 +259,12 @@ TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
   EXPECT_EQ(Stat("records"), 5);
   EXPECT_EQ(Stat("writer_batches"), 2);
   EXPECT_GE(Stat("gathers"), 1);
-  gate_->advance_ = nullptr;
 }
 
 // A caller alone never waits for anybody: its batches release one record.
 TEST_F(IntentLogTest, ACallerAloneIsNeverKeptWaiting) {
   testing::ManualClock clock;
-  gate_->advance_ = &clock;  // a gathering window would be 5 s
-  IntentLogOptions o = Flushing();
-  o.gather_max_ns = 5ull * 1000 * 1000 * 1000;
-  auto log = FreshLog(4 << 20, o, &clock);
+  auto log = SlowDeviceLog(&clock);
   for (int i = 0; i < 20; i++) {
     Write(*log, 2, 4096 * i, 4096, static_cast<uint8_t>(i));
     ASSERT_TRUE(log->Commit().ok());
@@ -271,11 +272,8 @@ TEST_F(IntentLogTest, ACallerAloneIsNeverKeptWaiting) {
   EXPECT_EQ(Stat("commits"), 20);
   EXPECT_EQ(Stat("gathers"), 0);
   EXPECT_EQ(Stat("writer_batches"), 0);
-  gate_->advance_ = nullptr;
 }
 
-// Many threads appending and committing at once: every change is in the
-// log, in order, and the writer thread wrote batches for them.
 // A write logged by reference: the log keeps a hold on the buffer (no
 // copy), copies its bytes into the block at commit and lets go of the hold
 // before the block's I/O; a txg commit lets go of the holds of its txg.
@@ -326,6 +324,8 @@ TEST_F(IntentLogTest, AHeldWriteIsCopiedAtCommitAndLetGoOfBeforeItsIo) {
   EXPECT_FALSE(c.shared());
 }
 
+// Many threads appending and committing at once: every change is in the
+// log, in order, and the writer thread wrote batches for them.
 TEST_F(IntentLogTest, ConcurrentCommittersAllEndDurable) {
   auto log = FreshLog(8 << 20);
   const format::IntentLogHeader start = log->HeaderFor(1);
