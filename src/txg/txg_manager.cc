@@ -165,7 +165,10 @@ void TxgHold::Release() {
 
 TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry* registry,
                        SyncFn sync, uint64_t first_txg)
-    : options_(options), clock_(clock), sync_(std::move(sync)) {
+    : options_(options),
+      clock_(clock),
+      real_clock_(dynamic_cast<SystemClock*>(clock) != nullptr),
+      sync_(std::move(sync)) {
   ARC_CHECK(options_.Validate().ok()) << options_.Validate().ToString();
   ARC_CHECK_GE(first_txg, 1u);
   {
@@ -194,6 +197,10 @@ TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry*
   stats_.arc_limit_wait_ns =
       registry->AddCounter(m, "arc_limit_wait_ns", stats::Unit::kNanoseconds,
                            "time writers spent waiting for the ARC dirty limit");
+  stats_.sync_thread_wakeups =
+      registry->AddCounter(m, "sync_thread_wakeups", stats::Unit::kOps,
+                           "times the sync thread woke to look for work (an idle pool on the "
+                           "real clock: none)");
   stats_.sync_time_ns = registry->AddHistogram(m, "sync_time_ns", stats::Unit::kNanoseconds,
                                                "time to sync one txg");
   stats_.txg_dirty_bytes = registry->AddHistogram(m, "txg_dirty_bytes", stats::Unit::kBytes,
@@ -201,6 +208,11 @@ TxgManager::TxgManager(const TxgOptions& options, Clock* clock, stats::Registry*
   registry->AddGaugeFn(m, "dirty_bytes", stats::Unit::kBytes, "unsynced dirty bytes", [this] {
     return static_cast<int64_t>(unsynced_dirty_bytes());
   });
+  registry->AddGaugeFn(m, "sync_thread_idle", stats::Unit::kNone,
+                       "1 while the sync thread sleeps with nothing to sync (real clock)", [this] {
+                         MutexLock l(&mu_);
+                         return int64_t{sync_idle_};
+                       });
   registry->AddGaugeFn(m, "dirty_max_bytes", stats::Unit::kBytes, "the throttle's dirty_max",
                        [this] { return static_cast<int64_t>(options_.dirty_max_bytes); });
   registry->AddGaugeFn(m, "open_txg", stats::Unit::kNone, "the open txg",
@@ -355,6 +367,7 @@ Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
   }
   Txg* t = open_.get();
   t->holds++;
+  if (!t->assigned && sync_idle_) cv_.SignalAll();  // its timeout starts to matter
   t->assigned = true;
   t->dirty_bytes += dirty_bytes;
   t->rec.ndirty_bytes += dirty_bytes;
@@ -523,15 +536,28 @@ void TxgManager::SyncLoop() {
     SyncReason reason = SyncReason::kNone;
     while (!SyncWanted(clock_->NowNs(), &reason)) {
       if (stopping_ || !failed_.ok()) return;
-      // The timeout is measured on the injected clock; wake at least every
-      // 10 ms of real time to look at it (a manual clock moves without us).
-      // An open txg past its timeout with nothing in it waits the 10 ms
-      // too: waking at once would spin while the pool is idle.
       const uint64_t now = clock_->NowNs();
       const uint64_t due = open_->rec.birth_ns + options_.timeout_ns;
-      const uint64_t wait_ns = due > now ? std::min<uint64_t>(due - now, 10 * kNsPerMs)
-                                         : 10 * kNsPerMs;
-      cv_.WaitFor(&mu_, std::chrono::nanoseconds(wait_ns));
+      if (real_clock_ && !open_->assigned && !open_->forced) {
+        // Nothing to sync: sleep until a writer's first hold on the open
+        // txg (AssignImpl), a request, a force or the stop wakes us. An
+        // idle pool costs no wake-ups (each one a context switch that a
+        // polling connection thread or a client would pay for).
+        sync_idle_ = true;
+        cv_.Wait(&mu_);
+        sync_idle_ = false;
+      } else if (real_clock_) {
+        cv_.WaitFor(&mu_, std::chrono::nanoseconds(due > now ? due - now : 10 * kNsPerMs));
+      } else {
+        // The timeout is measured on the injected clock, which moves
+        // without telling us: look every 10 ms of real time. An open txg
+        // past its timeout with nothing in it waits the 10 ms too: waking
+        // at once would spin while the pool is idle.
+        const uint64_t wait_ns = due > now ? std::min<uint64_t>(due - now, 10 * kNsPerMs)
+                                           : 10 * kNsPerMs;
+        cv_.WaitFor(&mu_, std::chrono::nanoseconds(wait_ns));
+      }
+      stats_.sync_thread_wakeups->Add();
     }
     if (!failed_.ok()) return;  // failed from outside (Fail) while waiting
     // Quiesce: the open txg stops taking writers and the next one opens.

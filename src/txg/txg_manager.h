@@ -205,6 +205,10 @@ class TxgManager {
 
   const TxgOptions options_;
   Clock* const clock_;
+  // The real clock: the sync thread can sleep until the open txg's timeout
+  // (or, with nothing to sync, until a writer comes); another clock moves
+  // without telling it, so it looks every 10 ms.
+  const bool real_clock_;
   const SyncFn sync_;
 
   Mutex mu_;
@@ -218,6 +222,7 @@ class TxgManager {
   Status failed_ ARC_GUARDED_BY(mu_);
   bool stopping_ ARC_GUARDED_BY(mu_) = false;
   bool started_ ARC_GUARDED_BY(mu_) = false;
+  bool sync_idle_ ARC_GUARDED_BY(mu_) = false;  // sleeping until the open txg has work
   std::vector<TxgRecord> history_ ARC_GUARDED_BY(mu_);
   std::thread sync_thread_;
   std::atomic<int> sync_thread_nice_{0};  // as set by the sync thread
@@ -230,6 +235,7 @@ class TxgManager {
     stats::Counter* blocked_ns;
     stats::Counter* memory_throttle_count;
     stats::Counter* arc_limit_wait_ns;
+    stats::Counter* sync_thread_wakeups;
     stats::Histogram* sync_time_ns;
     stats::Histogram* txg_dirty_bytes;
   } stats_;

@@ -505,6 +505,30 @@ TEST(TxgManagerTest, AnIdleSyncThreadDoesNotSpinPastTheTimeout) {
   ASSERT_TRUE(m.Stop().ok());
 }
 
+// On the real clock the sync thread of an idle manager sleeps with no
+// deadline (no wake-ups); a writer's first hold wakes it, and its txg is
+// synced by the timeout with nobody asking.
+TEST(TxgManagerTest, OnTheRealClockAnIdleSyncThreadSleepsUntilAWriterComes) {
+  stats::Registry reg;
+  SyncLog log;
+  TxgOptions o = Opts();
+  o.timeout_ns = 20 * kNsPerMs;
+  TxgManager m(o, DefaultClock(), &reg, log.Fn(), 1);
+  auto gauge = [&](const char* name) { return reg.TakeSnapshot().Get("txg", name); };
+  m.Start();
+  while (gauge("sync_thread_idle") != 1) std::this_thread::yield();
+  EXPECT_EQ(gauge("sync_thread_wakeups"), 0);
+  ASSERT_TRUE(m.Assign(0).ok());  // a writer's hold, taken and let go of
+  {
+    std::unique_lock<std::mutex> l(log.mu);
+    ASSERT_TRUE(log.cv.wait_for(l, std::chrono::seconds(30), [&] { return !log.synced.empty(); }))
+        << "the written txg was never synced";
+  }
+  ASSERT_TRUE(m.Stop().ok());
+  EXPECT_EQ(log.synced, std::vector<uint64_t>{1});
+  EXPECT_EQ(reg.TakeSnapshot().Get("txg", "syncs_timeout"), 1);
+}
+
 }  // namespace
 }  // namespace arcstore::txg
 
