@@ -192,6 +192,9 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
           r->AddCounter("zil", "replayed_records", stats::Unit::kOps, "records replayed at open")),
       writer_batches(r->AddCounter("zil", "writer_batches", stats::Unit::kOps,
                                    "batches the log writer thread wrote for queued callers")),
+      buffers_allocated(r->AddCounter("zil", "buffers_allocated", stats::Unit::kOps,
+                                      "log block buffers allocated (the rest reuse an "
+                                      "earlier batch's)")),
       gathers(r->AddCounter("zil", "gathers", stats::Unit::kOps,
                             "times the log writer waited for the callers of the last batch to "
                             "append again before writing the next")),
@@ -606,6 +609,8 @@ Status IntentLog::CommitBatch() {
   const uint64_t guid = guid_;
   const format::IntentLogHeader arena = arena_;
   encoding_++;
+  std::vector<io::AlignedBuffer> spares;
+  spares.swap(spare_buffers_);
   mu_.Unlock();
   if (kick && env_.request_sync) {
     stats_.sync_kicks->Add();
@@ -624,10 +629,10 @@ Status IntentLog::CommitBatch() {
     std::vector<format::LogRecordRef> refs;
     refs.reserve(recs.size());
     for (const Pending& p : recs) refs.push_back({&p.rec, p.data()});
-    io::AlignedBuffer buf(b.bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
-    s = format::EncodeLogBlockInto(guid, b.seq, refs, {buf.data(), buf.size()});
-    if (!s.ok()) break;
+    io::AlignedBuffer buf = TakeBuffer(&spares, b.bytes);
+    s = format::EncodeLogBlockInto(guid, b.seq, refs, {buf.data(), b.bytes});
     encoded.push_back(std::move(buf));
+    if (!s.ok()) break;
   }
   std::vector<Block> targets;
   for (auto& p : planned) targets.push_back(p.first);
@@ -643,7 +648,7 @@ Status IntentLog::CommitBatch() {
   for (size_t k = 0; s.ok() && k < encoded.size(); k++) {
     io::IoRequest w{.op = io::IoOp::kWrite,
                     .offset = arena.arena_offset_bytes + targets[k].offset,
-                    .iov = {{encoded[k].data(), encoded[k].size()}}};
+                    .iov = {{encoded[k].data(), targets[k].bytes}}};
     w.io_class = io::IoClass::kLogWrite;
     w.fua = fua;
     s = io::SubmitAndWait(*env_.device, std::move(w));
@@ -655,6 +660,7 @@ Status IntentLog::CommitBatch() {
     stats_.flushes->Add();
   }
   mu_.Lock();
+  KeepSpares(std::move(encoded), std::move(spares));
   if (!s.ok()) {
     if (failed_.ok()) {
       failed_ = s.WithContext("intent log commit");
@@ -674,6 +680,37 @@ Status IntentLog::CommitBatch() {
   stats_.batch_records->Record(records);
   BatchDone(id);
   return Status::Ok();
+}
+
+io::AlignedBuffer IntentLog::TakeBuffer(std::vector<io::AlignedBuffer>* spares, uint64_t bytes) {
+  auto best = spares->end();
+  for (auto it = spares->begin(); it != spares->end(); ++it) {
+    if (it->size() >= bytes && (best == spares->end() || it->size() < best->size())) best = it;
+  }
+  if (best != spares->end()) {
+    io::AlignedBuffer buf = std::move(*best);
+    spares->erase(best);
+    return buf;
+  }
+  stats_.buffers_allocated->Add();
+  return io::AlignedBuffer(bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
+}
+
+void IntentLog::KeepSpares(std::vector<io::AlignedBuffer> used,
+                           std::vector<io::AlignedBuffer> unused) {
+  for (auto* from : {&used, &unused, &spare_buffers_}) {
+    for (io::AlignedBuffer& b : *from) {
+      if (b.size() > 0) spares_scratch_.push_back(std::move(b));
+    }
+  }
+  // The largest kMaxSpareBuffers stay (each at most max_block_bytes).
+  std::sort(spares_scratch_.begin(), spares_scratch_.end(),
+            [](const io::AlignedBuffer& a, const io::AlignedBuffer& b) {
+              return a.size() > b.size();
+            });
+  if (spares_scratch_.size() > kMaxSpareBuffers) spares_scratch_.resize(kMaxSpareBuffers);
+  spare_buffers_.swap(spares_scratch_);
+  spares_scratch_.clear();
 }
 
 bool IntentLog::has_arena() {

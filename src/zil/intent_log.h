@@ -33,6 +33,7 @@
 #include "base/thread_annotations.h"
 #include "format/intent_log.h"
 #include "format/uberblock.h"
+#include "io/aligned_buffer.h"
 #include "io/device.h"
 #include "stats/registry.h"
 
@@ -137,6 +138,7 @@ struct IntentLogStats {
   stats::Counter* sync_kicks;       // txg syncs asked for by sync_kick_percent
   stats::Counter* replayed_records; // applied at open
   stats::Counter* writer_batches;   // batches the log writer thread wrote
+  stats::Counter* buffers_allocated;  // block buffers allocated, not reused
   stats::Counter* gathers;          // times the writer waited for callers to append (Gather)
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
@@ -233,6 +235,13 @@ class IntentLog {
   // the log overflowed); copied here if the overflow has ended.
   uint64_t AppendPending(Pending p, const uint8_t* uncopied);
   void UpdateGauges() ARC_REQUIRES(mu_);
+  // A buffer for a block of `bytes`: the smallest of `spares` that holds
+  // it, else a new one.
+  io::AlignedBuffer TakeBuffer(std::vector<io::AlignedBuffer>* spares, uint64_t bytes);
+  // Keeps the largest kMaxSpareBuffers of a batch's buffers (used and not)
+  // and the spares already kept, for the next batch.
+  void KeepSpares(std::vector<io::AlignedBuffer> used, std::vector<io::AlignedBuffer> unused)
+      ARC_REQUIRES(mu_);
 
   const IntentLogOptions options_;
   const IntentLogEnv env_;
@@ -288,6 +297,13 @@ class IntentLog {
   bool replaying_ ARC_GUARDED_BY(mu_) = false;
   Status failed_ ARC_GUARDED_BY(mu_);
   std::deque<uint64_t> recent_starts_ ARC_GUARDED_BY(mu_);  // replay seqs of the newest 3 commits
+  // Block buffers of earlier batches, kept for the next: a fresh buffer of
+  // 64 KiB or more is a page mapping whose every page faults in, a smaller
+  // one a heap block zeroed first. At most kMaxSpareBuffers (each at most
+  // max_block_bytes: 4 MiB with the default 1 MiB blocks).
+  static constexpr size_t kMaxSpareBuffers = 4;
+  std::vector<io::AlignedBuffer> spare_buffers_ ARC_GUARDED_BY(mu_);
+  std::vector<io::AlignedBuffer> spares_scratch_ ARC_GUARDED_BY(mu_);
   std::thread writer_;  // last: started when everything above is ready
 };
 
