@@ -42,14 +42,16 @@
 // them into two groups that take turns at the device, each batch carrying
 // half of them. So the writer, before it starts a batch or goes idle, waits
 // until as many changes were appended since the last batch finished as
-// that batch carried, for at most gather_percent of its device time:
+// that batch released callers (its records, at most the callers that were
+// in Commit), for at most gather_percent of its device time:
 //
 //   no gathering:  [A B C D][E F G H][A B C D][E F G H]   4 per flush
 //   gathering:     [A..H]~~[A..H]~~[A..H]                 8 per flush
 //                        ^ the writer waits for A..H to append again
 //
-// A batch of one record (a caller alone) starts no gathering, so a single
-// thread's commits never wait for anyone.
+// A batch that released one caller (a caller alone, however many changes
+// it made) starts no gathering, so a single thread's commits never wait
+// for anyone.
 //
 //   txg T commits --TxgCommitted--> changes of txgs <= T are dropped from
 //                                pending (the tree has them); arena space no
@@ -346,7 +348,7 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
   MutexLock l(&mu_);
   if (replaying_) return 0;
   p.rec.seq = ++last_itx_;
-  if (++appends_since_release_ >= released_records_ && gathering_) writer_cv_.Signal();
+  if (++appends_since_release_ >= released_callers_ && gathering_) writer_cv_.Signal();
   const uint64_t size = p.rec.EncodedBytes();
   if (overflowed_ && overflow_txg_ > committed_txg_) {
     // Copies were dropped and no txg holding them has committed: every
@@ -382,21 +384,25 @@ Status IntentLog::Commit() {
   MutexLock l(&mu_);
   const uint64_t target = last_itx_;
   wanted_itx_ = std::max(wanted_itx_, target);
+  committers_++;
+  Status s;
   while (durable_itx_ < target) {
-    if (!failed_.ok()) return failed_;
+    if (!failed_.ok()) break;
     if (taken_itx_ < target && !writer_serving_ &&
         inflight_.size() < options_.max_inflight_commits) {
       // Changes of this caller are in no batch yet and nobody is writing
       // batches: start one with every change pending now (other callers'
       // too).
-      Status s = CommitBatch();
-      if (!s.ok()) return s;
+      s = CommitBatch();
+      if (!s.ok()) break;
       HandOff();
       continue;
     }
     WaitSlot(target).Wait(&mu_);
   }
-  stats_.commit_latency_ns->Record(env_.clock->NowNs() - start_ns);
+  committers_--;
+  if (!s.ok()) return s;
+  if (failed_.ok()) stats_.commit_latency_ns->Record(env_.clock->NowNs() - start_ns);
   return failed_;
 }
 
@@ -457,9 +463,9 @@ void IntentLog::WriterLoop() {
 }
 
 void IntentLog::Gather() {
-  // A batch of one released a caller alone: nobody to gather.
-  if (options_.gather_percent == 0 || released_records_ < 2 ||
-      appends_since_release_ >= released_records_) {
+  // A batch that released one caller: nobody to gather.
+  if (options_.gather_percent == 0 || released_callers_ < 2 ||
+      appends_since_release_ >= released_callers_) {
     return;
   }
   const uint64_t window_ns =
@@ -468,7 +474,7 @@ void IntentLog::Gather() {
   stats_.gathers->Add();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(window_ns);
   gathering_ = true;
-  while (appends_since_release_ < released_records_ && !writer_stop_ && failed_.ok()) {
+  while (appends_since_release_ < released_callers_ && !writer_stop_ && failed_.ok()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
     (void)writer_cv_.WaitFor(&mu_, deadline - now);
@@ -671,7 +677,9 @@ Status IntentLog::CommitBatch() {
     return failed_;
   }
   last_io_ns_ = env_.clock->NowNs() - io_start_ns;
-  released_records_ = records;
+  // The callers this batch releases: at most one per record, at most every
+  // caller in Commit now (one caller's many writes are one caller).
+  released_callers_ = std::min<uint64_t>(records, committers_);
   appends_since_release_ = 0;
   stats_.commits->Add();
   stats_.records->Add(records);

@@ -261,7 +261,31 @@ TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
   EXPECT_GE(Stat("gathers"), 1);
 }
 
-// A caller alone never waits for anybody: its batches release one record.
+// A batch of many changes of one caller released one caller: the writer
+// does not wait for more, and that caller's next commit is its own.
+TEST_F(IntentLogTest, ManyChangesOfOneCallerAreNotGathered) {
+  testing::ManualClock clock;
+  auto log = SlowDeviceLog(&clock);
+  Write(*log, 2, 0, 4096, 1);
+  gate_->Close();
+  std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
+  while (gate_->flushes_ == 0) std::this_thread::yield();
+  std::thread second([&] {
+    for (int i = 1; i <= 5; i++) Write(*log, 2, 4096 * i, 4096, static_cast<uint8_t>(i));
+    EXPECT_TRUE(log->Commit().ok());  // the writer's batch of 5
+    Write(*log, 2, 4096 * 6, 4096, 6);
+    EXPECT_TRUE(log->Commit().ok());  // its own
+  });
+  while (Stat("commit_requests") < 2) std::this_thread::yield();
+  gate_->Open();
+  first.join();
+  second.join();
+  EXPECT_EQ(Stat("commits"), 3);
+  EXPECT_EQ(Stat("writer_batches"), 1);
+  EXPECT_EQ(Stat("gathers"), 0);
+}
+
+// A caller alone never waits for anybody: its batches release one caller.
 TEST_F(IntentLogTest, ACallerAloneIsNeverKeptWaiting) {
   testing::ManualClock clock;
   auto log = SlowDeviceLog(&clock);
