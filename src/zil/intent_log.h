@@ -3,10 +3,11 @@
 // Volumes Append() every change (write, trim, zeroing; one record of one
 // volume each) in the order they apply it; the log keeps a copy of a
 // write's bytes, or for a whole record a hold on the volume's dirty buffer
-// (AppendHeld), until the change is in a log block or its txg commits. Commit() makes every change appended so far durable
-// by writing the ones not yet committed to log blocks in the pool's log
-// arena and flushing the device once. See intent_log.cc for the theory of
-// operation, format/intent_log.h for the blocks and their chaining.
+// (AppendHeld), until the change is in a log block or its txg commits.
+// Commit() makes every change appended so far durable by writing the ones
+// not yet committed to log blocks in the pool's log arena and flushing the
+// device once. See intent_log.cc for the theory of operation,
+// format/intent_log.h for the blocks and their chaining.
 //
 // Thread-safety: Append, Commit and the accessors from any thread; Append
 // may be called with a volume's lock held (the log's lock is taken after
@@ -306,7 +307,8 @@ class IntentLog {
   // max_block_bytes: 4 MiB with the default 1 MiB blocks).
   static constexpr size_t kMaxSpareBuffers = 4;
   std::vector<io::AlignedBuffer> spare_buffers_ ARC_GUARDED_BY(mu_);
-  std::vector<io::AlignedBuffer> spares_scratch_ ARC_GUARDED_BY(mu_);  // KeepSpares' (no allocation per commit)
+  // KeepSpares' scratch, kept so that a commit allocates no vector.
+  std::vector<io::AlignedBuffer> spares_scratch_ ARC_GUARDED_BY(mu_);
   std::thread writer_;  // last: started when everything above is ready
 };
 
