@@ -128,6 +128,15 @@ class IntentLogTest : public ::testing::Test {
   int64_t Stat(const char* name) {
     return registries_.back()->TakeSnapshot().Get("zil", name);
   }
+  // A first caller's change and commit, held at its device flush (the gate
+  // closed) when this returns; open the gate to let it finish.
+  std::thread FirstCommitAtTheGate(IntentLog& log) {
+    Write(log, 2, 0, 4096, 1);
+    gate_->Close();
+    std::thread first([&log] { EXPECT_TRUE(log.Commit().ok()); });
+    while (gate_->flushes_ == 0) std::this_thread::yield();
+    return first;
+  }
   // While a first commit is at the device: `n` threads each append a
   // change and commit; returns once all n wait (commit_requests n + 1).
   std::vector<std::thread> QueueWaiters(IntentLog& log, int n) {
@@ -183,10 +192,7 @@ TEST_F(IntentLogTest, OneFlushServesEveryWaiterThatArrivedBeforeIt) {
   IntentLogOptions one = Flushing();
   one.max_inflight_commits = 1;
   auto log = FreshLog(4 << 20, one);
-  Write(*log, 2, 0, 4096, 1);
-  gate_->Close();
-  std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
-  while (gate_->flushes_ == 0) std::this_thread::yield();  // the first batch is at its flush
+  std::thread first = FirstCommitAtTheGate(*log);
   constexpr int kWaiters = 6;
   std::vector<std::thread> waiters = QueueWaiters(*log, kWaiters);
   gate_->Open();
@@ -237,10 +243,7 @@ TEST_F(IntentLogTest, TheWriterThreadTakesTheQueueWhileTheFirstCallerReturns) {
 TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
   testing::ManualClock clock;
   auto log = SlowDeviceLog(&clock);
-  Write(*log, 2, 0, 4096, 1);
-  gate_->Close();
-  std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
-  while (gate_->flushes_ == 0) std::this_thread::yield();
+  std::thread first = FirstCommitAtTheGate(*log);
   std::vector<std::thread> waiters = QueueWaiters(*log, 2);
   gate_->Open();  // batch 1 (the first caller), then the writer's batch 2 (both waiters)
   first.join();
@@ -266,10 +269,7 @@ TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
 TEST_F(IntentLogTest, ManyChangesOfOneCallerAreNotGathered) {
   testing::ManualClock clock;
   auto log = SlowDeviceLog(&clock);
-  Write(*log, 2, 0, 4096, 1);
-  gate_->Close();
-  std::thread first([&] { EXPECT_TRUE(log->Commit().ok()); });
-  while (gate_->flushes_ == 0) std::this_thread::yield();
+  std::thread first = FirstCommitAtTheGate(*log);
   std::thread second([&] {
     for (int i = 1; i <= 5; i++) Write(*log, 2, 4096 * i, 4096, static_cast<uint8_t>(i));
     EXPECT_TRUE(log->Commit().ok());  // the writer's batch of 5
