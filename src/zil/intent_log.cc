@@ -706,19 +706,16 @@ io::AlignedBuffer IntentLog::TakeBuffer(std::vector<io::AlignedBuffer>* spares, 
 
 void IntentLog::KeepSpares(std::vector<io::AlignedBuffer> used,
                            std::vector<io::AlignedBuffer> unused) {
-  for (auto* from : {&used, &unused, &spare_buffers_}) {
-    for (io::AlignedBuffer& b : *from) {
-      if (b.size() > 0) spares_scratch_.push_back(std::move(b));
-    }
+  // Spares another batch gave back meanwhile compete too.
+  for (auto* from : {&unused, &spare_buffers_}) {
+    for (io::AlignedBuffer& b : *from) used.push_back(std::move(b));
   }
   // The largest kMaxSpareBuffers stay (each at most max_block_bytes).
-  std::sort(spares_scratch_.begin(), spares_scratch_.end(),
-            [](const io::AlignedBuffer& a, const io::AlignedBuffer& b) {
-              return a.size() > b.size();
-            });
-  if (spares_scratch_.size() > kMaxSpareBuffers) spares_scratch_.resize(kMaxSpareBuffers);
-  spare_buffers_.swap(spares_scratch_);
-  spares_scratch_.clear();
+  std::sort(used.begin(), used.end(), [](const io::AlignedBuffer& a, const io::AlignedBuffer& b) {
+    return a.size() > b.size();
+  });
+  if (used.size() > kMaxSpareBuffers) used.resize(kMaxSpareBuffers);
+  spare_buffers_ = std::move(used);
 }
 
 bool IntentLog::has_arena() {

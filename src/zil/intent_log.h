@@ -307,8 +307,6 @@ class IntentLog {
   // max_block_bytes: 4 MiB with the default 1 MiB blocks).
   static constexpr size_t kMaxSpareBuffers = 4;
   std::vector<io::AlignedBuffer> spare_buffers_ ARC_GUARDED_BY(mu_);
-  // KeepSpares' scratch, kept so that a commit allocates no vector.
-  std::vector<io::AlignedBuffer> spares_scratch_ ARC_GUARDED_BY(mu_);
   std::thread writer_;  // last: started when everything above is ready
 };
 
