@@ -497,8 +497,12 @@ bool TxgManager::HasUncommittedWork() {
   return syncing_ != nullptr || quiescing_ != nullptr || open_->assigned || open_->forced;
 }
 
+bool TxgManager::OpenHasWork() {
+  return open_->assigned || open_->forced;  // dirty bytes imply a hold
+}
+
 bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {
-  const bool has_work = open_->assigned || open_->forced;  // dirty bytes imply a hold
+  const bool has_work = OpenHasWork();
   if (stopping_) {
     *reason = SyncReason::kShutdown;
     return has_work;
@@ -538,7 +542,7 @@ void TxgManager::SyncLoop() {
       if (stopping_ || !failed_.ok()) return;
       const uint64_t now = clock_->NowNs();
       const uint64_t due = open_->rec.birth_ns + options_.timeout_ns;
-      if (real_clock_ && !open_->assigned && !open_->forced) {
+      if (real_clock_ && !OpenHasWork()) {
         // Nothing to sync: sleep until a writer's first hold on the open
         // txg (AssignImpl), a request, a force or the stop wakes us. An
         // idle pool costs no wake-ups (each one a context switch that a

@@ -198,6 +198,8 @@ class TxgManager {
   uint64_t ThrottleDelay(uint64_t dirty_bytes) ARC_REQUIRES(mu_);
   void ReleaseHold(uint64_t txg);
   void SyncLoop();
+  // Whether the open txg has anything to sync (a writer's hold, or forced).
+  bool OpenHasWork() ARC_REQUIRES(mu_);
   bool SyncWanted(uint64_t now_ns, SyncReason* reason) ARC_REQUIRES(mu_);
   void OpenNext(uint64_t now_ns) ARC_REQUIRES(mu_);
   Txg* Find(uint64_t txg) ARC_REQUIRES(mu_);
