@@ -637,10 +637,14 @@ void Arc::RemoveFromCacheLocked(Header* e, Reclaim* r) ARC_NO_THREAD_SAFETY_ANAL
 }
 
 ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
+  PublishInPlace(hold, key);
+  return hold;
+}
+
+void Arc::PublishInPlace(const ArcHold& hold, const ArcKey& key) {
   ARC_CHECK(hold.h_ != nullptr && hold.arc_ == this);
   Header* h = hold.h_;
   const HolderKind kind = hold.kind_;
-  hold.h_ = nullptr;  // this function carries the hold over
   {
     Shard& old = shards_[h->shard];
     MutexLock l(&old.mu);
@@ -670,7 +674,6 @@ ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
     TakeReclaim(&r);
   }
   FreeReclaimed(r);
-  return ArcHold(this, h, kind);
 }
 
 uint64_t Arc::RemoveVolume(uint64_t volume_guid) {

@@ -199,6 +199,10 @@ class Arc {
   // `key`, in MRU; an older version is dropped (or, if held, left to its
   // holders as anon). Returns the same hold.
   ArcHold Publish(ArcHold hold, const ArcKey& key);
+  // The same for a hold that stays where it is: the hold object is not
+  // touched, so its owner's readers may keep reading the bytes through it
+  // meanwhile (they must not clone or release it).
+  void PublishInPlace(const ArcHold& hold, const ArcKey& key);
   // Drops every buffer of a volume (held ones leave the cache and are freed
   // at their last release). Returns how many headers were dropped.
   uint64_t RemoveVolume(uint64_t volume_guid);

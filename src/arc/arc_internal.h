@@ -20,7 +20,8 @@ namespace arcstore::arc {
 //  - policy_mu_: the PolicyNode fields (state, list links, on_list,
 //    access_ns), data, pending_drop.
 // `shard` itself changes only in Publish, while the publisher's hold is the
-// only reference.
+// only hold (whose owner may read `data` through it meanwhile: Publish does
+// not change `data` or `bytes`).
 struct Header : PolicyNode {
   ArcKey key;
   uint64_t key_hash = 0;

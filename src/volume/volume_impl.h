@@ -86,6 +86,7 @@ struct VolumeEnv {
 struct VolumeStats {
   explicit VolumeStats(stats::Registry* registry);
   stats::Counter* rmw_reads;        // partial copies completed from the committed record
+  stats::Counter* rmw_held_bases;   // ... of them from the version held since it committed
   stats::Counter* rmw_deferred;     // partial writes that did not wait for that read
   stats::Counter* rmw_dirty;        // partial writes served by a dirty copy
   stats::Counter* record_reads;     // committed records read from disk
@@ -156,6 +157,13 @@ class VolumeImpl final : public Volume {
     MutexLock l(&mu_);
     tree_read_hook_ = std::move(hook);
     has_tree_read_hook_.store(static_cast<bool>(tree_read_hook_), std::memory_order_release);
+  }
+  // Tests only: `hook(record)` runs on the sync thread as TxgCommitted
+  // publishes each committed record, without mu_ (a test checks that
+  // writers and readers go on meanwhile). Set it before the commit.
+  void SetPublishHookForTest(std::function<void(uint64_t record)> hook) {
+    MutexLock l(&mu_);
+    publish_hook_ = std::move(hook);
   }
   const format::VolumeEntry& entry() const { return entry_; }
 
@@ -263,6 +271,14 @@ class VolumeImpl final : public Volume {
       ARC_REQUIRES(mu_);
   // Whether txg's version of `record` is a data copy (its sync allocates).
   bool HasDataCopy(uint64_t txg, uint64_t record) const ARC_REQUIRES(mu_);
+  // TxgCommitted(txg): the next txg's partial copies get the committed
+  // version of their record as their base.
+  void GiveBases(uint64_t txg) ARC_REQUIRES(mu_);
+  // Txg's map of copies, made (reserved for records_per_txg_) if new.
+  DirtyMap& MapOf(uint64_t txg) ARC_REQUIRES(mu_);
+  // Adds the copy of `record` to txg's map `mine` (listing it in
+  // partial_records_ if partial).
+  void AddCopy(DirtyMap* mine, uint64_t txg, uint64_t record, Dirty copy) ARC_REQUIRES(mu_);
   arc::ArcHold NewBuffer();
   arc::ArcKey KeyOf(uint64_t record) const { return arc::ArcKey{entry_.guid, record, 0}; }
   // The committed version of `record`: a hold on its cached data, or an
@@ -291,6 +307,13 @@ class VolumeImpl final : public Volume {
 
   Mutex mu_;
   std::map<uint64_t, DirtyMap> dirty_ ARC_GUARDED_BY(mu_);  // txg -> records
+  // Records given a partial copy in each txg (some may be whole again, or
+  // gone): GiveBases looks at these only, not at a whole txg's copies.
+  std::map<uint64_t, std::vector<uint64_t>> partial_records_ ARC_GUARDED_BY(mu_);
+  // Copies in the last txg committed: a new txg's map is reserved for as
+  // many (at most kMaxReservedCopies), so that it seldom grows.
+  static constexpr size_t kMaxReservedCopies = 1 << 20;
+  size_t records_per_txg_ ARC_GUARDED_BY(mu_) = 0;
   // TxgCommitted calls (a base read may be stale). Changed under mu_ only;
   // atomic so that HoldCommitted notes it before its tree read without mu_.
   std::atomic<uint64_t> commits_{0};
@@ -303,6 +326,7 @@ class VolumeImpl final : public Volume {
   std::atomic<uint64_t> unsettled_txg_{UINT64_MAX};
   std::function<void(uint64_t)> tree_read_hook_ ARC_GUARDED_BY(mu_);
   std::atomic<bool> has_tree_read_hook_{false};
+  std::function<void(uint64_t)> publish_hook_ ARC_GUARDED_BY(mu_);
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
