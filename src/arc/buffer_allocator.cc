@@ -36,7 +36,7 @@ BufferAllocator::BufferAllocator(const BufferAllocatorOptions& options)
 BufferAllocator::~BufferAllocator() {
   for (int i = 0; i < kClasses; i++) {
     MutexLock l(&classes_[i].mu);
-    for (uint8_t* p : classes_[i].free) Unmap(p, kPageBytes << i);
+    for (uint8_t* p : classes_[i].free) Release(p, kPageBytes << i);
     classes_[i].free.clear();
   }
   ARC_CHECK_EQ(mapped_bytes_.load(), 0u) << "ARC buffers outlive their allocator";
@@ -64,11 +64,21 @@ void BufferAllocator::Unmap(uint8_t* data, uint64_t bytes) {
   mapped_bytes_.fetch_sub(PageRound(bytes), std::memory_order_relaxed);
 }
 
-ArcBuffer BufferAllocator::Allocate(uint64_t bytes) {
-  if (options_.map_min_bytes == 0 || bytes < options_.map_min_bytes) {
-    return ArcBuffer(new uint8_t[bytes], bytes, this);
+bool BufferAllocator::FromHeap(uint64_t bytes) const {
+  return options_.map_min_bytes == 0 || bytes < options_.map_min_bytes;
+}
+
+void BufferAllocator::Release(uint8_t* data, uint64_t bytes) {
+  if (FromHeap(bytes)) {
+    delete[] data;
+  } else {
+    Unmap(data, bytes);
   }
-  if (const int c = ClassOf(bytes); c >= 0) {
+}
+
+ArcBuffer BufferAllocator::Allocate(uint64_t bytes) {
+  // map_min_bytes 0: the plain heap allocator of before, no cache.
+  if (const int c = ClassOf(bytes); c >= 0 && options_.map_min_bytes != 0) {
     Class& cl = classes_[c];
     MutexLock l(&cl.mu);
     if (!cl.free.empty()) {
@@ -80,15 +90,12 @@ ArcBuffer BufferAllocator::Allocate(uint64_t bytes) {
       return ArcBuffer(p, bytes, this);
     }
   }
+  if (FromHeap(bytes)) return ArcBuffer(new uint8_t[bytes], bytes, this);
   return ArcBuffer(Map(bytes), bytes, this);
 }
 
 void BufferAllocator::Free(uint8_t* data, uint64_t bytes) {
-  if (options_.map_min_bytes == 0 || bytes < options_.map_min_bytes) {
-    delete[] data;
-    return;
-  }
-  if (const int c = ClassOf(bytes); c >= 0) {
+  if (const int c = ClassOf(bytes); c >= 0 && options_.map_min_bytes != 0) {
     // Reserve room in the cache first, so that concurrent frees never
     // take it past cache_bytes.
     uint64_t cached = cached_bytes_.load(std::memory_order_relaxed);
@@ -103,7 +110,7 @@ void BufferAllocator::Free(uint8_t* data, uint64_t bytes) {
       return;
     }
   }
-  Unmap(data, bytes);
+  Release(data, bytes);
 }
 
 uint64_t BufferAllocator::CacheLimitBytes() const {
@@ -126,7 +133,7 @@ void BufferAllocator::Trim() {
         classes_[i].free.pop_back();
       }
       cached_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-      Unmap(p, bytes);
+      Release(p, bytes);
     }
   }
 }
