@@ -135,7 +135,7 @@ void Arc::RegisterStats() {
         [this] { return static_cast<int64_t>(Overflow()); });
   gauge("buf_mapped_bytes", Unit::kBytes, "data buffers mapped by the ARC (in use and cached)",
         [this] { return static_cast<int64_t>(buffers_.Stats().mapped_bytes); });
-  gauge("buf_cached_bytes", Unit::kBytes, "freed mapped buffers kept for reuse",
+  gauge("buf_cached_bytes", Unit::kBytes, "freed buffers kept for reuse (mapped and heap)",
         [this] { return static_cast<int64_t>(buffers_.Stats().cached_bytes); });
   gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {
     MutexLock l(&evict_mu_);
