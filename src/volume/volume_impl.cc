@@ -1179,20 +1179,20 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
   // same bytes). Under mu_ the holding of each record of a whole txg took
   // 12-29 ms for 12k records, every writer and reader of the volume
   // blocked meanwhile.
-  std::vector<std::pair<uint64_t, DirtyMap*>> committed;
+  std::vector<DirtyMap*> committed;
   std::function<void(uint64_t)> hook;
   {
     MutexLock l(&mu_);
     for (auto it = dirty_.begin(); it != dirty_.end() && it->first <= txg; ++it) {
-      committed.emplace_back(it->first, &it->second);
+      committed.push_back(&it->second);
     }
     hook = publish_hook_;
   }
-  const bool dead = closed_.load(std::memory_order_acquire);
-  for (const auto& [t, records] : committed) {
+  // A destroyed volume's copies are not cached.
+  if (closed_.load(std::memory_order_acquire)) committed.clear();
+  for (const DirtyMap* records : committed) {
     for (const auto& [record, d] : *records) {
       ARC_CHECK(!d.partial);  // completed by SyncTxg
-      if (dead) continue;     // destroyed: nothing to cache
       // Before the copy goes: a reader inserting an older version it read
       // before now is refused (HandleCache generations).
       if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
