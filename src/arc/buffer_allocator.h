@@ -38,7 +38,7 @@
 // leaves below its target, c - size (AttachRoom): memory the ARC may use
 // anyway, so the process's resident set still follows c, not what was
 // ever freed. When the room shrinks (c falls, or the ARC grows in other
-// size classes) Trim() unmaps what no longer fits; the ARC calls it on
+// size classes) Trim() gives back what no longer fits; the ARC calls it on
 // every Tick() and after c or c_max moves.
 //
 // Thread-safety: Allocate and Free may be called from any thread (a mutex
@@ -61,10 +61,11 @@ namespace arcstore::arc {
 
 struct BufferAllocatorOptions {
   // Buffers this large or larger are mapped; 0 = never (every buffer from
-  // new[], the allocator before issue 11, kept for comparison).
+  // new[] and nothing cached, the allocator before issue 11, kept for
+  // comparison).
   uint64_t map_min_bytes = 64 * 1024;
-  // Freed mapped buffers kept for reuse, in bytes, whatever the owner's
-  // room (AttachRoom) is; 0 with no room = unmap at once.
+  // Freed buffers kept for reuse, in bytes, whatever the owner's room
+  // (AttachRoom) is; 0 with no room = give each back at once.
   uint64_t cache_bytes = 2ull << 20;
 
   // Names the first bad field.
@@ -141,7 +142,8 @@ class BufferAllocator {
   // the bytes the owner lets the cache hold now. Empty = none. Call before
   // the first Allocate, and with {} before the owner goes away.
   void AttachRoom(std::function<uint64_t()> room) { room_ = std::move(room); }
-  // Unmaps cached buffers until the cache fits the limit.
+  // Gives cached buffers back (delete[] or munmap) until the cache fits
+  // the limit.
   void Trim();
   const BufferAllocatorOptions& options() const { return options_; }
 
