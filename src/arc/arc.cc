@@ -183,6 +183,7 @@ Arc::~Arc() {
     MutexLock l(&evict_mu_);
     ReleaseAllWaiters(false, /*stuck=*/true);
   }
+  buffers_.StopFiller();        // it counts the slabs it maps
   buffers_.AttachCounters({});  // the buffers freed below outlive the stats
   buffers_.AttachRoom({});      // and this ARC's c and size
   registry_->RemoveModule(stats_module_);

@@ -59,8 +59,8 @@ void Arc::RegisterStats() {
   }
   s.evict_waits = counter("evict_waits", Unit::kOps, "allocations that waited (SEVERE overflow)");
   buffers_.AttachCounters({
-      .maps = counter("buf_maps", Unit::kOps, "data buffers mapped (mmap calls)"),
-      .unmaps = counter("buf_unmaps", Unit::kOps, "data buffers unmapped (munmap calls)"),
+      .maps = counter("buf_maps", Unit::kOps, "mmap calls for data buffers and slabs of small ones"),
+      .unmaps = counter("buf_unmaps", Unit::kOps, "data buffers given back (munmap; MADV_DONTNEED of a slab piece)"),
       .cache_hits = counter("buf_cache_hits", Unit::kOps,
                             "buffer allocations served from the cache of freed ones"),
   });
@@ -133,8 +133,15 @@ void Arc::RegisterStats() {
   });
   gauge("overflow_level", Unit::kNone, "0 none, 1 some, 2 severe",
         [this] { return static_cast<int64_t>(Overflow()); });
-  gauge("buf_mapped_bytes", Unit::kBytes, "data buffers mapped by the ARC (in use and cached)",
+  gauge("buf_mapped_bytes", Unit::kBytes,
+        "data buffers mapped by the ARC and resident (in use, cached, slab spares)",
         [this] { return static_cast<int64_t>(buffers_.Stats().mapped_bytes); });
+  gauge("buf_spare_bytes", Unit::kBytes,
+        "slab pieces not handed out yet (two slabs per class at most)",
+        [this] { return static_cast<int64_t>(buffers_.Stats().spare_bytes); });
+  gauge("buf_inline_slabs", Unit::kOps,
+        "slabs an allocation mapped itself, the filler having none ready",
+        [this] { return static_cast<int64_t>(buffers_.Stats().inline_slabs); });
   gauge("buf_cached_bytes", Unit::kBytes, "freed buffers kept for reuse (mapped and heap)",
         [this] { return static_cast<int64_t>(buffers_.Stats().cached_bytes); });
   gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {

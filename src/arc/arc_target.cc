@@ -48,10 +48,13 @@ Status Arc::Init() {
     history_.reserve(options_.history_length);
     if (reading.ok() && reading->under_pressure) can_grow_ = false;
   }
-  if (options_.evictor == EvictorMode::kThread) evictor_ = std::thread([this] {
+  if (options_.evictor == EvictorMode::kThread) {
+    evictor_ = std::thread([this] {
       NameThisThread("arc_evict");
       EvictorMain();
     });
+    buffers_.StartFiller();  // slabs mapped ahead, as eviction runs ahead
+  }
   return Status::Ok();
 }
 

@@ -9,25 +9,47 @@
 // So buffers of at least map_min_bytes are mapped by this allocator itself
 // (anonymous mmap, page-rounded) and unmapped when freed, except for a
 // bounded cache of freed power-of-two buffers that the next allocation of
-// that size reuses without a system call or page faults. Smaller buffers
-// (4 KiB blocks, indirect blocks) come from new[], and are cached the same
-// way: a txg sync frees thousands of 4 KiB records at once on its own
-// thread, which gave glibc's arenas of the writers' threads back whole
-// stretches of heap, grown again page by page (mprotect and a fault per
-// page) by the next txg's writes: 11% of the writers' time with 8 threads
-// doing 4 KiB writes with a flush after each.
+// that size reuses without a system call or page faults.
+//
+// Smaller power-of-two buffers (4 KiB records, indirect blocks: the
+// "slab classes", at least 16 to a slab) are cut from slabs: mappings of
+// slab_bytes, populated when mapped (MADV_POPULATE_WRITE). Why not new[]: an
+// ARC that fills (a pool just opened, writes of new records) takes a new
+// 4 KiB buffer per write, and glibc grows a thread's arena for each one
+// with an mprotect call (taking the process's mmap lock) and a page fault:
+// 16% of a writer's time, 4 KiB writes with a flush after each. A slab
+// costs one mapping and one populate per slab_bytes instead, and with the
+// filler thread (StartFiller) neither is on the allocating thread: when a
+// class starts cutting a slab, the filler maps and populates the next one
+// ("ready"). Populating is not cheap on a virtual machine (about 1.7 us a
+// page, measured: 140 us for 256 KiB), so a writer that populated inline
+// would pay it in one write of every slab. Freed pieces
+// are cached like mapped buffers; a piece given back beyond the cache's
+// limit has its pages returned (MADV_DONTNEED) and keeps its address, on
+// the class's "cold" stack, for the next allocation to fault in again.
+// Slabs are unmapped only with the allocator. Sizes that are not a power
+// of two below map_min_bytes come from new[] and are never cached.
 //
 //   Allocate(bytes) --cached class, hit--> pop the class's free stack
+//                   --slab class--------> cold piece, else the current
+//                                         slab's next piece, else the ready
+//                                         slab (filler asked for another),
+//                                         else a slab mapped inline
 //                   --bytes < map_min--> new[]
 //                   --otherwise---------> mmap(round_up(bytes, page))
 //   Free(buf)       --power of two, cache below the limit--> push
 //                      (limit = max(cache_bytes, min(room, 1 GiB)))
+//                   --slab piece-------> MADV_DONTNEED, push on cold
 //                   --heap-------------> delete[]
 //                   --otherwise---------> munmap
 //
 // Limits: the cache never holds more than the limit (as of the last
-// Free or Trim); everything else
-// that is mapped is in use by the ARC (and counted in its size).
+// Free or Trim); besides it, at most two slabs per slab class (the rest of
+// the current one and the ready one) are resident and not yet handed out
+// (spare_bytes); everything else resident is in use
+// by the ARC (and counted in its size). Slabs' address space is at most
+// the peak of what was resident in them (a slab is mapped only when its
+// class has no cold piece).
 //
 // The ARC's room. A txg sync replaces every record it wrote: a burst of
 // thousands of frees, then as many allocations for the next txg's dirty
@@ -42,7 +64,9 @@
 // every Tick() and after c or c_max moves.
 //
 // Thread-safety: Allocate and Free may be called from any thread (a mutex
-// per size class, held only to push or pop). The allocator must outlive
+// per size class, held only to push or pop, or to map a slab inline when
+// no ready one is there). The filler takes a class's mutex only to hand
+// over a slab it mapped and populated without it. The allocator must outlive
 // every ArcBuffer it made. Stats are relaxed atomics, read by the ARC's
 // stat gauges.
 #pragma once
@@ -51,6 +75,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "arcstore/status.h"
@@ -67,6 +92,10 @@ struct BufferAllocatorOptions {
   // Freed buffers kept for reuse, in bytes, whatever the owner's room
   // (AttachRoom) is; 0 with no room = give each back at once.
   uint64_t cache_bytes = 2ull << 20;
+  // Bytes per slab of the small power-of-two classes (a power of two,
+  // 64 KiB..64 MiB; classes with at least 16 buffers to a slab use them);
+  // 0 = those buffers come from new[] (cached the same way).
+  uint64_t slab_bytes = 256 * 1024;
 
   // Names the first bad field.
   Status Validate() const;
@@ -111,10 +140,12 @@ class ArcBuffer {
 };
 
 struct BufferAllocatorStats {
-  uint64_t mapped_bytes = 0;   // mapped now: in use plus cached
+  uint64_t mapped_bytes = 0;   // mapped and resident now: in use, cached, spare
   uint64_t cached_bytes = 0;   // freed, kept for reuse
-  uint64_t maps = 0;           // mmap calls
-  uint64_t unmaps = 0;         // munmap calls
+  uint64_t spare_bytes = 0;    // slab pieces never handed out yet
+  uint64_t inline_slabs = 0;   // slabs an allocation mapped itself (no ready one)
+  uint64_t maps = 0;           // mmap calls (buffers and slabs)
+  uint64_t unmaps = 0;         // buffers given back (munmap; MADV_DONTNEED of a slab piece)
   uint64_t cache_hits = 0;     // allocations served from the cache
 };
 
@@ -145,25 +176,46 @@ class BufferAllocator {
   // Gives cached buffers back (delete[] or munmap) until the cache fits
   // the limit.
   void Trim();
+  // Starts the thread that maps and populates slabs ahead of their use
+  // (named arc_slabs). Without it, slabs are mapped inline. StopFiller (or
+  // destruction) ends it once it has mapped what was asked for; call it
+  // before detaching the counters.
+  void StartFiller();
+  void StopFiller();
   const BufferAllocatorOptions& options() const { return options_; }
 
  private:
   friend class ArcBuffer;
   // Power-of-two classes from 4 KiB to 1 GiB, each with its cache of freed
-  // buffers (heap or mapped, by size: FromHeap).
+  // buffers (from a slab, the heap or a mapping of their own, by size:
+  // Source).
   static constexpr int kClasses = 19;
   struct Class {
     Mutex mu;
     std::vector<uint8_t*> free ARC_GUARDED_BY(mu);
+    // Slab classes: pieces whose pages went back to the system, the
+    // current slab's pieces not yet handed out [next, end), and every slab.
+    std::vector<uint8_t*> cold ARC_GUARDED_BY(mu);
+    uint8_t* next ARC_GUARDED_BY(mu) = nullptr;
+    uint8_t* end ARC_GUARDED_BY(mu) = nullptr;
+    uint8_t* ready ARC_GUARDED_BY(mu) = nullptr;  // the filler's next slab
+    std::vector<uint8_t*> slabs ARC_GUARDED_BY(mu);
   };
+  enum class Source { kSlab, kHeap, kMapping };
   static int ClassOf(uint64_t bytes);  // -1: not a cached size
+  Source SourceOf(uint64_t bytes) const;
   void Free(uint8_t* data, uint64_t bytes);
   uint64_t CacheLimitBytes() const;
   uint8_t* Map(uint64_t bytes);
   void Unmap(uint8_t* data, uint64_t bytes);
-  // Whether a buffer of `bytes` comes from new[] (else it is mapped).
-  bool FromHeap(uint64_t bytes) const;
-  // Gives a buffer back to where it came from: delete[] or munmap.
+  // A slab class's next piece: cold, else the current slab's, else the
+  // ready slab's, else a slab's mapped and populated under the class's lock.
+  uint8_t* TakePiece(Class& cl, int c, uint64_t bytes) ARC_REQUIRES(cl.mu);
+  // A new populated slab, counted as mapped and spare.
+  uint8_t* NewSlab();
+  void FillerMain();
+  // Gives a buffer back to where it came from: its slab's cold stack
+  // (pages returned), delete[] or munmap.
   void Release(uint8_t* data, uint64_t bytes);
 
   const BufferAllocatorOptions options_;
@@ -172,6 +224,14 @@ class BufferAllocator {
   std::function<uint64_t()> room_;
   std::atomic<uint64_t> mapped_bytes_{0};
   std::atomic<uint64_t> cached_bytes_{0};
+  std::atomic<uint64_t> spare_bytes_{0};
+  std::atomic<uint64_t> inline_slabs_{0};
+
+  Mutex filler_mu_;
+  CondVar filler_cv_;
+  bool filler_stop_ ARC_GUARDED_BY(filler_mu_) = false;
+  uint32_t filler_wanted_ ARC_GUARDED_BY(filler_mu_) = 0;  // a bit per class
+  std::thread filler_;
   std::atomic<uint64_t> maps_{0};
   std::atomic<uint64_t> unmaps_{0};
   std::atomic<uint64_t> cache_hits_{0};

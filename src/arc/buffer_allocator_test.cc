@@ -1,5 +1,5 @@
-// The ARC's buffer allocator: small buffers from the heap, large ones
-// mapped, freed ones cached up to the bound and given back beyond it,
+// The ARC's buffer allocator: small buffers from slabs (or the heap), large
+// ones mapped, freed ones cached up to the bound and given back beyond it,
 // options checked.
 #include "arc/buffer_allocator.h"
 
@@ -9,25 +9,119 @@
 #include <cstring>
 #include <vector>
 
+#include "base/page_memory.h"
 #include "base/units.h"
 
 namespace arcstore::arc {
 namespace {
 
-TEST(BufferAllocatorTest, SmallBuffersComeFromTheHeap) {
-  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = kMiB});
-  ArcBuffer b = a.Allocate(4 * kKiB);
-  ASSERT_TRUE(b);
-  std::memset(b.get(), 0x5a, b.bytes());
-  EXPECT_EQ(b.bytes(), 4 * kKiB);
-  EXPECT_EQ(a.Stats().maps, 0u);
-  EXPECT_EQ(a.Stats().mapped_bytes, 0u);
+// 4 KiB records come from slabs: one mapping per slab, not a heap growth
+// (mprotect) and a page fault per buffer.
+TEST(BufferAllocatorTest, SmallPowerOfTwoBuffersAreCutFromSlabs) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = kMiB, .slab_bytes = 64 * kKiB});
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 16; i++) {
+    bufs.push_back(a.Allocate(4 * kKiB));
+    ASSERT_EQ(bufs.back().bytes(), 4 * kKiB);
+    std::memset(bufs.back().get(), i, bufs.back().bytes());
+  }
+  // One slab, cut in order into page-aligned pieces.
+  EXPECT_EQ(a.Stats().maps, 1u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 64 * kKiB);
+  EXPECT_EQ(a.Stats().spare_bytes, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(bufs[0].get()) % kPageBytes, 0u);
+  for (int i = 1; i < 16; i++) EXPECT_EQ(bufs[i].get(), bufs[i - 1].get() + 4 * kKiB);
+  for (int i = 0; i < 16; i++) EXPECT_EQ(bufs[i].get()[4 * kKiB - 1], i);  // no overlap
+  bufs.push_back(a.Allocate(4 * kKiB));  // the 17th takes a second slab
+  EXPECT_EQ(a.Stats().maps, 2u);
+  EXPECT_EQ(a.Stats().spare_bytes, 60 * kKiB);
+  // Fewer than 16 to a slab, or not a power of two: the heap.
+  ArcBuffer eight = a.Allocate(8 * kKiB);
+  ArcBuffer odd = a.Allocate(5000);
+  std::memset(odd.get(), 1, odd.bytes());
+  EXPECT_EQ(a.Stats().maps, 2u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 128 * kKiB);
+}
+
+// With the filler running, the allocation that starts a slab asks for the
+// next one, and the allocation that ends it takes that one: no slab mapped
+// (and populated) on the allocating thread but the very first.
+TEST(BufferAllocatorTest, TheFillerMapsTheNextSlabAhead) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = kMiB, .slab_bytes = 64 * kKiB});
+  a.StartFiller();
+  std::vector<ArcBuffer> bufs;
+  bufs.push_back(a.Allocate(4 * kKiB));
+  a.StopFiller();  // returns once the slab asked for is ready
+  EXPECT_EQ(a.Stats().inline_slabs, 1u);
+  EXPECT_EQ(a.Stats().maps, 2u);
+  EXPECT_EQ(a.Stats().spare_bytes, 124 * kKiB);  // the first's rest and the ready one
+  EXPECT_EQ(a.Stats().mapped_bytes, 128 * kKiB);
+  for (int i = 0; i < 16; i++) bufs.push_back(a.Allocate(4 * kKiB));
+  EXPECT_EQ(a.Stats().inline_slabs, 1u);  // the 17th took the ready slab
+  EXPECT_EQ(a.Stats().maps, 2u);
+  EXPECT_EQ(a.Stats().spare_bytes, 60 * kKiB);
+  for (int i = 0; i < 15; i++) bufs.push_back(a.Allocate(4 * kKiB));
+  bufs.push_back(a.Allocate(4 * kKiB));  // no filler now: mapped inline
+  EXPECT_EQ(a.Stats().inline_slabs, 2u);
+  EXPECT_EQ(a.Stats().maps, 3u);
+  for (const ArcBuffer& b : bufs) std::memset(b.get(), 7, b.bytes());
 }
 
 // A txg sync frees a txg's 4 KiB records at once: they are kept for the
-// next txg's copies (up to the bound) instead of going back to the heap.
-TEST(BufferAllocatorTest, FreedSmallBuffersAreReusedUpToTheCacheBound) {
-  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = 8 * kKiB});
+// next txg's copies (up to the bound); one beyond it gives its page back
+// and keeps its address for a later allocation.
+TEST(BufferAllocatorTest, FreedSlabPiecesAreReusedUpToTheCacheBoundAndGivenBackBeyond) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = 8 * kKiB, .slab_bytes = 64 * kKiB});
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 3; i++) {
+    bufs.push_back(a.Allocate(4 * kKiB));
+    std::memset(bufs.back().get(), 0x5a, bufs.back().bytes());
+  }
+  std::vector<uint8_t*> kept = {bufs[0].get(), bufs[1].get(), bufs[2].get()};
+  bufs.clear();  // the first two fit the 8 KiB bound, the third is given back
+  EXPECT_EQ(a.Stats().cached_bytes, 8 * kKiB);
+  EXPECT_EQ(a.Stats().unmaps, 1u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 60 * kKiB);
+  for (int i = 0; i < 3; i++) bufs.push_back(a.Allocate(4 * kKiB));
+  EXPECT_EQ(a.Stats().cache_hits, 2u);
+  EXPECT_EQ(a.Stats().cached_bytes, 0u);
+  EXPECT_EQ(a.Stats().maps, 1u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 64 * kKiB);
+  EXPECT_EQ(bufs[0].get(), kept[1]);  // the cache is a stack
+  EXPECT_EQ(bufs[1].get(), kept[0]);
+  EXPECT_EQ(bufs[2].get(), kept[2]);  // the given-back piece, before the slab's spares
+  // Its page went back to the system: it reads as zeros again.
+  EXPECT_TRUE(std::all_of(bufs[2].get(), bufs[2].get() + 4 * kKiB, [](uint8_t b) { return b == 0; }));
+  EXPECT_EQ(bufs[0].get()[0], 0x5a);  // a cached one kept its bytes
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ARC_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARC_TEST_ASAN 1
+#endif
+#endif
+#ifdef ARC_TEST_ASAN
+// Under ASan, a slab piece that is not handed out is poisoned: a use after
+// free is reported as it would be for new[].
+TEST(BufferAllocatorDeathTest, ASanReportsAUseOfAFreedSlabPiece) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = kMiB, .slab_bytes = 64 * kKiB});
+  ArcBuffer b = a.Allocate(4 * kKiB);
+  volatile uint8_t* stale = b.get();
+  b.Reset();  // cached, poisoned
+  EXPECT_DEATH(stale[0] = 1, "use-after-poison");
+}
+#endif
+
+// Without slabs, small buffers come from the heap and are cached the same way.
+TEST(BufferAllocatorTest, WithoutSlabsFreedHeapBuffersAreReusedUpToTheCacheBound) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = 8 * kKiB, .slab_bytes = 0});
   std::vector<ArcBuffer> bufs;
   for (int i = 0; i < 3; i++) bufs.push_back(a.Allocate(4 * kKiB));
   std::vector<uint8_t*> kept = {bufs[0].get(), bufs[1].get(), bufs[2].get()};
@@ -111,6 +205,11 @@ TEST(BufferAllocatorTest, OptionsNameTheBadField) {
   EXPECT_NE(s.message().find("buffers.map_min_bytes"), std::string::npos) << s.ToString();
   s = BufferAllocatorOptions{.cache_bytes = 2 * kGiB}.Validate();
   EXPECT_NE(s.message().find("buffers.cache_bytes"), std::string::npos) << s.ToString();
+  for (uint64_t slab : {96 * kKiB, 32 * kKiB, 128 * kMiB}) {
+    s = BufferAllocatorOptions{.slab_bytes = slab}.Validate();
+    EXPECT_NE(s.message().find("buffers.slab_bytes"), std::string::npos) << s.ToString();
+  }
+  EXPECT_TRUE(BufferAllocatorOptions{.slab_bytes = 0}.Validate().ok());
   EXPECT_TRUE(BufferAllocatorOptions{}.Validate().ok());
 }
 
