@@ -63,6 +63,8 @@ void Arc::RegisterStats() {
       .unmaps = counter("buf_unmaps", Unit::kOps, "data buffers given back (munmap; MADV_DONTNEED of a slab piece)"),
       .cache_hits = counter("buf_cache_hits", Unit::kOps,
                             "buffer allocations served from the cache of freed ones"),
+      .inline_slabs = counter("buf_inline_slabs", Unit::kOps,
+                              "slabs an allocation mapped itself, the filler having none ready"),
   });
   s.reserve_forced = counter("reserve_forced", Unit::kOps,
                              "allocations let past c + 1.5 ovf because eviction could free nothing");
@@ -139,9 +141,6 @@ void Arc::RegisterStats() {
   gauge("buf_spare_bytes", Unit::kBytes,
         "slab pieces not handed out yet (two slabs per class at most)",
         [this] { return static_cast<int64_t>(buffers_.Stats().spare_bytes); });
-  gauge("buf_inline_slabs", Unit::kOps,
-        "slabs an allocation mapped itself, the filler having none ready",
-        [this] { return static_cast<int64_t>(buffers_.Stats().inline_slabs); });
   gauge("buf_cached_bytes", Unit::kBytes, "freed buffers kept for reuse (mapped and heap)",
         [this] { return static_cast<int64_t>(buffers_.Stats().cached_bytes); });
   gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {

@@ -20,9 +20,9 @@ namespace {
 constexpr uint64_t kMaxMapMinBytes = 1ull << 30;
 constexpr uint64_t kMaxCacheBytes = 1ull << 30;
 constexpr uint64_t kMinSlabBytes = 64 * 1024;
-constexpr uint64_t kMaxSlabBytes = 64ull << 20;
+constexpr uint64_t kMaxSlabBytes = 4ull << 20;
 // A class takes its buffers from slabs when a slab holds this many.
-constexpr uint64_t kMinPiecesPerSlab = 16;
+constexpr uint64_t kMinPiecesPerSlab = 8;
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels say EINVAL
@@ -57,6 +57,7 @@ void Unpoison(const uint8_t*, uint64_t) {}
 // faults the pages in one by one on first touch.
 uint8_t* MapSlab(uint64_t slab_bytes) {
   uint8_t* slab = MapPages(slab_bytes);
+  (void)madvise(slab, slab_bytes, MADV_NOHUGEPAGE);
   (void)madvise(slab, slab_bytes, MADV_POPULATE_WRITE);
   return slab;
 }
@@ -73,7 +74,7 @@ Status BufferAllocatorOptions::Validate() const {
   if (slab_bytes != 0 &&
       (!IsPowerOfTwo(slab_bytes) || slab_bytes < kMinSlabBytes || slab_bytes > kMaxSlabBytes)) {
     return Status::InvalidArgument(
-        "arc options: buffers.slab_bytes must be 0 or a power of two from 64 KiB to 64 MiB, not " +
+        "arc options: buffers.slab_bytes must be 0 or a power of two from 64 KiB to 4 MiB, not " +
         std::to_string(slab_bytes));
   }
   return Status::Ok();
@@ -144,14 +145,13 @@ BufferAllocator::Source BufferAllocator::SourceOf(uint64_t bytes) const {
   return Source::kHeap;
 }
 
-uint8_t* BufferAllocator::NewSlab() {
-  uint8_t* slab = MapSlab(options_.slab_bytes);
+void BufferAllocator::AddSlab(Class& cl, uint8_t* slab) {
+  cl.slabs.push_back(slab);
   maps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.maps != nullptr) counters_.maps->Add();
   mapped_bytes_.fetch_add(options_.slab_bytes, std::memory_order_relaxed);
   spare_bytes_.fetch_add(options_.slab_bytes, std::memory_order_relaxed);
   Poison(slab, options_.slab_bytes);
-  return slab;
 }
 
 uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
@@ -165,9 +165,10 @@ uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
       if (cl.ready != nullptr) {
         cl.next = std::exchange(cl.ready, nullptr);
       } else {
-        cl.next = NewSlab();
-        cl.slabs.push_back(cl.next);
+        cl.next = MapSlab(options_.slab_bytes);
+        AddSlab(cl, cl.next);
         inline_slabs_.fetch_add(1, std::memory_order_relaxed);
+        if (counters_.inline_slabs != nullptr) counters_.inline_slabs->Add();
       }
       cl.end = cl.next + options_.slab_bytes;
       // The filler, if running, maps the next one meanwhile.
@@ -184,7 +185,7 @@ uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
 }
 
 void BufferAllocator::StartFiller() {
-  if (options_.slab_bytes == 0 || filler_.joinable()) return;
+  if (SourceOf(kPageBytes) != Source::kSlab || filler_.joinable()) return;
   {
     MutexLock l(&filler_mu_);
     filler_stop_ = false;
@@ -211,7 +212,7 @@ void BufferAllocator::FillerMain() {
     {
       MutexLock l(&filler_mu_);
       while (!filler_stop_ && filler_wanted_ == 0) filler_cv_.Wait(&filler_mu_);
-      if (filler_wanted_ == 0) return;  // stopping, with nothing asked for
+      if (filler_stop_) return;
       wanted = std::exchange(filler_wanted_, 0);
     }
     for (int c = 0; c < kClasses; c++) {
@@ -223,10 +224,10 @@ void BufferAllocator::FillerMain() {
       }
       // Mapped and populated without the class's lock: only this thread
       // sets `ready`, so it is still empty below.
-      uint8_t* slab = NewSlab();
+      uint8_t* slab = MapSlab(options_.slab_bytes);
       MutexLock l(&cl.mu);
+      AddSlab(cl, slab);
       cl.ready = slab;
-      cl.slabs.push_back(slab);
     }
   }
 }
@@ -234,13 +235,19 @@ void BufferAllocator::FillerMain() {
 void BufferAllocator::Release(uint8_t* data, uint64_t bytes) {
   switch (SourceOf(bytes)) {
     case Source::kSlab: {
-      ARC_CHECK(madvise(data, bytes, MADV_DONTNEED) == 0)
-          << "giving back " << bytes << " bytes of a slab: " << std::strerror(errno);
+      Class& cl = classes_[ClassOf(bytes)];
+      if (madvise(data, bytes, MADV_DONTNEED) != 0) {
+        // Locked memory (mlockall) cannot go back: keep the piece cached.
+        Poison(data, bytes);
+        cached_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        MutexLock l(&cl.mu);
+        cl.free.push_back(data);
+        return;
+      }
       unmaps_.fetch_add(1, std::memory_order_relaxed);
       if (counters_.unmaps != nullptr) counters_.unmaps->Add();
       mapped_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
       Poison(data, bytes);
-      Class& cl = classes_[ClassOf(bytes)];
       MutexLock l(&cl.mu);
       cl.cold.push_back(data);
       return;

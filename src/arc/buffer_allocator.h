@@ -12,7 +12,7 @@
 // that size reuses without a system call or page faults.
 //
 // Smaller power-of-two buffers (4 KiB records, indirect blocks: the
-// "slab classes", at least 16 to a slab) are cut from slabs: mappings of
+// "slab classes", at least 8 to a slab) are cut from slabs: mappings of
 // slab_bytes, populated when mapped (MADV_POPULATE_WRITE). Why not new[]: an
 // ARC that fills (a pool just opened, writes of new records) takes a new
 // 4 KiB buffer per write, and glibc grows a thread's arena for each one
@@ -20,14 +20,19 @@
 // 16% of a writer's time, 4 KiB writes with a flush after each. A slab
 // costs one mapping and one populate per slab_bytes instead, and with the
 // filler thread (StartFiller) neither is on the allocating thread: when a
-// class starts cutting a slab, the filler maps and populates the next one
-// ("ready"). Populating is not cheap on a virtual machine (about 1.7 us a
+// class starts cutting a slab (the ready one, or one it had to map
+// itself), the filler maps and populates the next one ("ready"). Populating is not cheap on a virtual machine (about 1.7 us a
 // page, measured: 140 us for 256 KiB), so a writer that populated inline
 // would pay it in one write of every slab. Freed pieces
 // are cached like mapped buffers; a piece given back beyond the cache's
 // limit has its pages returned (MADV_DONTNEED) and keeps its address, on
 // the class's "cold" stack, for the next allocation to fault in again.
-// Slabs are unmapped only with the allocator. Sizes that are not a power
+// Cold pieces are taken before the populated spares, so that a class maps
+// no new slab while it has pieces of its own to reuse; the cost is a page
+// fault per cold piece, and a system call per piece given back (no
+// merging of neighbours), paid only beyond the cache's limit. Slabs are
+// mapped with MADV_NOHUGEPAGE, so that the kernel never turns cold pieces
+// back into resident huge pages, and unmapped only with the allocator. Sizes that are not a power
 // of two below map_min_bytes come from new[] and are never cached.
 //
 //   Allocate(bytes) --cached class, hit--> pop the class's free stack
@@ -45,11 +50,13 @@
 //
 // Limits: the cache never holds more than the limit (as of the last
 // Free or Trim); besides it, at most two slabs per slab class (the rest of
-// the current one and the ready one) are resident and not yet handed out
-// (spare_bytes); everything else resident is in use
-// by the ARC (and counted in its size). Slabs' address space is at most
-// the peak of what was resident in them (a slab is mapped only when its
-// class has no cold piece).
+// the current one and the ready one; slab_bytes is at most 4 MiB) are
+// resident and not yet handed out (spare_bytes); everything else resident
+// is in use by the ARC (and counted in its size). A class's slabs span at
+// most the peak of its pieces resident at once plus two slabs (the filler
+// maps a ready slab without looking at cold pieces); address space and
+// the cold stacks never shrink, and one class's cold pieces are not
+// another's.
 //
 // The ARC's room. A txg sync replaces every record it wrote: a burst of
 // thousands of frees, then as many allocations for the next txg's dirty
@@ -65,8 +72,9 @@
 //
 // Thread-safety: Allocate and Free may be called from any thread (a mutex
 // per size class, held only to push or pop, or to map a slab inline when
-// no ready one is there). The filler takes a class's mutex only to hand
-// over a slab it mapped and populated without it. The allocator must outlive
+// no ready one is there). The filler takes a class's mutex only to look
+// at and hand over its ready slab, which it maps and populates without
+// it. Lock order: a class's mutex, then the filler's (to ask for a slab). The allocator must outlive
 // every ArcBuffer it made. Stats are relaxed atomics, read by the ARC's
 // stat gauges.
 #pragma once
@@ -93,7 +101,7 @@ struct BufferAllocatorOptions {
   // (AttachRoom) is; 0 with no room = give each back at once.
   uint64_t cache_bytes = 2ull << 20;
   // Bytes per slab of the small power-of-two classes (a power of two,
-  // 64 KiB..64 MiB; classes with at least 16 buffers to a slab use them);
+  // 64 KiB..4 MiB; classes with at least 8 buffers to a slab use them);
   // 0 = those buffers come from new[] (cached the same way).
   uint64_t slab_bytes = 256 * 1024;
 
@@ -167,19 +175,20 @@ class BufferAllocator {
     stats::Counter* maps = nullptr;
     stats::Counter* unmaps = nullptr;
     stats::Counter* cache_hits = nullptr;
+    stats::Counter* inline_slabs = nullptr;
   };
   void AttachCounters(const Counters& counters) { counters_ = counters; }
   // Where the cache's room comes from (above cache_bytes): `room()` returns
   // the bytes the owner lets the cache hold now. Empty = none. Call before
   // the first Allocate, and with {} before the owner goes away.
   void AttachRoom(std::function<uint64_t()> room) { room_ = std::move(room); }
-  // Gives cached buffers back (delete[] or munmap) until the cache fits
-  // the limit.
+  // Gives cached buffers back (a slab piece's page with MADV_DONTNEED,
+  // delete[] or munmap) until the cache fits the limit.
   void Trim();
   // Starts the thread that maps and populates slabs ahead of their use
-  // (named arc_slabs). Without it, slabs are mapped inline. StopFiller (or
-  // destruction) ends it once it has mapped what was asked for; call it
-  // before detaching the counters.
+  // (named arc_slabs); nothing when no size comes from slabs. Without it,
+  // slabs are mapped inline. StopFiller (or destruction) ends it, dropping
+  // what was asked for; call it before detaching the counters.
   void StartFiller();
   void StopFiller();
   const BufferAllocatorOptions& options() const { return options_; }
@@ -211,8 +220,9 @@ class BufferAllocator {
   // A slab class's next piece: cold, else the current slab's, else the
   // ready slab's, else a slab's mapped and populated under the class's lock.
   uint8_t* TakePiece(Class& cl, int c, uint64_t bytes) ARC_REQUIRES(cl.mu);
-  // A new populated slab, counted as mapped and spare.
-  uint8_t* NewSlab();
+  // Counts a new slab (mapped and populated by MapSlab) as mapped and
+  // spare, under its class's lock: a count seen means the slab is placed.
+  void AddSlab(Class& cl, uint8_t* slab) ARC_REQUIRES(cl.mu);
   void FillerMain();
   // Gives a buffer back to where it came from: its slab's cold stack
   // (pages returned), delete[] or munmap.

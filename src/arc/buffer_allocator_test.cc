@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "base/page_memory.h"
@@ -14,6 +16,17 @@
 
 namespace arcstore::arc {
 namespace {
+
+// Waits for the filler to have placed slabs until `maps` are mapped; false
+// after 10 s (the filler never did).
+bool WaitForMaps(const BufferAllocator& a, uint64_t maps) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (a.Stats().maps < maps) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 // 4 KiB records come from slabs: one mapping per slab, not a heap growth
 // (mprotect) and a page fault per buffer.
@@ -36,12 +49,16 @@ TEST(BufferAllocatorTest, SmallPowerOfTwoBuffersAreCutFromSlabs) {
   bufs.push_back(a.Allocate(4 * kKiB));  // the 17th takes a second slab
   EXPECT_EQ(a.Stats().maps, 2u);
   EXPECT_EQ(a.Stats().spare_bytes, 60 * kKiB);
-  // Fewer than 16 to a slab, or not a power of two: the heap.
+  // 8 KiB: 8 to a slab, a slab of its own.
   ArcBuffer eight = a.Allocate(8 * kKiB);
+  EXPECT_EQ(a.Stats().maps, 3u);
+  // Fewer than 8 to a slab, or not a power of two: the heap.
+  ArcBuffer sixteen = a.Allocate(16 * kKiB);
   ArcBuffer odd = a.Allocate(5000);
+  std::memset(sixteen.get(), 1, sixteen.bytes());
   std::memset(odd.get(), 1, odd.bytes());
-  EXPECT_EQ(a.Stats().maps, 2u);
-  EXPECT_EQ(a.Stats().mapped_bytes, 128 * kKiB);
+  EXPECT_EQ(a.Stats().maps, 3u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 192 * kKiB);
 }
 
 // With the filler running, the allocation that starts a slab asks for the
@@ -53,7 +70,8 @@ TEST(BufferAllocatorTest, TheFillerMapsTheNextSlabAhead) {
   a.StartFiller();
   std::vector<ArcBuffer> bufs;
   bufs.push_back(a.Allocate(4 * kKiB));
-  a.StopFiller();  // returns once the slab asked for is ready
+  ASSERT_TRUE(WaitForMaps(a, 2)) << "the filler mapped no slab ahead";
+  a.StopFiller();
   EXPECT_EQ(a.Stats().inline_slabs, 1u);
   EXPECT_EQ(a.Stats().maps, 2u);
   EXPECT_EQ(a.Stats().spare_bytes, 124 * kKiB);  // the first's rest and the ready one
@@ -81,7 +99,8 @@ TEST(BufferAllocatorTest, FreedSlabPiecesAreReusedUpToTheCacheBoundAndGivenBackB
     std::memset(bufs.back().get(), 0x5a, bufs.back().bytes());
   }
   std::vector<uint8_t*> kept = {bufs[0].get(), bufs[1].get(), bufs[2].get()};
-  bufs.clear();  // the first two fit the 8 KiB bound, the third is given back
+  for (ArcBuffer& b : bufs) b.Reset();  // the first two fit the 8 KiB bound, the third is given back
+  bufs.clear();
   EXPECT_EQ(a.Stats().cached_bytes, 8 * kKiB);
   EXPECT_EQ(a.Stats().unmaps, 1u);
   EXPECT_EQ(a.Stats().mapped_bytes, 60 * kKiB);
@@ -96,6 +115,55 @@ TEST(BufferAllocatorTest, FreedSlabPiecesAreReusedUpToTheCacheBoundAndGivenBackB
   // Its page went back to the system: it reads as zeros again.
   EXPECT_TRUE(std::all_of(bufs[2].get(), bufs[2].get() + 4 * kKiB, [](uint8_t b) { return b == 0; }));
   EXPECT_EQ(bufs[0].get()[0], 0x5a);  // a cached one kept its bytes
+}
+
+// When the ARC's room shrinks, Trim gives cached pieces' pages back; the
+// next allocations reuse those pieces (zero-filled again) before any new
+// slab.
+TEST(BufferAllocatorTest, TrimGivesSlabPiecesPagesBackAndTheyAreReusedFirst) {
+  uint64_t room = 64 * kKiB;
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = 0, .slab_bytes = 64 * kKiB});
+  a.AttachRoom([&room] { return room; });
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 12; i++) {
+    bufs.push_back(a.Allocate(4 * kKiB));
+    std::memset(bufs.back().get(), 0x5a, bufs.back().bytes());
+  }
+  for (ArcBuffer& b : bufs) b.Reset();
+  bufs.clear();
+  EXPECT_EQ(a.Stats().cached_bytes, 48 * kKiB);
+  room = 16 * kKiB;
+  a.Trim();
+  EXPECT_EQ(a.Stats().cached_bytes, 16 * kKiB);
+  EXPECT_EQ(a.Stats().unmaps, 8u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 32 * kKiB);
+  for (int i = 0; i < 12; i++) bufs.push_back(a.Allocate(4 * kKiB));
+  EXPECT_EQ(a.Stats().cache_hits, 4u);
+  EXPECT_EQ(a.Stats().maps, 1u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 64 * kKiB);
+  EXPECT_EQ(a.Stats().spare_bytes, 16 * kKiB);  // untouched: the given-back pieces came first
+  const auto zeroed = std::count_if(bufs.begin(), bufs.end(), [](const ArcBuffer& b) {
+    return std::all_of(b.get(), b.get() + b.bytes(), [](uint8_t x) { return x == 0; });
+  });
+  EXPECT_EQ(zeroed, 8);
+  a.AttachRoom({});
+}
+
+// Destroyed with pieces cached, given back, spare and a ready slab: the
+// destructor's own check (nothing left mapped but the slabs) must hold.
+TEST(BufferAllocatorTest, DestroyedWithPiecesInEveryStateItAccountsForAllOfThem) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = 8 * kKiB, .slab_bytes = 64 * kKiB});
+  a.StartFiller();
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 4; i++) bufs.push_back(a.Allocate(4 * kKiB));
+  ASSERT_TRUE(WaitForMaps(a, 2)) << "the filler mapped no slab ahead";
+  for (ArcBuffer& b : bufs) b.Reset();  // two cached, two given back
+  EXPECT_EQ(a.Stats().cached_bytes, 8 * kKiB);
+  EXPECT_EQ(a.Stats().unmaps, 2u);
+  EXPECT_EQ(a.Stats().spare_bytes, 112 * kKiB);
+  EXPECT_EQ(a.Stats().mapped_bytes, 120 * kKiB);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
