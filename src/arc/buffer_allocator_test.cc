@@ -28,6 +28,22 @@ bool WaitForMaps(const BufferAllocator& a, uint64_t maps) {
   return true;
 }
 
+// `n` buffers of 4 KiB, every byte written.
+std::vector<ArcBuffer> AllocateWritten(BufferAllocator& a, int n, uint8_t byte) {
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < n; i++) {
+    bufs.push_back(a.Allocate(4 * kKiB));
+    std::memset(bufs.back().get(), byte, bufs.back().bytes());
+  }
+  return bufs;
+}
+
+// Frees `bufs` first to last (vector::clear promises no order).
+void FreeInOrder(std::vector<ArcBuffer>* bufs) {
+  for (ArcBuffer& b : *bufs) b.Reset();
+  bufs->clear();
+}
+
 // 4 KiB records come from slabs: one mapping per slab, not a heap growth
 // (mprotect) and a page fault per buffer.
 TEST(BufferAllocatorTest, SmallPowerOfTwoBuffersAreCutFromSlabs) {
@@ -93,14 +109,9 @@ TEST(BufferAllocatorTest, TheFillerMapsTheNextSlabAhead) {
 TEST(BufferAllocatorTest, FreedSlabPiecesAreReusedUpToTheCacheBoundAndGivenBackBeyond) {
   BufferAllocator a(BufferAllocatorOptions{
       .map_min_bytes = 64 * kKiB, .cache_bytes = 8 * kKiB, .slab_bytes = 64 * kKiB});
-  std::vector<ArcBuffer> bufs;
-  for (int i = 0; i < 3; i++) {
-    bufs.push_back(a.Allocate(4 * kKiB));
-    std::memset(bufs.back().get(), 0x5a, bufs.back().bytes());
-  }
+  std::vector<ArcBuffer> bufs = AllocateWritten(a, 3, 0x5a);
   std::vector<uint8_t*> kept = {bufs[0].get(), bufs[1].get(), bufs[2].get()};
-  for (ArcBuffer& b : bufs) b.Reset();  // the first two fit the 8 KiB bound, the third is given back
-  bufs.clear();
+  FreeInOrder(&bufs);  // the first two fit the 8 KiB bound, the third is given back
   EXPECT_EQ(a.Stats().cached_bytes, 8 * kKiB);
   EXPECT_EQ(a.Stats().unmaps, 1u);
   EXPECT_EQ(a.Stats().mapped_bytes, 60 * kKiB);
@@ -125,13 +136,8 @@ TEST(BufferAllocatorTest, TrimGivesSlabPiecesPagesBackAndTheyAreReusedFirst) {
   BufferAllocator a(BufferAllocatorOptions{
       .map_min_bytes = 64 * kKiB, .cache_bytes = 0, .slab_bytes = 64 * kKiB});
   a.AttachRoom([&room] { return room; });
-  std::vector<ArcBuffer> bufs;
-  for (int i = 0; i < 12; i++) {
-    bufs.push_back(a.Allocate(4 * kKiB));
-    std::memset(bufs.back().get(), 0x5a, bufs.back().bytes());
-  }
-  for (ArcBuffer& b : bufs) b.Reset();
-  bufs.clear();
+  std::vector<ArcBuffer> bufs = AllocateWritten(a, 12, 0x5a);
+  FreeInOrder(&bufs);
   EXPECT_EQ(a.Stats().cached_bytes, 48 * kKiB);
   room = 16 * kKiB;
   a.Trim();
@@ -159,7 +165,7 @@ TEST(BufferAllocatorTest, DestroyedWithPiecesInEveryStateItAccountsForAllOfThem)
   std::vector<ArcBuffer> bufs;
   for (int i = 0; i < 4; i++) bufs.push_back(a.Allocate(4 * kKiB));
   ASSERT_TRUE(WaitForMaps(a, 2)) << "the filler mapped no slab ahead";
-  for (ArcBuffer& b : bufs) b.Reset();  // two cached, two given back
+  FreeInOrder(&bufs);  // two cached, two given back
   EXPECT_EQ(a.Stats().cached_bytes, 8 * kKiB);
   EXPECT_EQ(a.Stats().unmaps, 2u);
   EXPECT_EQ(a.Stats().spare_bytes, 112 * kKiB);
