@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "base/check.h"
@@ -235,19 +233,15 @@ void BufferAllocator::FillerMain() {
 void BufferAllocator::Release(uint8_t* data, uint64_t bytes) {
   switch (SourceOf(bytes)) {
     case Source::kSlab: {
-      Class& cl = classes_[ClassOf(bytes)];
-      if (madvise(data, bytes, MADV_DONTNEED) != 0) {
-        // Locked memory (mlockall) cannot go back: keep the piece cached.
-        Poison(data, bytes);
-        cached_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-        MutexLock l(&cl.mu);
-        cl.free.push_back(data);
-        return;
-      }
+      // Locked memory (mlockall) keeps its page (madvise fails): the piece
+      // goes cold all the same, reused before any spare, and is counted as
+      // given back. (Caching it instead would make Trim take it again.)
+      (void)madvise(data, bytes, MADV_DONTNEED);
       unmaps_.fetch_add(1, std::memory_order_relaxed);
       if (counters_.unmaps != nullptr) counters_.unmaps->Add();
       mapped_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
       Poison(data, bytes);
+      Class& cl = classes_[ClassOf(bytes)];
       MutexLock l(&cl.mu);
       cl.cold.push_back(data);
       return;

@@ -13,27 +13,31 @@
 //
 // Smaller power-of-two buffers (4 KiB records, indirect blocks: the
 // "slab classes", at least 8 to a slab) are cut from slabs: mappings of
-// slab_bytes, populated when mapped (MADV_POPULATE_WRITE). Why not new[]: an
-// ARC that fills (a pool just opened, writes of new records) takes a new
-// 4 KiB buffer per write, and glibc grows a thread's arena for each one
-// with an mprotect call (taking the process's mmap lock) and a page fault:
-// 16% of a writer's time, 4 KiB writes with a flush after each. A slab
-// costs one mapping and one populate per slab_bytes instead, and with the
-// filler thread (StartFiller) neither is on the allocating thread: when a
-// class starts cutting a slab (the ready one, or one it had to map
-// itself), the filler maps and populates the next one ("ready"). Populating is not cheap on a virtual machine (about 1.7 us a
-// page, measured: 140 us for 256 KiB), so a writer that populated inline
-// would pay it in one write of every slab. Freed pieces
-// are cached like mapped buffers; a piece given back beyond the cache's
-// limit has its pages returned (MADV_DONTNEED) and keeps its address, on
-// the class's "cold" stack, for the next allocation to fault in again.
-// Cold pieces are taken before the populated spares, so that a class maps
-// no new slab while it has pieces of its own to reuse; the cost is a page
-// fault per cold piece, and a system call per piece given back (no
-// merging of neighbours), paid only beyond the cache's limit. Slabs are
-// mapped with MADV_NOHUGEPAGE, so that the kernel never turns cold pieces
-// back into resident huge pages, and unmapped only with the allocator. Sizes that are not a power
-// of two below map_min_bytes come from new[] and are never cached.
+// slab_bytes, populated when mapped (MADV_POPULATE_WRITE). Why not new[]:
+// an ARC that fills (a pool just opened, writes of new records) takes a
+// new 4 KiB buffer per write, and glibc grows a thread's arena for each
+// one with an mprotect call (taking the process's mmap lock) and a page
+// fault: 16% of a writer's time, 4 KiB writes with a flush after each. A
+// slab costs one mapping and one populate per slab_bytes instead, and with
+// the filler thread (StartFiller) neither is on the allocating thread:
+// when a class starts cutting a slab (the ready one, or one it had to map
+// itself), the filler maps and populates the next one ("ready").
+// Populating is not cheap on a virtual machine (about 1.7 us a page,
+// measured: 140 us for 256 KiB), so a writer that populated inline would
+// pay it in one write of every slab.
+//
+// Freed pieces are cached like mapped buffers; a piece given back beyond
+// the cache's limit has its page returned (MADV_DONTNEED) and keeps its
+// address, on the class's "cold" stack, for the next allocation to fault
+// in again. Cold pieces are taken before the populated spares, so that a
+// class maps no new slab while it has pieces of its own to reuse; the
+// cost is a page fault per cold piece, and a system call per piece given
+// back (no merging of neighbours), paid only beyond the cache's limit.
+// Slabs are mapped with MADV_NOHUGEPAGE, so that the kernel never turns
+// cold pieces back into resident huge pages, and unmapped only with the
+// allocator. Other sizes below map_min_bytes (fewer than 8 to a slab, or
+// slab_bytes 0) come from new[], cached the same way when they are a power
+// of two, never otherwise.
 //
 //   Allocate(bytes) --cached class, hit--> pop the class's free stack
 //                   --slab class--------> cold piece, else the current
@@ -74,9 +78,9 @@
 // per size class, held only to push or pop, or to map a slab inline when
 // no ready one is there). The filler takes a class's mutex only to look
 // at and hand over its ready slab, which it maps and populates without
-// it. Lock order: a class's mutex, then the filler's (to ask for a slab). The allocator must outlive
-// every ArcBuffer it made. Stats are relaxed atomics, read by the ARC's
-// stat gauges.
+// it. Lock order: a class's mutex, then the filler's (to ask for a
+// slab). The allocator must outlive every ArcBuffer it made. Stats are
+// relaxed atomics, read by the ARC's stat gauges.
 #pragma once
 
 #include <atomic>

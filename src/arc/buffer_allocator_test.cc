@@ -124,7 +124,8 @@ TEST(BufferAllocatorTest, FreedSlabPiecesAreReusedUpToTheCacheBoundAndGivenBackB
   EXPECT_EQ(bufs[1].get(), kept[0]);
   EXPECT_EQ(bufs[2].get(), kept[2]);  // the given-back piece, before the slab's spares
   // Its page went back to the system: it reads as zeros again.
-  EXPECT_TRUE(std::all_of(bufs[2].get(), bufs[2].get() + 4 * kKiB, [](uint8_t b) { return b == 0; }));
+  EXPECT_TRUE(
+      std::all_of(bufs[2].get(), bufs[2].get() + 4 * kKiB, [](uint8_t b) { return b == 0; }));
   EXPECT_EQ(bufs[0].get()[0], 0x5a);  // a cached one kept its bytes
 }
 
