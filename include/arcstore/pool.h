@@ -101,10 +101,10 @@ struct PoolOptions {
   // pool syncs with the log on; 0 = min(max(1/32 of the pool, 4 MiB),
   // 1/8 of the pool, 256 MiB). Fixed once allocated.
   uint64_t intent_log_bytes = 0;
-  // Log bytes written since the last txg commit, in percent of the arena,
-  // that ask for a txg sync (reason log_space), so that flush-heavy work
-  // never fills the arena; 1..50, or 0 for never (txgs then end only by
-  // timeout, dirty data or an explicit wait).
+  // Every time the log has written this share of its arena (percent), it
+  // asks for a txg sync (reason log_space), so that flush-heavy work never
+  // fills the arena; 1..50, or 0 for never (txgs then end only by timeout,
+  // dirty data or an explicit wait).
   uint32_t intent_log_sync_kick_percent = 15;
   // The txg sync thread's nice value, 0..19 (0: the priority of the
   // threads that serve requests). The sync compresses, checksums and

@@ -68,9 +68,9 @@ struct IntentLogOptions {
   // alone is never kept waiting (its batch released one record). 0: never.
   uint32_t gather_percent = 50;
   uint64_t gather_max_ns = 200 * 1000;
-  // Log bytes written since the last txg commit, in percent of the arena,
-  // that ask for a txg sync (request_sync): the arena keeps the blocks of
-  // three txgs, so flush-heavy work that outruns the txg timeout would
+  // Every time the log has placed this share of the arena (percent), it
+  // asks for a txg sync (request_sync): the arena keeps the blocks of up to
+  // five txgs, so flush-heavy work that outruns the txg timeout would
   // otherwise fill it and fall back to a synchronous txg sync. 0: never.
   uint32_t sync_kick_percent = 15;
   // A commit of a single log block writes it with FUA (durable at
@@ -271,10 +271,8 @@ class IntentLog {
   uint64_t last_itx_ ARC_GUARDED_BY(mu_) = 0;          // seq of the last change appended
   uint64_t durable_itx_ ARC_GUARDED_BY(mu_) = 0;       // every change up to it is durable
   uint64_t committed_txg_ ARC_GUARDED_BY(mu_) = 0;
-  // Log bytes placed since the last TxgCommitted, and whether they have
-  // asked for a sync yet.
-  uint64_t placed_since_commit_ ARC_GUARDED_BY(mu_) = 0;
-  bool sync_kicked_ ARC_GUARDED_BY(mu_) = false;
+  // Log bytes placed since the last request_sync (sync_kick_percent).
+  uint64_t placed_since_kick_ ARC_GUARDED_BY(mu_) = 0;
   bool overflowed_ ARC_GUARDED_BY(mu_) = false;        // copies dropped since the last sync
   uint64_t overflow_txg_ ARC_GUARDED_BY(mu_) = 0;      // ... of changes up to this txg
   std::atomic<bool> overflowed_hint_{false};  // overflowed_, read without mu_

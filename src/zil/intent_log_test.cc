@@ -480,33 +480,35 @@ TEST_F(IntentLogTest, FullArenaFallsBackToATxgSync) {
   EXPECT_EQ(Stat("commits"), 4);
 }
 
-// A commit that has placed sync_kick_percent of the arena since the last
-// txg commit asks for a sync once; the next txg commit re-arms it.
-TEST_F(IntentLogTest, PlacingAShareOfTheArenaAsksForOneSyncPerTxg) {
+// Every sync_kick_percent of the arena placed asks for one sync, whether
+// or not the txg asked for before has committed yet: a txg that opens while
+// another syncs is asked for as soon as it holds its share of the log.
+TEST_F(IntentLogTest, EachShareOfTheArenaPlacedAsksForOneSync) {
   IntentLogOptions o = Flushing();
   o.sync_kick_percent = 25;
   auto log = FreshLog(1 << 20, o);  // a 4 KiB write is an 8 KiB block: 32 fill 25%
-  for (int i = 1; i <= 31; i++) {
-    Write(*log, 2, 0, 4096, 1);
-    ASSERT_TRUE(log->Commit().ok());
-  }
+  auto commit_writes = [&](int n, uint64_t txg) {
+    for (int i = 0; i < n; i++) {
+      Write(*log, txg, 0, 4096, 1);
+      ASSERT_TRUE(log->Commit().ok());
+    }
+  };
+  commit_writes(31, 2);
   EXPECT_EQ(kicks_, 0);
   EXPECT_EQ(Stat("arena_used_bytes"), 31 * 8192);
-  Write(*log, 2, 0, 4096, 1);
-  ASSERT_TRUE(log->Commit().ok());
+  commit_writes(1, 2);
   EXPECT_EQ(kicks_, 1);
-  for (int i = 0; i < 10; i++) {
-    Write(*log, 2, 0, 4096, 1);
-    ASSERT_TRUE(log->Commit().ok());
-  }
-  EXPECT_EQ(kicks_, 1);  // once per txg
-  EXPECT_EQ(Stat("sync_kicks"), 1);
+  commit_writes(31, 3);  // txg 2 still syncing
+  EXPECT_EQ(kicks_, 1);
+  commit_writes(1, 3);
+  EXPECT_EQ(kicks_, 2) << "the next share asks again before txg 2 commits";
+  commit_writes(16, 3);
   log->TxgCommitted(2, log->HeaderFor(2));
-  for (int i = 0; i < 32; i++) {
-    Write(*log, 3, 0, 4096, 1);
-    ASSERT_TRUE(log->Commit().ok());
-  }
+  commit_writes(15, 4);
   EXPECT_EQ(kicks_, 2);
+  commit_writes(1, 4);
+  EXPECT_EQ(kicks_, 3) << "a txg commit does not restart the count";
+  EXPECT_EQ(Stat("sync_kicks"), 3);
   EXPECT_EQ(syncs_, 0);  // nothing fell back
   EXPECT_EQ(Stat("arena_used_bytes"), static_cast<int64_t>(log->arena_used_bytes()));
 
@@ -516,7 +518,7 @@ TEST_F(IntentLogTest, PlacingAShareOfTheArenaAsksForOneSyncPerTxg) {
     Write(*quiet, 2, 0, 4096, 1);
     ASSERT_TRUE(quiet->Commit().ok());
   }
-  EXPECT_EQ(kicks_, 2);
+  EXPECT_EQ(kicks_, 3);
 }
 
 TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
