@@ -102,7 +102,8 @@ std::vector<Segment> Segments(const std::vector<Extent>& extents, uint64_t offse
 
 Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
                        const ServerOptions* options, NbdStats* stats,
-                       PollBudget* poll_budget, bool refuse)
+                       PollBudget* poll_budget, std::atomic<int>* flushing_connections,
+                       bool refuse)
     : transport_(std::move(transport)),
       reader_(transport_.get()),
       exports_(*exports),
@@ -110,9 +111,12 @@ Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<E
       stats_(stats),
       refuse_(refuse),
       clock_(DefaultClock()),
-      poll_(options->poll_window_ns, poll_budget, clock_, stats->poll) {}
+      poll_(options->poll_window_ns, poll_budget, clock_, stats->poll),
+      flushing_connections_(flushing_connections) {}
 
-Connection::~Connection() = default;
+Connection::~Connection() {
+  if (counted_flushing_) flushing_connections_->fetch_sub(1, std::memory_order_relaxed);
+}
 
 void Connection::StopReading() {
   stopping_ = true;
@@ -231,11 +235,19 @@ void Connection::NoteCommand(uint16_t type) {
     flush_after_write_score_ = std::max(flush_after_write_score_ - 2, 0);
   }
   last_command_ = type;
+  const bool flushing = flush_after_write_score_ >= kCommitAheadScore;
+  if (flushing != counted_flushing_) {
+    counted_flushing_ = flushing;
+    flushing_connections_->fetch_add(flushing ? 1 : -1, std::memory_order_relaxed);
+  }
 }
 
 void Connection::MaybeCommitAhead() {
-  if (!options_.commit_ahead || !commit_ahead_candidate_ ||
-      flush_after_write_score_ < kCommitAheadScore) {
+  // Only the one client flushing after each write: with several, their
+  // FLUSHes already share log commits, and early commits of one write each
+  // would split those batches.
+  if (!options_.commit_ahead || !commit_ahead_candidate_ || !counted_flushing_ ||
+      flushing_connections_->load(std::memory_order_relaxed) > 1) {
     return;
   }
   commit_ahead_candidate_ = false;  // once per WRITE

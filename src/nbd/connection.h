@@ -44,9 +44,11 @@ class Connection {
   // Borrows `exports`, `options` and `stats` (they must outlive it).
   // `refuse`: answer the handshake with NBD_REP_ERR_POLICY (server full).
   // `poll_budget`: the server's, for ServerOptions::poll_window_ns.
+  // `flushing_connections`: the server's count of connections whose client
+  // flushes after each write (commit ahead).
   Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
              const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget,
-             bool refuse);
+             std::atomic<int>* flushing_connections, bool refuse);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -154,6 +156,10 @@ class Connection {
   // -2, within [0, kCommitAheadMax]) and the previous request's command.
   int flush_after_write_score_ = 0;
   uint16_t last_command_ = 0xffff;
+  // Whether this connection counts in *flushing_connections_ (its score is
+  // at least kCommitAheadScore).
+  bool counted_flushing_ = false;
+  std::atomic<int>* const flushing_connections_;
   bool commit_ahead_candidate_ = false;  // the last request: an inline WRITE
 
   Mutex mu_;

@@ -258,6 +258,32 @@ TEST_F(InlineTest, AClientThatFlushesAfterEachWriteHasItsFlushStartedEarly) {
   EXPECT_EQ(r, w);
 }
 
+// With two clients flushing after each write, neither has its flush started
+// early: their FLUSHes share log commits, which early commits of one write
+// each would split. Once one stops the pattern, the other gets it back.
+TEST_F(InlineTest, OnlyTheOneClientFlushingAfterEachWriteHasItsFlushStartedEarly) {
+  Start();
+  RawClient a(options_.socket_path), b(options_.socket_path);
+  ASSERT_NE(a.Connect("vol", true), 0);
+  ASSERT_NE(b.Connect("vol", true), 0);
+  std::vector<uint8_t> w(4096, 0x5c);
+  auto pairs = [&](RawClient& c, int n) {
+    for (int i = 0; i < n; i++) {
+      ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+      ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+    }
+  };
+  pairs(a, 5);  // four to show the pattern, then one started early
+  EXPECT_EQ(Stat("commits_ahead"), 1);
+  pairs(b, 4);  // b shows the pattern too
+  pairs(a, 3);
+  pairs(b, 3);
+  EXPECT_EQ(Stat("commits_ahead"), 1) << "two clients flushing: no early flush";
+  for (int i = 0; i < 3; i++) ASSERT_EQ(b.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+  pairs(a, 2);  // b wrote without flushing: a is the only one again
+  EXPECT_EQ(Stat("commits_ahead"), 3);
+}
+
 TEST_F(InlineTest, NoFlushStartsEarlyWhenCommitAheadIsOff) {
   options_.commit_ahead = false;
   Start();

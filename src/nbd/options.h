@@ -74,8 +74,9 @@ struct ServerOptions {
   // connection flushes the volume (commits the intent log) before it
   // reads on, while the client turns around; the client's FLUSH then finds
   // its write durable. Only while the connection's recent requests show
-  // the pattern (server.cc, "Commit ahead"): a wrong guess costs one early
-  // log commit and delays the next request by it.
+  // the pattern and no other connection's do (server.cc, "Commit ahead"):
+  // a wrong guess costs one early log commit and delays the next request
+  // by it.
   bool commit_ahead = true;
   // Before a connection thread sleeps waiting for its client's next
   // request (or the rest of a payload) it polls the socket for up to this

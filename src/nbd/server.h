@@ -18,6 +18,7 @@
 // destroyed. With no registry the server keeps a private one.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -71,6 +72,7 @@ class Server {
   stats::Registry* const registry_;
   std::unique_ptr<NbdStats> stats_;
   PollBudget poll_budget_;
+  std::atomic<int> flushing_connections_{0};  // Connection: commit ahead
 
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: wakes the accept loop
