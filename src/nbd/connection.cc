@@ -115,7 +115,9 @@ Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<E
       flushing_connections_(flushing_connections) {}
 
 Connection::~Connection() {
-  if (counted_flushing_) flushing_connections_->fetch_sub(1, std::memory_order_relaxed);
+  if (flush_after_write_score_ >= kCommitAheadScore) {
+    flushing_connections_->fetch_sub(1, std::memory_order_relaxed);
+  }
 }
 
 void Connection::StopReading() {
@@ -229,6 +231,7 @@ bool Connection::HandleRequest(const uint8_t* h) {
 
 void Connection::NoteCommand(uint16_t type) {
   commit_ahead_candidate_ = false;
+  const bool was_flushing = flush_after_write_score_ >= kCommitAheadScore;
   if (type == kCmdFlush && last_command_ == kCmdWrite) {
     flush_after_write_score_ = std::min(flush_after_write_score_ + 1, kCommitAheadMax);
   } else if (type == kCmdWrite && last_command_ == kCmdWrite) {
@@ -236,8 +239,7 @@ void Connection::NoteCommand(uint16_t type) {
   }
   last_command_ = type;
   const bool flushing = flush_after_write_score_ >= kCommitAheadScore;
-  if (flushing != counted_flushing_) {
-    counted_flushing_ = flushing;
+  if (flushing != was_flushing) {
     flushing_connections_->fetch_add(flushing ? 1 : -1, std::memory_order_relaxed);
   }
 }
@@ -246,7 +248,8 @@ void Connection::MaybeCommitAhead() {
   // Only the one client flushing after each write: with several, their
   // FLUSHes already share log commits, and early commits of one write each
   // would split those batches.
-  if (!options_.commit_ahead || !commit_ahead_candidate_ || !counted_flushing_ ||
+  if (!options_.commit_ahead || !commit_ahead_candidate_ ||
+      flush_after_write_score_ < kCommitAheadScore ||
       flushing_connections_->load(std::memory_order_relaxed) > 1) {
     return;
   }

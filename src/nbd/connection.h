@@ -156,9 +156,8 @@ class Connection {
   // -2, within [0, kCommitAheadMax]) and the previous request's command.
   int flush_after_write_score_ = 0;
   uint16_t last_command_ = 0xffff;
-  // Whether this connection counts in *flushing_connections_ (its score is
-  // at least kCommitAheadScore).
-  bool counted_flushing_ = false;
+  // The server's count of connections whose score is at least
+  // kCommitAheadScore; this one counts in it while its own score is.
   std::atomic<int>* const flushing_connections_;
   bool commit_ahead_candidate_ = false;  // the last request: an inline WRITE
 

@@ -68,8 +68,9 @@
 // work that outruns the txg timeout fills the arena and every commit falls
 // back to a synchronous txg sync, all writers waiting for it. (Counting
 // from the last txg commit instead, each txg also took the log written
-// while the one before it synced: 66-120 MiB of a 256 MiB arena with 8
-// threads flushing every 4 KiB write, and a fallback every 1.6 s.)
+// while the one before it synced: with 8 threads flushing every 4 KiB
+// write in a slow phase of the machine, txgs of up to 121 MiB of dirty
+// data, the 256 MiB arena full and a fallback every 1.6 s.)
 //
 // The arena is a contiguous extent of pool space (allocated by the pool in
 // a txg sync, named by the uberblock). Blocks are written at the arena's
