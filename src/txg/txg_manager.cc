@@ -31,9 +31,9 @@
 //                    c/2), so a small c makes small early txgs rather than
 //                    writers stalled for a whole sync at the limit)
 //   explicit_wait    someone waits for it (a flush without intent log)
-//   log_space        the intent log placed a share of its arena since the
-//                    last commit (zil/intent_log.cc), so that flush-heavy
-//                    work never fills the arena
+//   log_space        the intent log placed another share of its arena
+//                    (zil/intent_log.cc), so that flush-heavy work never
+//                    fills the arena
 //   space            pool space (pool/space_admission.h): a writer whose
 //                    new data does not fit waits for txgs to commit the
 //                    frees that make room, or the open txg's new data

@@ -37,7 +37,7 @@ enum class SyncReason : uint8_t {
   kExplicitWait,    // a flush (without intent log) or a caller waited on it
   kShutdown,        // the pool is closing
   kMemory,          // memory pressure asked for dirty data to go
-  kLogSpace,        // the intent log wrote a share of its arena since the last commit
+  kLogSpace,        // the intent log wrote another share of its arena
   kSpace,           // pool space: frees must commit, or the open txg grew large for the room
 };
 inline constexpr int kNumSyncReasons = 9;
