@@ -186,13 +186,13 @@ Status Arc::CheckInvariants() const {
   std::ostringstream err;
   uint64_t size[kNumStates][kNumBufKinds] = {};
   uint64_t evictable[kNumStates][kNumBufKinds] = {};
-  uint64_t held[kNumHolderKinds] = {};
   uint64_t data_bytes = 0, live = 0;
   for (uint32_t i = 0; i < shard_count_; i++) {
     const Shard& sh = shards_[i];
     MutexLock l(&sh.mu);
     MutexLock pl(&policy_mu_);
     uint64_t hashed = 0, in_shard = 0;
+    uint64_t shard_held[kNumHolderKinds] = {};
     for (const Header* h = sh.all; h != nullptr; h = h->all_next) {
       live++;
       in_shard++;
@@ -206,7 +206,7 @@ Status Arc::CheckInvariants() const {
       uint32_t holds = 0;
       for (int k = 0; k < kNumHolderKinds; k++) {
         holds += h->holds_by_kind[k];
-        held[k] += uint64_t{h->holds_by_kind[k]} * h->bytes;
+        shard_held[k] += uint64_t{h->holds_by_kind[k]} * h->bytes;
       }
       if (holds != h->holds) err << who << " holds " << h->holds << " != sum by kind " << holds << "; ";
       const bool pinned = h->holds > 0 || h->io_in_flight || h->waiters > 0;
@@ -241,6 +241,14 @@ Status Arc::CheckInvariants() const {
     }
     if (hashed != sh.hashed) err << "shard " << i << " counts " << sh.hashed << " hashed, found " << hashed << "; ";
     if (in_shard != sh.live) err << "shard " << i << " counts " << sh.live << " live, found " << in_shard << "; ";
+    // Compared per shard, under its lock, as holds change only under it.
+    for (int k = 0; k < kNumHolderKinds; k++) {
+      const int64_t counted = sh.held[k].load(std::memory_order_relaxed);
+      if (static_cast<int64_t>(shard_held[k]) != counted) {
+        err << "shard " << i << " held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << counted
+            << " != holds' " << shard_held[k] << "; ";
+      }
+    }
   }
   {
     MutexLock pl(&policy_mu_);
@@ -260,12 +268,6 @@ Status Arc::CheckInvariants() const {
       }
     }
     if (policy_.c() != c_bytes_.load()) err << "policy c " << policy_.c() << " != c " << c_bytes_.load() << "; ";
-  }
-  for (int k = 0; k < kNumHolderKinds; k++) {
-    if (static_cast<int64_t>(held[k]) != HeldBytes(k)) {
-      err << "held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << HeldBytes(k)
-          << " != holds' " << held[k] << "; ";
-    }
   }
   if (static_cast<int64_t>(live) != live_headers_.load()) err << "live headers " << live_headers_.load() << " != " << live << "; ";
   const int64_t want = static_cast<int64_t>(data_bytes + live * header_bytes_);

@@ -109,7 +109,8 @@ TEST(PoolConcurrencyTest, WritersReadersAndSyncsAgree) {
     std::vector<uint8_t> buf(64 * 1024);
     while (!stop.load()) {
       const uint64_t off = rnd.Uniform(vo.size_bytes - buf.size());
-      ASSERT_TRUE(v->Read(off, buf).ok());
+      const Status read = v->Read(off, buf);
+      ASSERT_TRUE(read.ok()) << read.ToString();
       std::vector<Extent> e;
       ASSERT_TRUE(v->BlockStatus(off, buf.size(), &e).ok());
     }
@@ -128,7 +129,12 @@ TEST(PoolConcurrencyTest, WritersReadersAndSyncsAgree) {
   EXPECT_GT(pool->stats().TakeSnapshot().Get("txg", "syncs_dirty_threshold") +
                 pool->stats().TakeSnapshot().Get("txg", "syncs_explicit_wait"),
             1);
-  EXPECT_TRUE(pool->arc().CheckInvariants().ok());
+  // A quiescent point: nothing dirty for the sync thread, the prefetches
+  // the reads above may have started done, the handle cache's evictor idle.
+  ASSERT_TRUE(pool->Sync().ok());
+  pool->QuiesceForCheck();
+  const Status arc_ok = pool->arc().CheckInvariants();
+  EXPECT_TRUE(arc_ok.ok()) << arc_ok.message();
   v.reset();
   ASSERT_TRUE(pool->Close().ok());
 }
@@ -189,7 +195,12 @@ TEST(PoolConcurrencyTest, PreparedAndPlainWritesRacingOnRecordsLeaveEachRecordWh
   }
   PoolImpl::Census c = pool->Check();
   for (const auto& p : c.problems) ADD_FAILURE() << p;
-  EXPECT_TRUE(pool->arc().CheckInvariants().ok());
+  // A quiescent point: nothing dirty for the sync thread, the prefetches
+  // the reads above may have started done, the handle cache's evictor idle.
+  ASSERT_TRUE(pool->Sync().ok());
+  pool->QuiesceForCheck();
+  const Status arc_ok = pool->arc().CheckInvariants();
+  EXPECT_TRUE(arc_ok.ok()) << arc_ok.message();
   v.reset();
   ASSERT_TRUE(pool->Close().ok());
 }

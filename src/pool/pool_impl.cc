@@ -833,6 +833,11 @@ Status PoolImpl::DropCaches() {
   return Status::Ok();
 }
 
+void PoolImpl::QuiesceForCheck() {
+  if (work_) work_->Drain();
+  handles_->Drain();
+}
+
 Status PoolImpl::Sync() {
   if (options_.read_only) return Status::Ok();
   return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);

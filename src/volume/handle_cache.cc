@@ -167,10 +167,19 @@ void HandleCache::EvictorLoop() {
       continue;
     }
     const uint64_t goal = target_bytes_ / 100 * options_.low_water_percent;
+    evicting_ = true;
     mu_.Unlock();
     EvictTo(goal);
     mu_.Lock();
+    evicting_ = false;
+    cv_.SignalAll();  // Drain
   }
+}
+
+void HandleCache::Drain() {
+  EvictTo(0);
+  MutexLock l(&mu_);
+  while (evicting_) cv_.Wait(&mu_);
 }
 
 }  // namespace arcstore::volume

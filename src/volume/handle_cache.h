@@ -66,6 +66,10 @@ class HandleCache {
   uint64_t target_bytes();
   // Evicts down to low water now (what the background evictor does).
   void Trim();
+  // Empties the cache and waits until the background evictor has let go of
+  // every hold it took out (with the callers' threads done: no hold of the
+  // cache's changes any more, a quiescent point for the ARC's checks).
+  void Drain();
 
  private:
   struct Entry {
@@ -91,6 +95,7 @@ class HandleCache {
   uint64_t size_bytes_ ARC_GUARDED_BY(mu_) = 0;
   uint64_t target_bytes_ ARC_GUARDED_BY(mu_) = 0;
   bool stopping_ ARC_GUARDED_BY(mu_) = false;
+  bool evicting_ ARC_GUARDED_BY(mu_) = false;  // the evictor lets go of holds
   stats::Counter* hits_;
   stats::Counter* misses_;
   stats::Counter* evictions_;

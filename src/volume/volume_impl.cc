@@ -232,11 +232,12 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
     generation = handles->Generation(entry_.guid);  // before the tree is read
   }
   const uint64_t commits_seen = commits_.load();  // before the tree is read, too
-  const std::function<void(uint64_t)>* hook = nullptr;
+  const TreeReadHook* hook = nullptr;
   if (has_tree_read_hook_.load(std::memory_order_acquire)) {
     MutexLock l(&mu_);
     if (tree_read_hook_) hook = &tree_read_hook_;
   }
+  if (hook != nullptr) (*hook)(record, TreeReadPoint::kBeforeTreeRead);
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
   if (bp.IsHole()) return arc::ArcHold();
   if (bp.birth_txg >= unsettled_txg_.load(std::memory_order_acquire)) {
@@ -250,7 +251,7 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
                               std::to_string(bp.logical_bytes) + " bytes, expected " +
                               std::to_string(record_bytes_) + " (" + bp.ToString() + ")");
   }
-  if (hook != nullptr) (*hook)(record);
+  if (hook != nullptr) (*hook)(record, TreeReadPoint::kBeforeLookup);
   arc::LookupResult r = env_.arc->Lookup(
       KeyOf(record), arc::LookupOptions{record_bytes_, arc::BufKind::kData,
                                         arc::HolderKind::kApiUser, access});
@@ -348,9 +349,10 @@ Status VolumeImpl::ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t 
     }
     if (!partial) NoteSequential(record);
     Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
-    if (partial && !read.ok()) {
+    if (!read.ok()) {
       // The syncing txg may have replaced the record with a block still
-      // being written: read again once it has.
+      // being written (the copy overlaid here, or one a writer made after
+      // the look above): its copy is still there, so look again.
       MutexLock l(&mu_);
       if (commits_ != commits_seen || tree_changes_ != changes_seen) continue;
     }
@@ -984,7 +986,10 @@ Status VolumeImpl::Cache(uint64_t offset, uint64_t length) {
   // Every committed record of the range into the ARC, as prefetch reads.
   if (length == 0) return Status::Ok();
   for (uint64_t r = offset / record_bytes_; r <= (offset + length - 1) / record_bytes_; r++) {
-    ARC_RETURN_IF_ERROR(HoldCommitted(r, arc::AccessKind::kPrefetch).status());
+    const Status s = HoldCommitted(r, arc::AccessKind::kPrefetch).status();
+    // Busy: a txg is writing the record; its newest version is a dirty
+    // copy in memory, and becomes the cached one when the txg commits.
+    if (!s.ok() && s.code() != StatusCode::kBusy) return s;
   }
   return Status::Ok();
 }

@@ -150,10 +150,13 @@ class VolumeImpl final : public Volume {
   // caching them.
   void MarkDestroyed();
   BlockTree& tree() { return tree_; }
-  // Tests only: `hook(record)` runs on a reader's thread between its tree
-  // read of a committed record and its ARC lookup (a test pauses a reader
-  // there). Set it before the reads it is meant for.
-  void SetTreeReadHookForTest(std::function<void(uint64_t record)> hook) {
+  // Tests only: `hook(record, point)` runs on a reader's thread of a
+  // committed record just before its tree read and again between the tree
+  // read and its ARC lookup (a test pauses a reader there). Set it before
+  // the reads it is meant for.
+  enum class TreeReadPoint { kBeforeTreeRead, kBeforeLookup };
+  using TreeReadHook = std::function<void(uint64_t record, TreeReadPoint point)>;
+  void SetTreeReadHookForTest(TreeReadHook hook) {
     MutexLock l(&mu_);
     tree_read_hook_ = std::move(hook);
     has_tree_read_hook_.store(static_cast<bool>(tree_read_hook_), std::memory_order_release);
@@ -324,7 +327,7 @@ class VolumeImpl final : public Volume {
   // The txg whose sync is changing the tree (UINT64_MAX: none): its blocks
   // may still be in flight, so HoldCommitted refuses to read them.
   std::atomic<uint64_t> unsettled_txg_{UINT64_MAX};
-  std::function<void(uint64_t)> tree_read_hook_ ARC_GUARDED_BY(mu_);
+  TreeReadHook tree_read_hook_ ARC_GUARDED_BY(mu_);
   std::atomic<bool> has_tree_read_hook_{false};
   std::function<void(uint64_t)> publish_hook_ ARC_GUARDED_BY(mu_);
   // Prefetcher state: the last demand record, the run length, and how far
