@@ -67,8 +67,9 @@ class HandleCache {
   // Evicts down to low water now (what the background evictor does).
   void Trim();
   // Empties the cache and waits until the background evictor has let go of
-  // every hold it took out (with the callers' threads done: no hold of the
-  // cache's changes any more, a quiescent point for the ARC's checks).
+  // every hold it took out of it. With no caller reading meanwhile, the
+  // cache then takes or lets go of no hold: a quiescent point for the ARC's
+  // checks.
   void Drain();
 
  private:

@@ -241,8 +241,10 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
   ARC_ASSIGN_OR_RETURN(BlockPointer bp, tree_.Get(record));
   if (bp.IsHole()) return arc::ArcHold();
   if (bp.birth_txg >= unsettled_txg_.load(std::memory_order_acquire)) {
-    // Only a partial copy's base read racing its record's sync gets here;
-    // it reads again from the synced whole copy.
+    // A read racing its record's sync gets here: a partial copy's base
+    // read, or a read that found no copy before a writer made one and its
+    // txg began to sync. The callers look again and find the syncing txg's
+    // whole copy (Cache skips the record).
     return Status::Busy("record " + std::to_string(record) + " is being written by txg " +
                                std::to_string(bp.birth_txg));
   }
