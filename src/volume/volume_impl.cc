@@ -64,7 +64,11 @@
 // block is freed, deferred by the allocator), then the tree writes its dirty
 // indirect blocks bottom-up and gives the new root. The dirty copies of T
 // stay readable until the pool has committed T (TxgCommitted), so a reader
-// never finds a record missing in between. TxgCommitted then makes each
+// never finds a record missing in between. A reader that looked at the
+// copies before T's was made (or whose copy is partial) may reach the tree
+// after T's sync changed it: a block of T, maybe not yet written, is not
+// read (unsettled_txg_, Busy) and the reader looks at the copies again,
+// finding T's. TxgCommitted then makes each
 // copy's buffer the cached version of its record in place, without mu_
 // (the copies no longer change, and readers only copy bytes from them),
 // and drops the txg's copies under mu_ in one step:
