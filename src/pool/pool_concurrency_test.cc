@@ -48,6 +48,15 @@ TestPool OneVolumePool(const std::string& name, int records, uint32_t record_byt
   return {std::move(*pool), std::move(*v)};
 }
 
+// The ARC's invariants, checked at a quiescent point (the reads of a test
+// may have started prefetches, and the handle cache's evictor runs on its
+// own).
+void ExpectArcConsistent(PoolImpl* pool) {
+  ASSERT_TRUE(pool->QuiesceForCheck().ok());
+  const Status s = pool->arc().CheckInvariants();
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 TEST(PoolConcurrencyTest, WritersReadersAndSyncsAgree) {
   io::MemoryDeviceOptions mo;
   mo.size_bytes = 128 * kMiB;
@@ -129,12 +138,7 @@ TEST(PoolConcurrencyTest, WritersReadersAndSyncsAgree) {
   EXPECT_GT(pool->stats().TakeSnapshot().Get("txg", "syncs_dirty_threshold") +
                 pool->stats().TakeSnapshot().Get("txg", "syncs_explicit_wait"),
             1);
-  // A quiescent point: nothing dirty for the sync thread, the prefetches
-  // the reads above may have started done, the handle cache's evictor idle.
-  ASSERT_TRUE(pool->Sync().ok());
-  pool->QuiesceForCheck();
-  const Status arc_ok = pool->arc().CheckInvariants();
-  EXPECT_TRUE(arc_ok.ok()) << arc_ok.message();
+  ExpectArcConsistent(pool.get());
   v.reset();
   ASSERT_TRUE(pool->Close().ok());
 }
@@ -195,12 +199,7 @@ TEST(PoolConcurrencyTest, PreparedAndPlainWritesRacingOnRecordsLeaveEachRecordWh
   }
   PoolImpl::Census c = pool->Check();
   for (const auto& p : c.problems) ADD_FAILURE() << p;
-  // A quiescent point: nothing dirty for the sync thread, the prefetches
-  // the reads above may have started done, the handle cache's evictor idle.
-  ASSERT_TRUE(pool->Sync().ok());
-  pool->QuiesceForCheck();
-  const Status arc_ok = pool->arc().CheckInvariants();
-  EXPECT_TRUE(arc_ok.ok()) << arc_ok.message();
+  ExpectArcConsistent(pool.get());
   v.reset();
   ASSERT_TRUE(pool->Close().ok());
 }

@@ -833,9 +833,11 @@ Status PoolImpl::DropCaches() {
   return Status::Ok();
 }
 
-void PoolImpl::QuiesceForCheck() {
+Status PoolImpl::QuiesceForCheck() {
+  ARC_RETURN_IF_ERROR(Sync());
   if (work_) work_->Drain();
   handles_->Drain();
+  return Status::Ok();
 }
 
 Status PoolImpl::Sync() {

@@ -104,11 +104,11 @@ class PoolImpl final : public Pool {
   // nullptr on a read-only pool.
   zil::IntentLog* intent_log() { return log_.get(); }
   arc::Arc& arc() { return *arc_; }
-  // Tests: with the caller's threads done and nothing dirty, makes a
-  // quiescent point for the ARC's CheckInvariants: every operation and
-  // prefetch submitted so far finished, the handle cache empty and its
-  // evictor idle.
-  void QuiesceForCheck();
+  // Tests: with the caller's threads done, makes a quiescent point for the
+  // ARC's CheckInvariants: everything dirty synced (the sync thread idle),
+  // every operation and prefetch submitted so far finished, the handle
+  // cache empty and its evictor idle.
+  Status QuiesceForCheck();
   // Blocks of every kind reachable from the live uberblock, for fsck.
   struct Census {
     uint64_t blocks = 0, data_blocks = 0, indirect_blocks = 0, log_blocks = 0;
