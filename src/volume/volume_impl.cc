@@ -37,10 +37,11 @@
 //                  ?? = the newest older whole copy's bytes while one
 //                       exists, else the committed record's
 //   sync of its txg: read the committed record (in parallel for all the
-//   txg's partial copies), fill the ?? bytes, then write it as usual; a
-//   copy whose older whole copy committed while it waited holds that
-//   version (`base`, pinned in the ARC) and is filled from it, so a small
-//   ARC never turns these completions into disk reads
+//   txg's partial copies), build the whole record in a new buffer without
+//   mu_ and swap it in under mu_, then write it as usual; a copy whose
+//   older whole copy committed while it waited holds that version (`base`,
+//   pinned in the ARC) and is completed from it, so a small ARC never
+//   turns these completions into disk reads
 //
 // This holds at any time while the copy exists: an older whole copy is
 // the version below it until its txg commits, and then becomes the
@@ -460,6 +461,16 @@ void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
   d.partial = false;
   d.known.clear();
   d.base.Reset();
+}
+
+void VolumeImpl::WholeFrom(const Dirty& d, const uint8_t* base, uint8_t* out) const {
+  if (base != nullptr) {
+    std::memcpy(out, base, record_bytes_);
+  } else {
+    std::memset(out, 0, record_bytes_);
+  }
+  const uint8_t* known = d.buf.data().data();
+  for (const auto& [b, e] : d.known) std::memcpy(out + b, known + b, e - b);
 }
 
 bool VolumeImpl::NeedsBuffer(const Dirty& d, const Piece& piece) {
@@ -1089,35 +1100,52 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   // demand read: this sync waits for them). Every byte a copy does not know
   // is the committed record's: no txg between the copy and now changed it
   // (that txg's copy would be older and known it).
+  //
+  // Each whole copy is built in a new buffer without mu_ and swapped in
+  // under it. The txg is quiesced, so nothing but this sync changes its
+  // copies (writers of the next txg and readers only read them, under
+  // mu_), and reading them here without the lock is safe. Filling the
+  // copies in place under mu_ instead kept every writer of the volume
+  // waiting for it: these threads run at the sync thread's nice value (19,
+  // --sync-nice), and one preempted while holding mu_ stalled 4 KiB writes
+  // for up to 230 ms (8 NBD clients writing 4 KiB at random into 64 KiB
+  // records with a flush after each, ~6.5k partial copies a txg; p99.9 of
+  // a WRITE 21-33 ms).
   std::atomic<size_t> next{0};
   Mutex error_mu;
   Status error;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < partials.size();) {
       const auto& [record, d] = partials[i];
+      arc::ArcHold base;
       {
         MutexLock l(&mu_);
-        if (!d->partial) continue;  // completed by a writer meanwhile
-        if (d->base) {
-          // The committed record, held since its txg committed: no read.
-          stats_->rmw_reads->Add();
-          stats_->rmw_held_bases->Add();
-          Complete(*d, BytesOf(d->base));
-          continue;
-        }
+        if (!d->partial) continue;
+        // The committed record, held since its txg committed: no read.
+        if (d->base) base = d->base.Clone(arc::HolderKind::kDirtyRecord);
       }
-      Result<arc::ArcHold> base = HoldCommitted(record, arc::AccessKind::kDemand);
-      if (!base.ok()) {
-        MutexLock l(&error_mu);
-        if (error.ok()) {
-          error = base.status().WithContext("volume " + entry_.name + ": completing record " +
-                                            std::to_string(record));
+      const bool held = static_cast<bool>(base);
+      if (!held) {
+        Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
+        if (!read.ok()) {
+          MutexLock l(&error_mu);
+          if (error.ok()) {
+            error = read.status().WithContext("volume " + entry_.name + ": completing record " +
+                                              std::to_string(record));
+          }
+          return;
         }
-        return;
+        base = std::move(*read);  // empty: a hole, zeros
       }
+      arc::ArcHold whole = NewBuffer();
+      WholeFrom(*d, BytesOf(base), whole.mutable_data().data());
       stats_->rmw_reads->Add();
+      if (held) stats_->rmw_held_bases->Add();
       MutexLock l(&mu_);
-      Complete(*d, BytesOf(*base));
+      d->buf = std::move(whole);
+      d->partial = false;
+      d->known.clear();
+      d->base.Reset();
     }
   };
   std::vector<std::thread> readers;

@@ -234,6 +234,10 @@ class VolumeImpl final : public Volume {
   // Fills the unknown bytes of partial copy `d` from `base`, a whole
   // record's bytes (nullptr: zeros); `d` is whole after.
   void Complete(Dirty& d, const uint8_t* base) const;
+  // Writes partial copy `d` made whole to `out` (record_bytes_): `base`'s
+  // bytes (nullptr: zeros) with the bytes `d` knows over them. `d` is not
+  // changed.
+  void WholeFrom(const Dirty& d, const uint8_t* base, uint8_t* out) const;
   static const uint8_t* BytesOf(const arc::ArcHold& h) { return h ? h.data().data() : nullptr; }
   static const uint8_t* BytesOf(const Dirty& d) {
     return d.kind == Dirty::Kind::kData ? d.buf.data().data() : nullptr;
