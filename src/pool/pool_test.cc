@@ -297,6 +297,58 @@ TEST_F(PoolTest, WritersAndReadersGoOnWhileACommittedTxgIsPublished) {
   ExpectSameAfterReopen(v, "v", model);
 }
 
+// A sync builds the whole copy of each partial record without the volume's
+// lock and only swaps it in under the lock: a writer and a reader of the
+// volume go on meanwhile (the completing threads run at the sync's low
+// priority; filling the copies under the lock stalled writers up to 230 ms).
+TEST_F(PoolTest, WritersAndReadersGoOnWhileASyncCompletesPartialCopies) {
+  constexpr uint64_t kRecord = 64 * 1024;
+  auto v = MakeVolume("v", 4 * kRecord, kRecord, "off");
+  auto* impl = static_cast<volume::VolumeImpl*>(v.get());
+  std::vector<uint8_t> model = Pattern(4 * kRecord, 51);
+  ASSERT_TRUE(v->Write(0, model).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  ASSERT_TRUE(pool_->DropCaches().ok());
+  const int64_t rmw0 = VolumeStat("rmw_reads");
+  const std::vector<uint8_t> piece = Pattern(4096, 52), later = Pattern(kRecord, 53);
+  ASSERT_TRUE(v->Write(kRecord + 8192, piece).ok());  // a partial copy of record 1 in txg T
+  std::memcpy(model.data() + kRecord + 8192, piece.data(), piece.size());
+  Mutex mu;
+  CondVar cv;
+  bool done = false, done_in_hook = false;
+  Status write_status, read_status;
+  std::vector<uint8_t> read(kRecord);
+  std::thread other;
+  impl->SetCompleteHookForTest([&](uint64_t record) {
+    EXPECT_EQ(record, 1u);
+    other = std::thread([&] {
+      write_status = v->Write(2 * kRecord, later);  // txg T+1
+      read_status = v->Read(0, read);               // committed, untouched
+      MutexLock l(&mu);
+      done = true;
+      cv.SignalAll();
+    });
+    // Only a failure waits out the deadline.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    MutexLock l(&mu);
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      (void)cv.WaitFor(&mu, deadline - std::chrono::steady_clock::now());
+    }
+    done_in_hook = done;
+  });
+  ASSERT_TRUE(pool_->Sync().ok());
+  ASSERT_TRUE(other.joinable()) << "the hook ran";
+  other.join();
+  impl->SetCompleteHookForTest(nullptr);
+  EXPECT_TRUE(done_in_hook) << "the write and the read waited for the completion";
+  EXPECT_EQ(VolumeStat("rmw_reads"), rmw0 + 1) << "one partial copy completed";
+  ASSERT_TRUE(write_status.ok()) << write_status.ToString();
+  ASSERT_TRUE(read_status.ok()) << read_status.ToString();
+  EXPECT_TRUE(std::equal(read.begin(), read.end(), model.begin()));
+  std::memcpy(model.data() + 2 * kRecord, later.data(), later.size());
+  ExpectSameAfterReopen(v, "v", model);
+}
+
 // The ARC's key names a record, not a version of it. A reader that took
 // the record's old block from the tree, then looked it up after a txg
 // committed a newer version (published in the ARC, then evicted), read the

@@ -168,6 +168,14 @@ class VolumeImpl final : public Volume {
     MutexLock l(&mu_);
     publish_hook_ = std::move(hook);
   }
+  // Tests only: `hook(record)` runs on a thread of a txg's sync when it has
+  // built the whole copy of a partial `record`, before it takes mu_ to swap
+  // the copy in (a test checks that writers and readers go on meanwhile).
+  // Set it before the sync.
+  void SetCompleteHookForTest(std::function<void(uint64_t record)> hook) {
+    MutexLock l(&mu_);
+    complete_hook_ = std::move(hook);
+  }
   const format::VolumeEntry& entry() const { return entry_; }
 
  private:
@@ -334,6 +342,7 @@ class VolumeImpl final : public Volume {
   TreeReadHook tree_read_hook_ ARC_GUARDED_BY(mu_);
   std::atomic<bool> has_tree_read_hook_{false};
   std::function<void(uint64_t)> publish_hook_ ARC_GUARDED_BY(mu_);
+  std::function<void(uint64_t)> complete_hook_ ARC_GUARDED_BY(mu_);
   // Prefetcher state: the last demand record, the run length, and how far
   // ahead prefetch reads have been issued.
   uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
