@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <chrono>
+#include <functional>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "base/random.h"
@@ -251,6 +253,31 @@ TEST_F(PoolTest, APartialWriteOverASyncingWholeCopyCopiesOnlyItsBytes) {
   ExpectSameAfterReopen(v, "v", model);
 }
 
+// Runs `work` on a thread of its own (left in *other for the caller to
+// join) and waits for it, 20 s at most (only a failure waits that long):
+// whether it finished meanwhile. A test calls it from a hook that holds a
+// sync at some point, to show the volume's writers and readers go on.
+bool FinishesMeanwhile(std::thread* other, std::function<void()> work) {
+  struct Done {
+    Mutex mu;
+    CondVar cv;
+    bool done ARC_GUARDED_BY(mu) = false;
+  };
+  auto d = std::make_shared<Done>();
+  *other = std::thread([d, work = std::move(work)] {
+    work();
+    MutexLock l(&d->mu);
+    d->done = true;
+    d->cv.SignalAll();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  MutexLock l(&d->mu);
+  while (!d->done && std::chrono::steady_clock::now() < deadline) {
+    (void)d->cv.WaitFor(&d->mu, deadline - std::chrono::steady_clock::now());
+  }
+  return d->done;
+}
+
 // A committed txg's records become cached versions without the volume's
 // lock: a writer and a reader of the volume go on meanwhile (under the lock,
 // publishing a txg of 12k records blocked them all for 12-29 ms).
@@ -260,28 +287,16 @@ TEST_F(PoolTest, WritersAndReadersGoOnWhileACommittedTxgIsPublished) {
   auto* impl = static_cast<volume::VolumeImpl*>(v.get());
   const std::vector<uint8_t> first = Pattern(2 * kRecord, 41), later = Pattern(kRecord, 42);
   ASSERT_TRUE(v->Write(0, first).ok());  // records 0 and 1, in txg T
-  Mutex mu;
-  CondVar cv;
-  bool done = false, done_in_hook = false;
+  bool done_in_hook = false;
   Status write_status, read_status;
   std::vector<uint8_t> read(2 * kRecord);
   std::thread other;
   impl->SetPublishHookForTest([&](uint64_t) {
     if (other.joinable()) return;  // the first record's publication only
-    other = std::thread([&] {
+    done_in_hook = FinishesMeanwhile(&other, [&] {
       write_status = v->Write(2 * kRecord, later);  // txg T+1
       read_status = v->Read(0, read);               // T's records, being published
-      MutexLock l(&mu);
-      done = true;
-      cv.SignalAll();
     });
-    // Only a failure waits out the deadline.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    MutexLock l(&mu);
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      (void)cv.WaitFor(&mu, deadline - std::chrono::steady_clock::now());
-    }
-    done_in_hook = done;
   });
   ASSERT_TRUE(pool_->Sync().ok());
   ASSERT_TRUE(other.joinable()) << "the hook ran";
@@ -313,28 +328,16 @@ TEST_F(PoolTest, WritersAndReadersGoOnWhileASyncCompletesPartialCopies) {
   const std::vector<uint8_t> piece = Pattern(4096, 52), later = Pattern(kRecord, 53);
   ASSERT_TRUE(v->Write(kRecord + 8192, piece).ok());  // a partial copy of record 1 in txg T
   std::memcpy(model.data() + kRecord + 8192, piece.data(), piece.size());
-  Mutex mu;
-  CondVar cv;
-  bool done = false, done_in_hook = false;
+  bool done_in_hook = false;
   Status write_status, read_status;
   std::vector<uint8_t> read(kRecord);
   std::thread other;
   impl->SetCompleteHookForTest([&](uint64_t record) {
     EXPECT_EQ(record, 1u);
-    other = std::thread([&] {
+    done_in_hook = FinishesMeanwhile(&other, [&] {
       write_status = v->Write(2 * kRecord, later);  // txg T+1
       read_status = v->Read(0, read);               // committed, untouched
-      MutexLock l(&mu);
-      done = true;
-      cv.SignalAll();
     });
-    // Only a failure waits out the deadline.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    MutexLock l(&mu);
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      (void)cv.WaitFor(&mu, deadline - std::chrono::steady_clock::now());
-    }
-    done_in_hook = done;
   });
   ASSERT_TRUE(pool_->Sync().ok());
   ASSERT_TRUE(other.joinable()) << "the hook ran";
