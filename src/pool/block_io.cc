@@ -57,18 +57,25 @@ constexpr uint64_t kRawProbeEvery = 16;
 }  // namespace
 
 BlockReader::BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* stats)
-    : device_(device), unit_bytes_(unit_bytes), stats_(stats) {}
+    : device_(device),
+      unit_bytes_(unit_bytes),
+      stats_(stats),
+      buffers_(std::max<uint32_t>(device->buffer_alignment(), 64), kSpareReadBuffers,
+               kMaxSpareReadBufferBytes) {}
 
 Result<io::AlignedBuffer> BlockReader::ReadPhysical(const BlockPointer& bp, io::IoClass cls) {
   if (bp.IsHole()) return Status::InvalidArgument("read of " + bp.ToString() + ": no data");
   const uint64_t len = bp.AllocatedBytes(unit_bytes_);
-  io::AlignedBuffer buf(len, std::max<uint32_t>(device_->buffer_alignment(), 64));
+  io::AlignedBuffer buf = buffers_.Take(len);
   const uint64_t start = DefaultClock()->NowNs();
-  Status s = io::ReadSync(*device_, bp.offset_units * unit_bytes_, buf.span(), cls);
+  Status s = io::ReadSync(*device_, bp.offset_units * unit_bytes_, buf.span().first(len), cls);
   stats_->read_latency_ns->Record(DefaultClock()->NowNs() - start);
   stats_->reads->Add();
   stats_->read_bytes->Add(len);
-  if (!s.ok()) return s.WithContext("reading " + bp.ToString());
+  if (!s.ok()) {
+    buffers_.Give(std::move(buf));
+    return s.WithContext("reading " + bp.ToString());
+  }
   return buf;
 }
 
@@ -76,6 +83,7 @@ Result<std::vector<uint8_t>> BlockReader::ReadBlock(const BlockPointer& bp) {
   ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadPhysical(bp, io::IoClass::kSyncRead));
   Result<std::vector<uint8_t>> r =
       format::ReadBlockPayload(bp, std::span<const uint8_t>(buf.data(), bp.physical_bytes));
+  buffers_.Give(std::move(buf));
   if (!r.ok() && r.status().code() == StatusCode::kCorruption) stats_->checksum_errors->Add();
   return r;
 }
@@ -99,10 +107,12 @@ Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io:
   Status s = format::VerifyBlock(bp, physical);
   if (!s.ok()) {
     stats_->checksum_errors->Add();
-    return s;
+  } else {
+    s = format::DecompressBlock(bp.compression, physical, out).WithContext("block " +
+                                                                           bp.ToString());
   }
-  return format::DecompressBlock(bp.compression, physical, out).WithContext("block " +
-                                                                            bp.ToString());
+  buffers_.Give(std::move(buf));
+  return s;
 }
 
 // One block of a run.

@@ -1,0 +1,58 @@
+// BufferCache: aligned buffers kept for reuse by per-I/O work.
+//
+// A buffer of kMapMinBytes (64 KiB) or more is a page mapping of its own
+// (AlignedBuffer): making one faults in each of its pages, and unmapping it
+// in a process with threads on other CPUs makes the kernel flush their TLBs
+// (an interrupt to each). A block read that took a fresh 64 KiB buffer for
+// its physical bytes and dropped it after decompressing paid both on every
+// read: munmap's TLB flushes were 20% of the CPU samples of a cold 64 KiB
+// random-read job, and 29% of the crash harness's. Work that needs a
+// buffer for the length of one I/O takes one here and gives it back.
+//
+//   Take(bytes) --> the smallest kept buffer that holds `bytes`, else a new
+//                   zero-filled one (counted)
+//   Give(buf)   --> kept if it is among the largest `max_buffers` and at
+//                   most `max_buffer_bytes`; else freed
+//
+// A buffer taken from the cache is not zeroed again and may be larger than
+// asked for: callers use the first `bytes` of it and overwrite what they
+// read. Memory held: at most max_buffers * max_buffer_bytes.
+//
+// Thread-safety: Take and Give from any thread (one mutex, held for a scan
+// of at most max_buffers entries).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_annotations.h"
+#include "io/aligned_buffer.h"
+
+namespace arcstore::io {
+
+class BufferCache {
+ public:
+  // `alignment`: of every buffer made (a power of two).
+  BufferCache(size_t alignment, size_t max_buffers, size_t max_buffer_bytes);
+  BufferCache(const BufferCache&) = delete;
+  BufferCache& operator=(const BufferCache&) = delete;
+
+  AlignedBuffer Take(size_t bytes);
+  void Give(AlignedBuffer buffer);
+
+  // Buffers Take had to make (the rest were reused).
+  uint64_t made() const { return made_.load(std::memory_order_relaxed); }
+  size_t kept();
+
+ private:
+  const size_t alignment_;
+  const size_t max_buffers_;
+  const size_t max_buffer_bytes_;
+  std::atomic<uint64_t> made_{0};
+  Mutex mu_;
+  std::vector<AlignedBuffer> kept_ ARC_GUARDED_BY(mu_);
+};
+
+}  // namespace arcstore::io

@@ -1,0 +1,51 @@
+#include "io/buffer_cache.h"
+
+#include <gtest/gtest.h>
+
+namespace arcstore::io {
+namespace {
+
+TEST(BufferCache, TakeReusesTheSmallestKeptBufferThatHoldsTheBytes) {
+  BufferCache cache(4096, 4, 1 << 20);
+  AlignedBuffer small = cache.Take(8 << 10), mid = cache.Take(64 << 10),
+                big = cache.Take(128 << 10);
+  EXPECT_EQ(cache.made(), 3u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mid.data()) % 4096, 0u);
+  const uint8_t* mid_at = mid.data();
+  const uint8_t* big_at = big.data();
+  cache.Give(std::move(small));
+  cache.Give(std::move(big));
+  cache.Give(std::move(mid));
+  EXPECT_EQ(cache.kept(), 3u);
+  AlignedBuffer got = cache.Take(60 << 10);
+  EXPECT_EQ(got.data(), mid_at) << "the 64 KiB buffer, not the 128 KiB one";
+  AlignedBuffer next = cache.Take(100 << 10);
+  EXPECT_EQ(next.data(), big_at);
+  EXPECT_EQ(cache.made(), 3u) << "nothing new made";
+  AlignedBuffer fresh = cache.Take(100 << 10);  // only the 8 KiB one is left
+  EXPECT_EQ(cache.made(), 4u);
+  EXPECT_EQ(fresh.size(), 100u << 10);
+  EXPECT_EQ(cache.kept(), 1u);
+}
+
+TEST(BufferCache, KeepsTheLargestBuffersUpToItsBounds) {
+  BufferCache cache(64, 2, 256 << 10);
+  AlignedBuffer a = cache.Take(8 << 10), b = cache.Take(64 << 10), c = cache.Take(128 << 10),
+                huge = cache.Take(512 << 10);
+  const uint8_t* b_at = b.data();
+  const uint8_t* c_at = c.data();
+  cache.Give(std::move(a));
+  cache.Give(std::move(b));
+  cache.Give(std::move(c));     // full: replaces the 8 KiB one
+  cache.Give(std::move(huge));  // over max_buffer_bytes: freed
+  cache.Give(AlignedBuffer(4096, 16));  // less aligned than the cache's buffers: freed
+  EXPECT_EQ(cache.kept(), 2u);
+  AlignedBuffer x = cache.Take(1);
+  AlignedBuffer y = cache.Take(1);
+  EXPECT_EQ(x.data(), b_at);
+  EXPECT_EQ(y.data(), c_at);
+  EXPECT_EQ(cache.kept(), 0u);
+}
+
+}  // namespace
+}  // namespace arcstore::io
