@@ -6,8 +6,8 @@
 // (an interrupt to each). A block read that took a fresh 64 KiB buffer for
 // its physical bytes and dropped it after decompressing paid both on every
 // read: munmap's TLB flushes were 20% of the CPU samples of a cold 64 KiB
-// random-read job, and 29% of the crash harness's. Work that needs a
-// buffer for the length of one I/O takes one here and gives it back.
+// random-read job. Work that needs a buffer for the length of one I/O
+// takes one here and gives it back.
 //
 //   Take(bytes) --> the smallest kept buffer that holds `bytes`, else a new
 //                   zero-filled one (counted)
