@@ -1125,6 +1125,9 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
       arc::ArcHold base;
       {
         MutexLock l(&mu_);
+        // Only this sync completes the quiesced txg's copies (see above), so
+        // every copy listed is still partial; a whole one must not be
+        // rebuilt from the committed record, which would lose its bytes.
         if (!d->partial) continue;
         // The committed record, held since its txg committed: no read.
         if (d->base) base = d->base.Clone(arc::HolderKind::kDirtyRecord);
