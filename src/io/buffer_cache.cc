@@ -7,7 +7,8 @@ namespace arcstore::io {
 BufferCache::BufferCache(size_t alignment, size_t max_buffers, size_t max_buffer_bytes)
     : alignment_(alignment), max_buffers_(max_buffers), max_buffer_bytes_(max_buffer_bytes) {}
 
-AlignedBuffer BufferCache::Take(size_t bytes) {
+AlignedBuffer BufferCache::Take(size_t bytes, bool* made) {
+  if (made != nullptr) *made = false;
   {
     MutexLock l(&mu_);
     auto best = kept_.end();
@@ -21,6 +22,7 @@ AlignedBuffer BufferCache::Take(size_t bytes) {
     }
   }
   made_.fetch_add(1, std::memory_order_relaxed);
+  if (made != nullptr) *made = true;
   return AlignedBuffer(bytes, alignment_);
 }
 

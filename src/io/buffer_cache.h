@@ -7,7 +7,8 @@
 // its physical bytes and dropped it after decompressing paid both on every
 // read: munmap's TLB flushes were 20% of the CPU samples of a cold 64 KiB
 // random-read job. Work that needs a buffer for the length of one I/O
-// takes one here and gives it back.
+// takes one here and gives it back: the block reader (its physical bytes)
+// and the intent log (the blocks a commit encodes).
 //
 //   Take(bytes) --> the smallest kept buffer that holds `bytes`, else a new
 //                   zero-filled one (counted)
@@ -39,7 +40,8 @@ class BufferCache {
   BufferCache(const BufferCache&) = delete;
   BufferCache& operator=(const BufferCache&) = delete;
 
-  AlignedBuffer Take(size_t bytes);
+  // `made` (optional): set to whether the buffer was made, not reused.
+  AlignedBuffer Take(size_t bytes, bool* made = nullptr);
   void Give(AlignedBuffer buffer);
 
   // Buffers Take had to make (the rest were reused).

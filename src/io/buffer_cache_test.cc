@@ -17,12 +17,15 @@ TEST(BufferCache, TakeReusesTheSmallestKeptBufferThatHoldsTheBytes) {
   cache.Give(std::move(big));
   cache.Give(std::move(mid));
   EXPECT_EQ(cache.kept(), 3u);
-  AlignedBuffer got = cache.Take(60 << 10);
+  bool made = true;
+  AlignedBuffer got = cache.Take(60 << 10, &made);
   EXPECT_EQ(got.data(), mid_at) << "the 64 KiB buffer, not the 128 KiB one";
+  EXPECT_FALSE(made);
   AlignedBuffer next = cache.Take(100 << 10);
   EXPECT_EQ(next.data(), big_at);
   EXPECT_EQ(cache.made(), 3u) << "nothing new made";
-  AlignedBuffer fresh = cache.Take(100 << 10);  // only the 8 KiB one is left
+  AlignedBuffer fresh = cache.Take(100 << 10, &made);  // only the 8 KiB one is left
+  EXPECT_TRUE(made);
   EXPECT_EQ(cache.made(), 4u);
   EXPECT_EQ(fresh.size(), 100u << 10);
   EXPECT_EQ(cache.kept(), 1u);

@@ -291,7 +291,12 @@ Result<LogReplay> ReadLog(io::Device* device, uint32_t unit, const format::Inten
 
 IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
                      const LogStart& start)
-    : options_(options), env_(env), stats_(env.registry), guid_(NewGuid()) {
+    : options_(options),
+      env_(env),
+      stats_(env.registry),
+      guid_(NewGuid()),
+      buffers_(std::max<size_t>(env.device->buffer_alignment(), 64), kSpareBuffers,
+               options.max_block_bytes) {
   MutexLock l(&mu_);
   arena_ = start.header;
   // The chain being replayed keeps its guid and stays the replay start
@@ -623,8 +628,6 @@ Status IntentLog::CommitBatch() {
   const uint64_t guid = guid_;
   const format::IntentLogHeader arena = arena_;
   encoding_++;
-  std::vector<io::AlignedBuffer> spares;
-  spares.swap(spare_buffers_);
   mu_.Unlock();
   if (kick && env_.request_sync) {
     stats_.sync_kicks->Add();
@@ -643,7 +646,9 @@ Status IntentLog::CommitBatch() {
     std::vector<format::LogRecordRef> refs;
     refs.reserve(recs.size());
     for (const Pending& p : recs) refs.push_back({&p.rec, p.data()});
-    io::AlignedBuffer buf = TakeBuffer(&spares, b.bytes);
+    bool made = false;
+    io::AlignedBuffer buf = buffers_.Take(b.bytes, &made);
+    if (made) stats_.buffers_allocated->Add();
     s = format::EncodeLogBlockInto(guid, b.seq, refs, {buf.data(), b.bytes});
     encoded.push_back(std::move(buf));
     if (!s.ok()) break;
@@ -673,8 +678,8 @@ Status IntentLog::CommitBatch() {
     s = io::FlushSync(*env_.device);
     stats_.flushes->Add();
   }
+  for (io::AlignedBuffer& buf : encoded) buffers_.Give(std::move(buf));
   mu_.Lock();
-  KeepSpares(std::move(encoded), std::move(spares));
   if (!s.ok()) {
     if (failed_.ok()) {
       failed_ = s.WithContext("intent log commit");
@@ -696,34 +701,6 @@ Status IntentLog::CommitBatch() {
   stats_.batch_records->Record(records);
   BatchDone(id);
   return Status::Ok();
-}
-
-io::AlignedBuffer IntentLog::TakeBuffer(std::vector<io::AlignedBuffer>* spares, uint64_t bytes) {
-  auto best = spares->end();
-  for (auto it = spares->begin(); it != spares->end(); ++it) {
-    if (it->size() >= bytes && (best == spares->end() || it->size() < best->size())) best = it;
-  }
-  if (best != spares->end()) {
-    io::AlignedBuffer buf = std::move(*best);
-    spares->erase(best);
-    return buf;
-  }
-  stats_.buffers_allocated->Add();
-  return io::AlignedBuffer(bytes, std::max<size_t>(env_.device->buffer_alignment(), 64));
-}
-
-void IntentLog::KeepSpares(std::vector<io::AlignedBuffer> used,
-                           std::vector<io::AlignedBuffer> unused) {
-  // Spares another batch gave back meanwhile compete too.
-  for (auto* from : {&unused, &spare_buffers_}) {
-    for (io::AlignedBuffer& b : *from) used.push_back(std::move(b));
-  }
-  // The largest kMaxSpareBuffers stay (each at most max_block_bytes).
-  std::sort(used.begin(), used.end(), [](const io::AlignedBuffer& a, const io::AlignedBuffer& b) {
-    return a.size() > b.size();
-  });
-  if (used.size() > kMaxSpareBuffers) used.resize(kMaxSpareBuffers);
-  spare_buffers_ = std::move(used);
 }
 
 bool IntentLog::has_arena() {

@@ -35,6 +35,7 @@
 #include "format/intent_log.h"
 #include "format/uberblock.h"
 #include "io/aligned_buffer.h"
+#include "io/buffer_cache.h"
 #include "io/device.h"
 #include "stats/registry.h"
 
@@ -237,13 +238,6 @@ class IntentLog {
   // the log overflowed); copied here if the overflow has ended.
   uint64_t AppendPending(Pending p, const uint8_t* uncopied);
   void UpdateGauges() ARC_REQUIRES(mu_);
-  // A buffer for a block of `bytes`: the smallest of `spares` that holds
-  // it, else a new one.
-  io::AlignedBuffer TakeBuffer(std::vector<io::AlignedBuffer>* spares, uint64_t bytes);
-  // Keeps the largest kMaxSpareBuffers of a batch's buffers (used and not)
-  // and the spares already kept, for the next batch.
-  void KeepSpares(std::vector<io::AlignedBuffer> used, std::vector<io::AlignedBuffer> unused)
-      ARC_REQUIRES(mu_);
 
   const IntentLogOptions options_;
   const IntentLogEnv env_;
@@ -301,10 +295,10 @@ class IntentLog {
   std::deque<uint64_t> recent_starts_ ARC_GUARDED_BY(mu_);  // replay seqs of the newest 3 commits
   // Block buffers of earlier batches, kept for the next: a fresh buffer of
   // 64 KiB or more is a page mapping whose every page faults in, a smaller
-  // one a heap block zeroed first. At most kMaxSpareBuffers (each at most
-  // max_block_bytes: 4 MiB with the default 1 MiB blocks).
-  static constexpr size_t kMaxSpareBuffers = 4;
-  std::vector<io::AlignedBuffer> spare_buffers_ ARC_GUARDED_BY(mu_);
+  // one a heap block zeroed first. At most kSpareBuffers are kept, each at
+  // most max_block_bytes (4 MiB with the default 1 MiB blocks).
+  static constexpr size_t kSpareBuffers = 4;
+  io::BufferCache buffers_;
   std::thread writer_;  // last: started when everything above is ready
 };
 
