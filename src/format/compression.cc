@@ -99,14 +99,18 @@ Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
 }
 
 Status DecompressBlock(Compression algo, std::span<const uint8_t> in, std::span<uint8_t> out) {
-  std::string what = "decompress " + std::string(CompressionName(algo)) + " block of " +
-                     std::to_string(in.size()) + " bytes to " + std::to_string(out.size());
+  // Named only on failure: this runs on every block read.
+  auto bad = [&](const std::string& why) {
+    return Status::Corruption("decompress " + std::string(CompressionName(algo)) + " block of " +
+                              std::to_string(in.size()) + " bytes to " +
+                              std::to_string(out.size()) + ": " + why);
+  };
   if (out.size() == 0 || out.size() > kMaxBlockBytes || in.empty()) {
-    return Status::Corruption(what + ": size out of bounds");
+    return bad("size out of bounds");
   }
   switch (algo) {
     case Compression::kOff:
-      if (in.size() != out.size()) return Status::Corruption(what + ": sizes differ");
+      if (in.size() != out.size()) return bad("sizes differ");
       std::memcpy(out.data(), in.data(), in.size());
       return Status::Ok();
     case Compression::kLz4: {
@@ -114,25 +118,23 @@ Status DecompressBlock(Compression algo, std::span<const uint8_t> in, std::span<
                                   reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()),
                                   static_cast<int>(out.size()));
       if (n < 0 || static_cast<size_t>(n) != out.size()) {
-        return Status::Corruption(what + ": malformed or wrong size (" + std::to_string(n) + ")");
+        return bad("malformed or wrong size (" + std::to_string(n) + ")");
       }
       return Status::Ok();
     }
     case Compression::kZstd: {
       unsigned long long frame = ZSTD_getFrameContentSize(in.data(), in.size());
       if (frame != ZSTD_CONTENTSIZE_UNKNOWN && frame != out.size()) {
-        return Status::Corruption(what + ": frame says " + std::to_string(frame) + " bytes");
+        return bad("frame says " + std::to_string(frame) + " bytes");
       }
       size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
       if (ZSTD_isError(n) || n != out.size()) {
-        return Status::Corruption(what + ": " +
-                                  (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size"));
+        return bad(ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
       }
       return Status::Ok();
     }
   }
-  return Status::Corruption(what + ": unknown compression " +
-                            std::to_string(static_cast<int>(algo)));
+  return bad("unknown compression " + std::to_string(static_cast<int>(algo)));
 }
 
 }  // namespace arcstore::format

@@ -60,21 +60,27 @@ BlockReader::BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* 
     : device_(device),
       unit_bytes_(unit_bytes),
       stats_(stats),
-      buffers_(std::max<uint32_t>(device->buffer_alignment(), 64), kSpareReadBuffers,
-               kMaxSpareReadBufferBytes) {}
+      buffer_alignment_(std::max<uint32_t>(device->buffer_alignment(), 64)),
+      buffers_(buffer_alignment_, kSpareReadBuffers, kMaxSpareReadBufferBytes) {}
+
+Status BlockReader::ReadDevice(const BlockPointer& bp, std::span<uint8_t> into, io::IoClass cls) {
+  const uint64_t start = DefaultClock()->NowNs();
+  Status s = io::ReadSync(*device_, bp.offset_units * unit_bytes_, into, cls);
+  stats_->read_latency_ns->Record(DefaultClock()->NowNs() - start);
+  stats_->reads->Add();
+  stats_->read_bytes->Add(into.size());
+  if (!s.ok()) return s.WithContext("reading " + bp.ToString());
+  return s;
+}
 
 Result<io::AlignedBuffer> BlockReader::ReadPhysical(const BlockPointer& bp, io::IoClass cls) {
   if (bp.IsHole()) return Status::InvalidArgument("read of " + bp.ToString() + ": no data");
   const uint64_t len = bp.AllocatedBytes(unit_bytes_);
   io::AlignedBuffer buf = buffers_.Take(len);
-  const uint64_t start = DefaultClock()->NowNs();
-  Status s = io::ReadSync(*device_, bp.offset_units * unit_bytes_, buf.span().first(len), cls);
-  stats_->read_latency_ns->Record(DefaultClock()->NowNs() - start);
-  stats_->reads->Add();
-  stats_->read_bytes->Add(len);
+  Status s = ReadDevice(bp, buf.span().first(len), cls);
   if (!s.ok()) {
     buffers_.Give(std::move(buf));
-    return s.WithContext("reading " + bp.ToString());
+    return s;
   }
   return buf;
 }
@@ -96,11 +102,27 @@ Status BlockReader::PrefetchBlockInto(const BlockPointer& bp, std::span<uint8_t>
   return ReadInto(bp, out, io::IoClass::kAsyncRead);
 }
 
+// A block stored as it is (no compression) whose allocated bytes are
+// exactly `out`, in memory the device can read into, goes straight there:
+// no buffer and no copy. On a bad checksum `out` holds the bad bytes; the
+// caller drops them with the error (an ARC fill is abandoned).
+bool BlockReader::ReadsInPlace(const BlockPointer& bp, std::span<uint8_t> out) const {
+  return bp.compression == format::Compression::kOff && !bp.IsHole() &&
+         bp.physical_bytes == out.size() && bp.AllocatedBytes(unit_bytes_) == out.size() &&
+         reinterpret_cast<uintptr_t>(out.data()) % buffer_alignment_ == 0;
+}
+
 Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io::IoClass cls) {
   if (out.size() != bp.logical_bytes) {
     return Status::Corruption("block " + bp.ToString() + " holds " +
                               std::to_string(bp.logical_bytes) + " bytes, expected " +
                               std::to_string(out.size()));
+  }
+  if (ReadsInPlace(bp, out)) {
+    ARC_RETURN_IF_ERROR(ReadDevice(bp, out, cls));
+    Status s = format::VerifyBlock(bp, out);
+    if (!s.ok()) stats_->checksum_errors->Add();
+    return s;
   }
   ARC_ASSIGN_OR_RETURN(io::AlignedBuffer buf, ReadPhysical(bp, cls));
   std::span<const uint8_t> physical(buf.data(), bp.physical_bytes);
@@ -108,8 +130,8 @@ Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io:
   if (!s.ok()) {
     stats_->checksum_errors->Add();
   } else {
-    s = format::DecompressBlock(bp.compression, physical, out).WithContext("block " +
-                                                                           bp.ToString());
+    s = format::DecompressBlock(bp.compression, physical, out);
+    if (!s.ok()) s = s.WithContext("block " + bp.ToString());
   }
   buffers_.Give(std::move(buf));
   return s;

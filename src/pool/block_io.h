@@ -7,7 +7,9 @@
 //                kept for the next reads (io/buffer_cache.h): a fresh
 //                mapping per read of 64 KiB or more, and its unmapping,
 //                cost more than the read on a virtual machine (cold 64 KiB
-//                random reads: 2.4k-3.1k -> 6.9k-7.5k a second).
+//                random reads: 2.4k-3.1k -> 6.9k-7.5k a second). A block
+//                stored uncompressed, read into memory the device can
+//                read into (an ARC buffer), is read there directly.
 //   TxgWriter    WriteBlock(base, logical): compress, allocate new space
 //                (copy-on-write: never the block's old place), checksum,
 //                queue the write; adjacent writes are merged into one
@@ -89,10 +91,14 @@ class BlockReader final : public volume::BlockSource {
   // The block's allocated bytes read into a buffer of `buffers_` (at
   // least that long); the caller gives it back.
   Result<io::AlignedBuffer> ReadPhysical(const format::BlockPointer& bp, io::IoClass cls);
+  // The block's allocated bytes read into `into` (exactly that long), counted.
+  Status ReadDevice(const format::BlockPointer& bp, std::span<uint8_t> into, io::IoClass cls);
+  bool ReadsInPlace(const format::BlockPointer& bp, std::span<uint8_t> out) const;
   Status ReadInto(const format::BlockPointer& bp, std::span<uint8_t> out, io::IoClass cls);
   io::Device* const device_;
   const uint32_t unit_bytes_;
   BlockIoStats* const stats_;
+  const uint32_t buffer_alignment_;  // of memory the device reads into
   // Physical bytes of the reads in progress: at most kSpareReadBuffers kept
   // between reads, each at most kMaxSpareReadBufferBytes (the largest
   // record, 1 MiB, with room for its rounding).

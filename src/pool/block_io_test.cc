@@ -1,9 +1,11 @@
-// TxgWriter's aggregation: which device writes a txg's blocks become.
+// TxgWriter's aggregation: which device writes a txg's blocks become; and
+// where BlockReader reads a block into.
 #include "pool/block_io.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <utility>
 
 #include "base/random.h"
 #include "base/units.h"
@@ -15,7 +17,8 @@ namespace {
 
 constexpr uint64_t kBlock = 128 * kKiB;
 
-// Passes requests on and records (offset, bytes, parts) of each write.
+// Passes requests on and records (offset, bytes, parts) of each write, and
+// where each read went.
 class WriteLog final : public io::ForwardingDevice {
  public:
   using ForwardingDevice::ForwardingDevice;
@@ -31,6 +34,9 @@ class WriteLog final : public io::ForwardingDevice {
       for (const io::IoVec& v : r.iov) len += v.size_bytes;
       MutexLock l(&mu_);
       writes_.push_back(Write{r.offset, len, static_cast<uint32_t>(r.iov.size()), r.iov[0].data});
+    } else if (r.op == io::IoOp::kRead) {
+      MutexLock l(&mu_);
+      read_into_.push_back(r.iov[0].data);
     }
     ForwardingDevice::Submit(std::move(r));
   }
@@ -38,10 +44,16 @@ class WriteLog final : public io::ForwardingDevice {
     MutexLock l(&mu_);
     return writes_;
   }
+  // Where each read since the last call went (its first iovec).
+  std::vector<const uint8_t*> TakeReads() {
+    MutexLock l(&mu_);
+    return std::exchange(read_into_, {});
+  }
 
  private:
   Mutex mu_;
   std::vector<Write> writes_ ARC_GUARDED_BY(mu_);
+  std::vector<const uint8_t*> read_into_ ARC_GUARDED_BY(mu_);
 };
 
 class TxgWriterTest : public ::testing::Test {
@@ -137,6 +149,69 @@ TEST_F(TxgWriterTest, AStoredRecordIsWrittenFromItsOwnMemory) {
     EXPECT_TRUE(std::equal(back->begin(), back->end(), records[i].begin(), records[i].end()))
         << "record " << i;
   }
+}
+
+// BlockReader::ReadBlockInto: a block stored as it is, read into memory
+// the device can take, is read straight there; a compressed block, or
+// memory the device cannot take, goes through a buffer. Each path reads
+// back the record, and each reports a flipped byte as Corruption.
+TEST_F(TxgWriterTest, AStoredBlockIsReadStraightIntoItsDestination) {
+  io::AlignedBuffer random(kBlock, 4096), repeating(kBlock, 4096);
+  SeededRandom(11).Fill(random.data(), kBlock);
+  for (uint64_t i = 0; i < kBlock; i++) repeating.data()[i] = static_cast<uint8_t>(i % 5);
+  format::BlockPointer base;
+  base.type = format::BlockType::kData;
+  base.compression = format::Compression::kLz4;
+  format::BlockPointer raw_bp, lz4_bp;
+  {
+    TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, nullptr);
+    auto a = w.WriteStable(base, random.span(), space::AllocClass::kData, 0);
+    auto b = w.WriteStable(base, repeating.span(), space::AllocClass::kData, 0);
+    ASSERT_TRUE(a.ok() && b.ok());
+    raw_bp = *a;
+    lz4_bp = *b;
+    ASSERT_TRUE(w.Finish().ok());
+  }
+  ASSERT_EQ(raw_bp.compression, format::Compression::kOff);
+  ASSERT_EQ(lz4_bp.compression, format::Compression::kLz4);
+  io::AlignedBuffer out(kBlock + 4096, 4096);
+  struct Case {
+    const format::BlockPointer* bp;
+    std::span<uint8_t> into;
+    std::span<const uint8_t> want;
+    bool straight;
+  };
+  const Case cases[] = {
+      {&raw_bp, out.span().first(kBlock), random.span(), true},
+      {&lz4_bp, out.span().first(kBlock), repeating.span(), false},
+      {&raw_bp, out.span().subspan(1, kBlock), random.span(), false},  // unaligned
+  };
+  BlockReader reader(&dev_, 4096, &stats_);
+  for (size_t i = 0; i < std::size(cases); i++) {
+    const Case& c = cases[i];
+    std::memset(out.data(), 0, out.size());
+    dev_.TakeReads();
+    Status s = reader.ReadBlockInto(*c.bp, c.into);
+    ASSERT_TRUE(s.ok()) << "case " << i << ": " << s.ToString();
+    EXPECT_TRUE(std::equal(c.into.begin(), c.into.end(), c.want.begin(), c.want.end()))
+        << "case " << i;
+    const std::vector<const uint8_t*> reads = dev_.TakeReads();
+    ASSERT_EQ(reads.size(), 1u) << "case " << i;
+    EXPECT_EQ(reads[0] == c.into.data(), c.straight) << "case " << i;
+  }
+  // A flipped byte in each block: every path says Corruption, and counts it.
+  for (const format::BlockPointer* bp : {&raw_bp, &lz4_bp}) {
+    io::AlignedBuffer unit(4096, 4096);
+    const uint64_t at = bp->offset_units * 4096;
+    ASSERT_TRUE(io::ReadSync(*mem_, at, unit.span()).ok());
+    unit.data()[100] ^= 0x40;
+    ASSERT_TRUE(io::WriteSync(*mem_, at, unit.span()).ok());
+  }
+  for (size_t i = 0; i < std::size(cases); i++) {
+    Status s = reader.ReadBlockInto(*cases[i].bp, cases[i].into);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << "case " << i << ": " << s.ToString();
+  }
+  EXPECT_EQ(stats_.checksum_errors->Value(), std::size(cases));
 }
 
 // Incompressible streaks: after 32 records in a row stored raw, only one in
