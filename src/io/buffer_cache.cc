@@ -4,8 +4,12 @@
 
 namespace arcstore::io {
 
-BufferCache::BufferCache(size_t alignment, size_t max_buffers, size_t max_buffer_bytes)
-    : alignment_(alignment), max_buffers_(max_buffers), max_buffer_bytes_(max_buffer_bytes) {}
+BufferCache::BufferCache(size_t alignment, size_t max_buffers, size_t max_buffer_bytes,
+                         size_t max_kept_bytes)
+    : alignment_(alignment),
+      max_buffers_(max_buffers),
+      max_buffer_bytes_(max_buffer_bytes),
+      max_kept_bytes_(max_kept_bytes) {}
 
 AlignedBuffer BufferCache::Take(size_t bytes, bool* made) {
   if (made != nullptr) *made = false;
@@ -18,6 +22,7 @@ AlignedBuffer BufferCache::Take(size_t bytes, bool* made) {
     if (best != kept_.end()) {
       AlignedBuffer b = std::move(*best);
       kept_.erase(best);
+      kept_bytes_ -= b.size();
       return b;
     }
   }
@@ -27,21 +32,29 @@ AlignedBuffer BufferCache::Take(size_t bytes, bool* made) {
 }
 
 void BufferCache::Give(AlignedBuffer buffer) {
-  if (buffer.empty() || buffer.size() > max_buffer_bytes_ || buffer.alignment() < alignment_) {
+  if (buffer.empty() || buffer.size() > max_buffer_bytes_ || buffer.size() > max_kept_bytes_ ||
+      buffer.alignment() < alignment_) {
     return;
   }
+  std::vector<AlignedBuffer> freed;  // freed after the lock is let go
   MutexLock l(&mu_);
-  if (kept_.size() < max_buffers_) {
-    kept_.push_back(std::move(buffer));
-    return;
+  // Full (by count or bytes): smaller kept buffers make room, smallest
+  // first; the buffer is freed instead when none is smaller.
+  while (kept_.size() >= max_buffers_ || kept_bytes_ + buffer.size() > max_kept_bytes_) {
+    auto smallest = kept_.begin();
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+      if (it->size() < smallest->size()) smallest = it;
+    }
+    if (smallest == kept_.end() || smallest->size() >= buffer.size()) {
+      freed.push_back(std::move(buffer));
+      return;
+    }
+    kept_bytes_ -= smallest->size();
+    freed.push_back(std::move(*smallest));
+    kept_.erase(smallest);
   }
-  // Full: it replaces the smallest kept buffer if it is larger (freed
-  // outside the lock either way, as `buffer` leaves scope).
-  auto smallest = kept_.begin();
-  for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-    if (it->size() < smallest->size()) smallest = it;
-  }
-  if (smallest != kept_.end() && smallest->size() < buffer.size()) std::swap(*smallest, buffer);
+  kept_bytes_ += buffer.size();
+  kept_.push_back(std::move(buffer));
 }
 
 size_t BufferCache::kept() {

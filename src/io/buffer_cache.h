@@ -12,15 +12,18 @@
 //
 //   Take(bytes) --> the smallest kept buffer that holds `bytes`, else a new
 //                   zero-filled one (counted)
-//   Give(buf)   --> kept if it is among the largest `max_buffers` and at
-//                   most `max_buffer_bytes`; else freed
+//   Give(buf)   --> kept if it is at most `max_buffer_bytes` and among the
+//                   largest that fit in `max_buffers` and `max_kept_bytes`
+//                   (smaller kept buffers are freed to make room); else
+//                   freed
 //
 // A buffer taken from the cache is not zeroed again and may be larger than
 // asked for: callers use the first `bytes` of it and overwrite what they
-// read. Memory held: at most max_buffers * max_buffer_bytes.
+// read or write (or zero it). Memory held: at most max_kept_bytes, and at
+// most max_buffers * max_buffer_bytes.
 //
 // Thread-safety: Take and Give from any thread (one mutex, held for a scan
-// of at most max_buffers entries).
+// of at most max_buffers entries; buffers are freed outside it).
 #pragma once
 
 #include <atomic>
@@ -36,7 +39,8 @@ namespace arcstore::io {
 class BufferCache {
  public:
   // `alignment`: of every buffer made (a power of two).
-  BufferCache(size_t alignment, size_t max_buffers, size_t max_buffer_bytes);
+  BufferCache(size_t alignment, size_t max_buffers, size_t max_buffer_bytes,
+              size_t max_kept_bytes = SIZE_MAX);
   BufferCache(const BufferCache&) = delete;
   BufferCache& operator=(const BufferCache&) = delete;
 
@@ -52,9 +56,11 @@ class BufferCache {
   const size_t alignment_;
   const size_t max_buffers_;
   const size_t max_buffer_bytes_;
+  const size_t max_kept_bytes_;
   std::atomic<uint64_t> made_{0};
   Mutex mu_;
   std::vector<AlignedBuffer> kept_ ARC_GUARDED_BY(mu_);
+  size_t kept_bytes_ ARC_GUARDED_BY(mu_) = 0;  // the sum of kept_'s sizes
 };
 
 }  // namespace arcstore::io

@@ -39,14 +39,36 @@ TEST(BufferCache, KeepsTheLargestBuffersUpToItsBounds) {
   const uint8_t* c_at = c.data();
   cache.Give(std::move(a));
   cache.Give(std::move(b));
-  cache.Give(std::move(c));     // full: replaces the 8 KiB one
-  cache.Give(std::move(huge));  // over max_buffer_bytes: freed
+  cache.Give(std::move(c));             // full: replaces the 8 KiB one
+  cache.Give(std::move(huge));          // over max_buffer_bytes: freed
   cache.Give(AlignedBuffer(4096, 16));  // less aligned than the cache's buffers: freed
   EXPECT_EQ(cache.kept(), 2u);
   AlignedBuffer x = cache.Take(1);
   AlignedBuffer y = cache.Take(1);
   EXPECT_EQ(x.data(), b_at);
   EXPECT_EQ(y.data(), c_at);
+  EXPECT_EQ(cache.kept(), 0u);
+}
+
+TEST(BufferCache, KeepsNoMoreThanItsByteBound) {
+  BufferCache cache(64, 8, 256 << 10, 192 << 10);
+  AlignedBuffer a = cache.Take(64 << 10), b = cache.Take(64 << 10), c = cache.Take(64 << 10);
+  cache.Give(std::move(a));
+  cache.Give(std::move(b));
+  cache.Give(std::move(c));
+  EXPECT_EQ(cache.kept(), 3u);  // 192 KiB: at the bound
+  AlignedBuffer big(128 << 10, 64);
+  const uint8_t* big_at = big.data();
+  cache.Give(std::move(big));  // two 64 KiB buffers make room
+  EXPECT_EQ(cache.kept(), 2u);
+  cache.Give(AlignedBuffer(32 << 10, 64));  // nothing smaller to drop: freed
+  EXPECT_EQ(cache.kept(), 2u);
+  cache.Give(AlignedBuffer(256 << 10, 64));  // over the byte bound by itself: freed
+  EXPECT_EQ(cache.kept(), 2u);
+  AlignedBuffer got = cache.Take(100 << 10);
+  EXPECT_EQ(got.data(), big_at);
+  AlignedBuffer small = cache.Take(1);
+  EXPECT_EQ(small.size(), 64u << 10);
   EXPECT_EQ(cache.kept(), 0u);
 }
 

@@ -164,7 +164,7 @@ struct TxgWriter::Run {
 };
 
 TxgWriter::TxgWriter(io::Device* device, space::SpaceAllocator* allocator, uint64_t txg,
-                     const TxgWriterOptions& options, BlockIoStats* stats,
+                     const TxgWriterOptions& options, BlockIoStats* stats, io::BufferCache* buffers,
                      std::function<void(uint64_t)> on_written)
     : device_(device),
       allocator_(allocator),
@@ -172,6 +172,7 @@ TxgWriter::TxgWriter(io::Device* device, space::SpaceAllocator* allocator, uint6
       options_(options),
       unit_bytes_(static_cast<uint32_t>(allocator->options().unit_bytes)),
       stats_(stats),
+      buffers_(buffers),
       on_written_(std::move(on_written)) {}
 
 TxgWriter::~TxgWriter() { (void)Finish(); }
@@ -183,13 +184,19 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
-  io::AlignedBuffer buf(RoundUp(logical.size(), unit_bytes_), buffer_alignment());
-  ARC_ASSIGN_OR_RETURN(format::Compressed c,
-                       format::CompressBlock(base.compression, logical, buf.span(),
-                                             format::kDefaultZstdLevel, unit_bytes_));
-  // The padding past the physical bytes is zero (AlignedBuffer is zeroed,
-  // and the compressor wrote at most physical_bytes).
-  return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
+  const size_t bytes = RoundUp(logical.size(), unit_bytes_);
+  io::AlignedBuffer buf = buffers_->Take(bytes);
+  Result<format::Compressed> c = format::CompressBlock(
+      base.compression, logical, buf.span().first(bytes), format::kDefaultZstdLevel, unit_bytes_);
+  if (!c.ok()) {
+    buffers_->Give(std::move(buf));
+    return c.status();
+  }
+  // The padding past the physical bytes is written too: zeros, not what
+  // the buffer held before.
+  std::memset(buf.data() + c->physical_bytes, 0, bytes - c->physical_bytes);
+  return Place(base, logical.size(), *c, cls,
+               Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
 }
 
 // A record stored as it is (it does not compress, or compression is off) is
@@ -199,31 +206,38 @@ Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const 
 // the record a whole number of units (no padding to zero); otherwise, and
 // for compressed records, the bytes go through a buffer as in Write.
 Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
-                                            std::span<const uint8_t> logical,
-                                            space::AllocClass cls, uint64_t undirty_bytes) {
+                                            std::span<const uint8_t> logical, space::AllocClass cls,
+                                            uint64_t undirty_bytes) {
   const bool in_place = logical.size() % unit_bytes_ == 0 &&
                         reinterpret_cast<uintptr_t>(logical.data()) % buffer_alignment() == 0;
   if (!in_place) return Write(base, logical, cls, undirty_bytes);
   // A record of one unit cannot save space by compressing (the format's
   // rule): no try, and it says nothing about the streak.
-  const bool may_pay = base.compression != format::Compression::kOff && logical.size() > unit_bytes_;
-  const bool probe = raw_streak_ < kRawStreakRecords ||
-                     (raw_streak_ - kRawStreakRecords) % kRawProbeEvery == 0;
+  const bool may_pay =
+      base.compression != format::Compression::kOff && logical.size() > unit_bytes_;
+  const bool probe =
+      raw_streak_ < kRawStreakRecords || (raw_streak_ - kRawStreakRecords) % kRawProbeEvery == 0;
   format::Compressed c{format::Compression::kOff, static_cast<uint32_t>(logical.size())};
+  io::AlignedBuffer buf;  // the compressed bytes, when they are kept
   if (may_pay && !probe) {
     stats_->compress_skipped->Add();
   } else if (may_pay) {
-    if (scratch_.size() < logical.size()) scratch_ = io::AlignedBuffer(logical.size(), 64);
-    ARC_ASSIGN_OR_RETURN(c, format::TryCompressBlock(base.compression, logical,
-                                                     scratch_.span().first(logical.size()),
-                                                     format::kDefaultZstdLevel, unit_bytes_));
+    buf = buffers_->Take(logical.size());
+    Result<format::Compressed> tried =
+        format::TryCompressBlock(base.compression, logical, buf.span().first(logical.size()),
+                                 format::kDefaultZstdLevel, unit_bytes_);
+    if (!tried.ok() || tried->used == format::Compression::kOff) {
+      buffers_->Give(std::move(buf));
+      ARC_RETURN_IF_ERROR(tried.status());
+    }
+    c = *tried;
   }
   if (may_pay) raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;
   if (c.used == format::Compression::kOff) {
     return Place(base, logical.size(), c, cls, Run::Piece{{}, logical.data(), 0, undirty_bytes});
   }
-  io::AlignedBuffer buf(RoundUp(c.physical_bytes, unit_bytes_), buffer_alignment());
-  std::memcpy(buf.data(), scratch_.data(), c.physical_bytes);
+  const size_t bytes = RoundUp(c.physical_bytes, unit_bytes_);
+  std::memset(buf.data() + c.physical_bytes, 0, bytes - c.physical_bytes);
   return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
 }
 
@@ -359,6 +373,9 @@ void TxgWriter::Issue(std::unique_ptr<Run> taken) {
   req.done = [this, run, start](const Status& s) {
     stats_->write_latency_ns->Record(DefaultClock()->NowNs() - start);
     if (s.ok() && on_written_ && run->undirty_bytes > 0) on_written_(run->undirty_bytes);
+    for (Run::Piece& p : run->pieces) {
+      if (!p.buffer.empty()) buffers_->Give(std::move(p.buffer));
+    }
     MutexLock l(&mu_);
     if (!s.ok() && first_error_.ok()) first_error_ = s;
     inflight_--;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -69,7 +70,7 @@ class TxgWriterTest : public ::testing::Test {
   std::vector<WriteLog::Write> WriteBlocks(const std::vector<uint64_t>& indexes) {
     uint64_t undirtied = 0;
     {
-      TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_,
+      TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, &buffers_,
                   [&](uint64_t bytes) { undirtied += bytes; });
       for (uint64_t i : indexes) {
         io::AlignedBuffer buf(kBlock, 4096);
@@ -103,6 +104,7 @@ class TxgWriterTest : public ::testing::Test {
   WriteLog dev_;
   stats::Registry registry_;
   BlockIoStats stats_;
+  io::BufferCache buffers_{4096, 64, 1 * kMiB};
   space::SpaceAllocator allocator_{space::SpaceOptions{.start_bytes = 0, .end_bytes = 64 * kMiB}};
 };
 
@@ -125,7 +127,7 @@ TEST_F(TxgWriterTest, AStoredRecordIsWrittenFromItsOwnMemory) {
   {
     // One I/O per record (a gap between them would do too): no aggregation.
     TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{.aggregation_limit_bytes = kBlock}, &stats_,
-                [&](uint64_t bytes) { undirtied += bytes; });
+                &buffers_, [&](uint64_t bytes) { undirtied += bytes; });
     for (const auto& r : records) {
       auto bp = w.WriteStable(base, r, space::AllocClass::kData, kBlock);
       ASSERT_TRUE(bp.ok()) << bp.status().ToString();
@@ -164,7 +166,7 @@ TEST_F(TxgWriterTest, AStoredBlockIsReadStraightIntoItsDestination) {
   base.compression = format::Compression::kLz4;
   format::BlockPointer raw_bp, lz4_bp;
   {
-    TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, nullptr);
+    TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, &buffers_, nullptr);
     auto a = w.WriteStable(base, random.span(), space::AllocClass::kData, 0);
     auto b = w.WriteStable(base, repeating.span(), space::AllocClass::kData, 0);
     ASSERT_TRUE(a.ok() && b.ok());
@@ -239,7 +241,7 @@ TEST_F(TxgWriterTest, AStreakOfIncompressibleRecordsIsProbedNotCompressedEachTim
   rnd.Fill(one_unit.data(), one_unit.size());
   format::BlockPointer after_small;
   {
-    TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, [](uint64_t) {});
+    TxgWriter w(&dev_, &allocator_, 1, TxgWriterOptions{}, &stats_, &buffers_, [](uint64_t) {});
     for (int i = 0; i < kRecords; i++) {
       auto bp = w.WriteStable(base, std::span<const uint8_t>(data.data() + i * kRecord, kRecord),
                               space::AllocClass::kData, kRecord);
@@ -275,6 +277,54 @@ TEST_F(TxgWriterTest, AStreakOfIncompressibleRecordsIsProbedNotCompressedEachTim
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_TRUE(std::equal(back->begin(), back->end(), data.data() + i * kRecord))
         << "record " << i;
+  }
+}
+
+// Block buffers go back to the pool's cache as their writes complete, and
+// the next txg's compressed records and metadata blocks reuse them: no new
+// buffer, the bytes read back, and the padding past a block's compressed
+// bytes is zeros on the device, not what the reused buffer held.
+TEST_F(TxgWriterTest, BlockBuffersAreReusedByTheNextTxg) {
+  constexpr int kRecords = 8;
+  constexpr uint64_t kRecord = 64 * kKiB;
+  format::BlockPointer base;
+  base.type = format::BlockType::kData;
+  base.compression = format::Compression::kLz4;
+  std::vector<std::vector<uint8_t>> records;
+  std::vector<format::BlockPointer> bps;
+  uint64_t made_by_first = 0;
+  for (uint64_t txg = 1; txg <= 2; txg++) {
+    TxgWriter w(&dev_, &allocator_, txg, TxgWriterOptions{}, &stats_, &buffers_, nullptr);
+    for (int i = 0; i < kRecords; i++) {
+      // Compressible (runs of a byte), and each txg's compress to other sizes.
+      io::AlignedBuffer rec(kRecord, 4096);
+      SeededRandom rnd(txg * 100 + i);
+      for (uint64_t j = 0; j < kRecord; j += 64 * txg) {
+        std::memset(rec.data() + j, static_cast<int>(rnd.Next() & 0xff), 64 * txg);
+      }
+      auto bp = i % 2 == 0 ? w.WriteStable(base, rec.span(), space::AllocClass::kData, 0)
+                           : w.WriteBlock(base, rec.span());  // a metadata block
+      ASSERT_TRUE(bp.ok()) << bp.status().ToString();
+      ASSERT_EQ(bp->compression, format::Compression::kLz4) << "txg " << txg << " block " << i;
+      records.emplace_back(rec.data(), rec.data() + kRecord);
+      bps.push_back(*bp);
+    }
+    ASSERT_TRUE(w.Finish().ok());
+    if (txg == 1) made_by_first = buffers_.made();
+  }
+  EXPECT_GT(made_by_first, 0u);
+  EXPECT_EQ(buffers_.made(), made_by_first) << "the second txg made no buffer";
+  BlockReader reader(mem_.get(), 4096, &stats_);
+  for (size_t i = 0; i < bps.size(); i++) {
+    Result<std::vector<uint8_t>> back = reader.ReadBlock(bps[i]);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, records[i]) << "block " << i;
+    const uint64_t allocated = bps[i].AllocatedBytes(4096);
+    std::vector<uint8_t> on_disk(allocated);
+    ASSERT_TRUE(io::ReadSync(*mem_, bps[i].offset_units * 4096, on_disk).ok());
+    EXPECT_TRUE(std::all_of(on_disk.begin() + bps[i].physical_bytes, on_disk.end(),
+                            [](uint8_t b) { return b == 0; }))
+        << "padding of block " << i;
   }
 }
 

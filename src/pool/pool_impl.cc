@@ -212,6 +212,9 @@ Status PoolImpl::Load() {
                               std::to_string(label_.device_size_bytes));
   }
   reader_ = std::make_unique<BlockReader>(device_.get(), layout_.allocation_unit, &io_stats_);
+  write_buffers_ = std::make_unique<io::BufferCache>(
+      std::max<uint32_t>(device_->buffer_alignment(), 64), kWriteBuffers, format::kMaxRecordSize,
+      kWriteBufferBytes);
   // Every valid uberblock of this pool, from both rings, newest first.
   std::map<uint64_t, format::Uberblock, std::greater<>> found;
   io::AlignedBuffer ring(layout_.ring_bytes, Align(*device_));
@@ -685,6 +688,7 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
     if (arena.ok()) log_->SetArena(arena->offset_bytes, arena->length_bytes);
   }
   TxgWriter writer(device_.get(), allocator_.get(), txg, TxgWriterOptions{}, &io_stats_,
+                   write_buffers_.get(),
                    [this, txg](uint64_t bytes) { txg_->Undirty(txg, bytes); });
   RecordSinkAdapter sink(&writer);
   for (const auto& v : gone) ARC_RETURN_IF_ERROR(v->FreeAll(&sink));

@@ -149,6 +149,13 @@ class PoolImpl final : public Pool {
   format::DeviceLayout layout_;
   BlockIoStats io_stats_;
   std::unique_ptr<BlockReader> reader_;
+  // Block buffers of the txg writers (block_io.h), kept from one write to
+  // the next: at most kWriteBuffers of up to the largest record, and at
+  // most kWriteBufferBytes in all (half of the writes a txg may have at
+  // the device at once: 32 of up to 1 MiB).
+  static constexpr size_t kWriteBuffers = 512;
+  static constexpr size_t kWriteBufferBytes = 16u << 20;
+  std::unique_ptr<io::BufferCache> write_buffers_;
   volume::VolumeStats volume_stats_;
   std::unique_ptr<MemoryMonitor> monitor_;
   std::unique_ptr<arc::Arc> arc_;
