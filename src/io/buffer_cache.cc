@@ -15,12 +15,9 @@ AlignedBuffer BufferCache::Take(size_t bytes, bool* made) {
   if (made != nullptr) *made = false;
   {
     MutexLock l(&mu_);
-    auto best = kept_.end();
-    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->size() >= bytes && (best == kept_.end() || it->size() < best->size())) best = it;
-    }
+    auto best = kept_.lower_bound(bytes);  // the smallest that holds `bytes`
     if (best != kept_.end()) {
-      AlignedBuffer b = std::move(*best);
+      AlignedBuffer b = std::move(best->second);
       kept_.erase(best);
       kept_bytes_ -= b.size();
       return b;
@@ -41,20 +38,17 @@ void BufferCache::Give(AlignedBuffer buffer) {
   // Full (by count or bytes): smaller kept buffers make room, smallest
   // first; the buffer is freed instead when none is smaller.
   while (kept_.size() >= max_buffers_ || kept_bytes_ + buffer.size() > max_kept_bytes_) {
-    auto smallest = kept_.begin();
-    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->size() < smallest->size()) smallest = it;
-    }
-    if (smallest == kept_.end() || smallest->size() >= buffer.size()) {
+    if (kept_.empty() || kept_.begin()->first >= buffer.size()) {
       freed.push_back(std::move(buffer));
       return;
     }
-    kept_bytes_ -= smallest->size();
-    freed.push_back(std::move(*smallest));
-    kept_.erase(smallest);
+    kept_bytes_ -= kept_.begin()->first;
+    freed.push_back(std::move(kept_.begin()->second));
+    kept_.erase(kept_.begin());
   }
   kept_bytes_ += buffer.size();
-  kept_.push_back(std::move(buffer));
+  const size_t size = buffer.size();
+  kept_.emplace(size, std::move(buffer));
 }
 
 size_t BufferCache::kept() {

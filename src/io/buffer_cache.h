@@ -22,13 +22,14 @@
 // read or write (or zero it). Memory held: at most max_kept_bytes, and at
 // most max_buffers * max_buffer_bytes.
 //
-// Thread-safety: Take and Give from any thread (one mutex, held for a scan
-// of at most max_buffers entries; buffers are freed outside it).
+// Thread-safety: Take and Give from any thread (one mutex, held for a
+// lookup among at most max_buffers, by size; buffers are freed outside it).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "base/thread_annotations.h"
@@ -59,7 +60,7 @@ class BufferCache {
   const size_t max_kept_bytes_;
   std::atomic<uint64_t> made_{0};
   Mutex mu_;
-  std::vector<AlignedBuffer> kept_ ARC_GUARDED_BY(mu_);
+  std::multimap<size_t, AlignedBuffer> kept_ ARC_GUARDED_BY(mu_);  // by size
   size_t kept_bytes_ ARC_GUARDED_BY(mu_) = 0;  // the sum of kept_'s sizes
 };
 
