@@ -10,6 +10,13 @@
 // when given back, up to `max_cached_bytes` in all; larger ones are plain
 // allocations.
 //
+// Not io::BufferCache (the block reader's, the intent log's and the txg
+// writer's): those hand out aligned, zero-filled AlignedBuffers, which are
+// page mappings from 64 KiB up, and an NBD request of up to 32 MiB that
+// is not kept would then be mapped and unmapped (a TLB shootdown) per
+// request; payloads need neither alignment nor zeroing, and new[] lets
+// glibc keep large blocks in its heap once it has freed one.
+//
 // Thread-safety: Take and Give from any thread (a request's buffer is
 // given back by whichever thread completes it). Buffers are plain new[]
 // arrays: one dropped instead of given back is simply freed.
