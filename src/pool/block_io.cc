@@ -36,6 +36,10 @@ BlockIoStats::BlockIoStats(stats::Registry* r)
       compress_skipped(r->AddCounter("io", "compress_skipped", stats::Unit::kOps,
                                      "data records stored raw without a compression try: "
                                      "the records before them did not compress")),
+      read_buffers_made(r->AddCounter("io", "read_buffers_made", stats::Unit::kOps,
+                                      "block read buffers made, not reused")),
+      write_buffers_made(r->AddCounter("io", "write_buffers_made", stats::Unit::kOps,
+                                       "block write buffers made, not reused")),
       write_size_bytes(r->AddHistogram("io", "write_size_bytes", stats::Unit::kBytes,
                                        "size of each device write (aggregated)")),
       block_size_bytes(r->AddHistogram("io", "block_size_bytes", stats::Unit::kBytes,
@@ -76,7 +80,9 @@ Status BlockReader::ReadDevice(const BlockPointer& bp, std::span<uint8_t> into, 
 Result<io::AlignedBuffer> BlockReader::ReadPhysical(const BlockPointer& bp, io::IoClass cls) {
   if (bp.IsHole()) return Status::InvalidArgument("read of " + bp.ToString() + ": no data");
   const uint64_t len = bp.AllocatedBytes(unit_bytes_);
-  io::AlignedBuffer buf = buffers_.Take(len);
+  bool made = false;
+  io::AlignedBuffer buf = buffers_.Take(len, &made);
+  if (made) stats_->read_buffers_made->Add();
   Status s = ReadDevice(bp, buf.span().first(len), cls);
   if (!s.ok()) {
     buffers_.Give(std::move(buf));
@@ -185,7 +191,7 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
   const size_t bytes = RoundUp(logical.size(), unit_bytes_);
-  io::AlignedBuffer buf = buffers_->Take(bytes);
+  io::AlignedBuffer buf = TakeBuffer(bytes);
   Result<format::Compressed> c = format::CompressBlock(
       base.compression, logical, buf.span().first(bytes), format::kDefaultZstdLevel, unit_bytes_);
   if (!c.ok()) {
@@ -222,7 +228,7 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   if (may_pay && !probe) {
     stats_->compress_skipped->Add();
   } else if (may_pay) {
-    buf = buffers_->Take(logical.size());
+    buf = TakeBuffer(logical.size());
     Result<format::Compressed> tried =
         format::TryCompressBlock(base.compression, logical, buf.span().first(logical.size()),
                                  format::kDefaultZstdLevel, unit_bytes_);
@@ -239,6 +245,13 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   const size_t bytes = RoundUp(c.physical_bytes, unit_bytes_);
   std::memset(buf.data() + c.physical_bytes, 0, bytes - c.physical_bytes);
   return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
+}
+
+io::AlignedBuffer TxgWriter::TakeBuffer(size_t bytes) {
+  bool made = false;
+  io::AlignedBuffer buf = buffers_->Take(bytes, &made);
+  if (made) stats_->write_buffers_made->Add();
+  return buf;
 }
 
 uint32_t TxgWriter::buffer_alignment() const {

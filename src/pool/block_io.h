@@ -80,6 +80,8 @@ struct BlockIoStats {
   stats::Counter* blocks_written;  // blocks before aggregation
   stats::Counter* checksum_errors;
   stats::Counter* compress_skipped;  // records stored raw untried (a raw streak)
+  stats::Counter* read_buffers_made;   // BlockReader's buffers not reused
+  stats::Counter* write_buffers_made;  // TxgWriter's buffers not reused
   stats::Histogram* write_size_bytes;       // per device write (aggregated)
   stats::Histogram* block_size_bytes;       // per block (individual)
   stats::Histogram* read_latency_ns;
@@ -160,6 +162,7 @@ class TxgWriter final : public volume::BlockSink {
   struct Run;
   struct RunPiece;
   uint32_t buffer_alignment() const;
+  io::AlignedBuffer TakeBuffer(size_t bytes);  // from buffers_, counted
   Result<format::BlockPointer> Place(const format::BlockPointer& base, size_t logical_bytes,
                                      const format::Compressed& c, space::AllocClass cls,
                                      RunPiece piece);

@@ -314,6 +314,7 @@ TEST_F(TxgWriterTest, BlockBuffersAreReusedByTheNextTxg) {
   }
   EXPECT_GT(made_by_first, 0u);
   EXPECT_EQ(buffers_.made(), made_by_first) << "the second txg made no buffer";
+  EXPECT_EQ(stats_.write_buffers_made->Value(), made_by_first);
   BlockReader reader(mem_.get(), 4096, &stats_);
   for (size_t i = 0; i < bps.size(); i++) {
     Result<std::vector<uint8_t>> back = reader.ReadBlock(bps[i]);
