@@ -49,6 +49,7 @@ class BufferCache {
   AlignedBuffer Take(size_t bytes, bool* made = nullptr);
   void Give(AlignedBuffer buffer);
 
+  size_t alignment() const { return alignment_; }
   // Buffers Take had to make (the rest were reused).
   uint64_t made() const { return made_.load(std::memory_order_relaxed); }
   size_t kept();

@@ -11,8 +11,8 @@
 // allocations.
 //
 // Not io::BufferCache (the block reader's, the intent log's and the txg
-// writer's): those hand out aligned, zero-filled AlignedBuffers, which are
-// page mappings from 64 KiB up, and an NBD request of up to 32 MiB that
+// writer's): those hand out aligned AlignedBuffers (zero-filled when made),
+// which are page mappings from 64 KiB up, and an NBD request of up to 32 MiB that
 // is not kept would then be mapped and unmapped (a TLB shootdown) per
 // request; payloads need neither alignment nor zeroing, and new[] lets
 // glibc keep large blocks in its heap once it has freed one.

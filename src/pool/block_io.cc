@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/check.h"
 #include "base/clock.h"
 
 namespace arcstore::pool {
@@ -179,7 +180,9 @@ TxgWriter::TxgWriter(io::Device* device, space::SpaceAllocator* allocator, uint6
       unit_bytes_(static_cast<uint32_t>(allocator->options().unit_bytes)),
       stats_(stats),
       buffers_(buffers),
-      on_written_(std::move(on_written)) {}
+      on_written_(std::move(on_written)) {
+  ARC_CHECK(buffers->alignment() >= buffer_alignment());
+}
 
 TxgWriter::~TxgWriter() { (void)Finish(); }
 
@@ -190,19 +193,31 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
-  const size_t bytes = RoundUp(logical.size(), unit_bytes_);
-  io::AlignedBuffer buf = TakeBuffer(bytes);
-  Result<format::Compressed> c = format::CompressBlock(
-      base.compression, logical, buf.span().first(bytes), format::kDefaultZstdLevel, unit_bytes_);
-  if (!c.ok()) {
-    buffers_->Give(std::move(buf));
-    return c.status();
-  }
-  // The padding past the physical bytes is written too: zeros, not what
-  // the buffer held before.
-  std::memset(buf.data() + c->physical_bytes, 0, bytes - c->physical_bytes);
-  return Place(base, logical.size(), *c, cls,
-               Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
+  ARC_ASSIGN_OR_RETURN(format::Compressed c,
+                       format::CompressBlock(base.compression, logical, Scratch(logical.size()),
+                                             format::kDefaultZstdLevel, unit_bytes_));
+  return Place(base, logical.size(), c, cls,
+               Run::Piece{PhysicalCopy(c.physical_bytes), nullptr, 0, undirty_bytes});
+}
+
+std::span<uint8_t> TxgWriter::Scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_ = io::AlignedBuffer(bytes, 64);
+  return scratch_.span().first(bytes);
+}
+
+// The compressor's output is copied into a buffer of its own rounded size:
+// a block holds its buffer until its write completes, and a buffer the
+// size of the record would hold (and keep from the cache) 4 times the
+// bytes of a record that compressed 4:1.
+io::AlignedBuffer TxgWriter::PhysicalCopy(size_t physical_bytes) {
+  const size_t bytes = RoundUp(physical_bytes, unit_bytes_);
+  bool made = false;
+  io::AlignedBuffer buf = buffers_->Take(bytes, &made);
+  if (made) stats_->write_buffers_made->Add();
+  std::memcpy(buf.data(), scratch_.data(), physical_bytes);
+  // The padding is written too: zeros, not what a reused buffer held.
+  std::memset(buf.data() + physical_bytes, 0, bytes - physical_bytes);
+  return buf;
 }
 
 // A record stored as it is (it does not compress, or compression is off) is
@@ -224,34 +239,19 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   const bool probe =
       raw_streak_ < kRawStreakRecords || (raw_streak_ - kRawStreakRecords) % kRawProbeEvery == 0;
   format::Compressed c{format::Compression::kOff, static_cast<uint32_t>(logical.size())};
-  io::AlignedBuffer buf;  // the compressed bytes, when they are kept
   if (may_pay && !probe) {
     stats_->compress_skipped->Add();
   } else if (may_pay) {
-    buf = TakeBuffer(logical.size());
-    Result<format::Compressed> tried =
-        format::TryCompressBlock(base.compression, logical, buf.span().first(logical.size()),
-                                 format::kDefaultZstdLevel, unit_bytes_);
-    if (!tried.ok() || tried->used == format::Compression::kOff) {
-      buffers_->Give(std::move(buf));
-      ARC_RETURN_IF_ERROR(tried.status());
-    }
-    c = *tried;
+    ARC_ASSIGN_OR_RETURN(c, format::TryCompressBlock(base.compression, logical,
+                                                     Scratch(logical.size()),
+                                                     format::kDefaultZstdLevel, unit_bytes_));
   }
   if (may_pay) raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;
   if (c.used == format::Compression::kOff) {
     return Place(base, logical.size(), c, cls, Run::Piece{{}, logical.data(), 0, undirty_bytes});
   }
-  const size_t bytes = RoundUp(c.physical_bytes, unit_bytes_);
-  std::memset(buf.data() + c.physical_bytes, 0, bytes - c.physical_bytes);
-  return Place(base, logical.size(), c, cls, Run::Piece{std::move(buf), nullptr, 0, undirty_bytes});
-}
-
-io::AlignedBuffer TxgWriter::TakeBuffer(size_t bytes) {
-  bool made = false;
-  io::AlignedBuffer buf = buffers_->Take(bytes, &made);
-  if (made) stats_->write_buffers_made->Add();
-  return buf;
+  return Place(base, logical.size(), c, cls,
+               Run::Piece{PhysicalCopy(c.physical_bytes), nullptr, 0, undirty_bytes});
 }
 
 uint32_t TxgWriter::buffer_alignment() const {

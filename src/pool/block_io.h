@@ -34,8 +34,10 @@
 //                faulted in page by page and unmapped (a TLB shootdown) on
 //                the completion thread; 1 MiB writes of half-compressible
 //                data into 128 KiB records spent 12.7% of their CPU in
-//                those munmaps. WriteStable compresses into such a buffer
-//                directly (no copy from a scratch buffer).
+//                those munmaps. A block's buffer is its compressed size,
+//                rounded to the unit (the compressor writes into a scratch
+//                buffer first): a record-sized one would hold the record's
+//                bytes at the device, not the block's.
 //
 // I/O classes (io/io_queue.h): BlockReader's demand reads are sync reads,
 // its PrefetchBlockInto reads async reads; TxgWriter's writes are async
@@ -162,7 +164,11 @@ class TxgWriter final : public volume::BlockSink {
   struct Run;
   struct RunPiece;
   uint32_t buffer_alignment() const;
-  io::AlignedBuffer TakeBuffer(size_t bytes);  // from buffers_, counted
+  // The first `bytes` of scratch_ (grown to hold them): the compressor's
+  // output.
+  std::span<uint8_t> Scratch(size_t bytes);
+  // The first `physical_bytes` of scratch_ in a buffer from buffers_.
+  io::AlignedBuffer PhysicalCopy(size_t physical_bytes);
   Result<format::BlockPointer> Place(const format::BlockPointer& base, size_t logical_bytes,
                                      const format::Compressed& c, space::AllocClass cls,
                                      RunPiece piece);
@@ -182,6 +188,7 @@ class TxgWriter final : public volume::BlockSink {
   io::BufferCache* const buffers_;
   const std::function<void(uint64_t)> on_written_;
   std::unique_ptr<Run> run_;  // the run being built (sync thread only)
+  io::AlignedBuffer scratch_;  // the compressor's output (sync thread only)
   uint64_t raw_streak_ = 0;    // WriteStable's records in a row stored raw (sync thread only)
   uint64_t written_bytes_ = 0;
   uint64_t device_writes_ = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "base/random.h"
@@ -327,6 +328,69 @@ TEST_F(TxgWriterTest, BlockBuffersAreReusedByTheNextTxg) {
                             [](uint8_t b) { return b == 0; }))
         << "padding of block " << i;
   }
+}
+
+// Holds every write until Release(), so that a test can look at the cache
+// while blocks are at the device.
+class HeldWrites final : public io::ForwardingDevice {
+ public:
+  using ForwardingDevice::ForwardingDevice;
+  void Submit(io::IoRequest r) override {
+    if (r.op != io::IoOp::kWrite) return ForwardingDevice::Submit(std::move(r));
+    MutexLock l(&mu_);
+    held_.push_back(std::move(r));
+    cv_.SignalAll();
+  }
+  // Waits for a held write; returns where its first iovec points.
+  const uint8_t* WaitForOne() {
+    MutexLock l(&mu_);
+    while (held_.empty()) cv_.Wait(&mu_);
+    return held_.front().iov[0].data;
+  }
+  void Release() {
+    std::vector<io::IoRequest> go;
+    {
+      MutexLock l(&mu_);
+      go.swap(held_);
+    }
+    for (io::IoRequest& r : go) ForwardingDevice::Submit(std::move(r));
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<io::IoRequest> held_ ARC_GUARDED_BY(mu_);
+};
+
+// A compressed block's buffer is the block's rounded size, not the
+// record's, and goes back to the cache only when its write completes: a
+// Take meanwhile never gets memory the device is still reading.
+TEST_F(TxgWriterTest, ABlockBufferReturnsToTheCacheOnlyWhenItsWriteCompletes) {
+  HeldWrites held(mem_.get());
+  io::AlignedBuffer rec(kBlock, 4096);
+  for (uint64_t j = 0; j < kBlock; j++) rec.data()[j] = static_cast<uint8_t>(j / 1024);
+  format::BlockPointer base;
+  base.type = format::BlockType::kData;
+  base.compression = format::Compression::kLz4;
+  TxgWriter w(&held, &allocator_, 1, TxgWriterOptions{}, &stats_, &buffers_, nullptr);
+  auto bp = w.WriteStable(base, rec.span(), space::AllocClass::kData, 0);
+  ASSERT_TRUE(bp.ok()) << bp.status().ToString();
+  ASSERT_EQ(bp->compression, format::Compression::kLz4);
+  Status finished;
+  std::thread finisher([&] { finished = w.Finish(); });
+  const uint8_t* at_device = held.WaitForOne();
+  io::AlignedBuffer meanwhile = buffers_.Take(1);
+  EXPECT_NE(meanwhile.data(), at_device) << "the cache gave out a buffer still being written";
+  buffers_.Give(std::move(meanwhile));
+  held.Release();
+  finisher.join();
+  ASSERT_TRUE(finished.ok()) << finished.ToString();
+  // Back now: the smallest kept buffer that holds the block is its own.
+  const size_t block_bytes = bp->AllocatedBytes(4096);
+  EXPECT_LT(block_bytes, kBlock);
+  io::AlignedBuffer again = buffers_.Take(block_bytes);
+  EXPECT_EQ(again.data(), at_device);
+  EXPECT_EQ(again.size(), block_bytes) << "sized to the block, not the record";
 }
 
 TEST_F(TxgWriterTest, AdjacentBlocksUpToTheLimitAreOneWrite) {

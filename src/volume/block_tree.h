@@ -35,6 +35,9 @@ class BlockSource {
   virtual ~BlockSource() = default;
   virtual Result<std::vector<uint8_t>> ReadBlock(const format::BlockPointer& bp) = 0;
   // Reads the logical bytes of `bp` into `out` (exactly bp.logical_bytes).
+  // On an error `out` may hold any bytes (a block that failed its checksum
+  // may have been read into it): callers read into memory nobody else sees
+  // until the read succeeds.
   virtual Status ReadBlockInto(const format::BlockPointer& bp, std::span<uint8_t> out);
   // ReadBlockInto for a prefetch (nobody waits for it yet), which a source
   // may schedule behind demand reads; by default the same.
