@@ -16,13 +16,13 @@ namespace arcstore::format {
 namespace {
 
 Status WriteAt(io::Device& device, uint64_t offset, const std::vector<uint8_t>& bytes) {
-  io::AlignedBuffer buf(bytes.size(), std::max<size_t>(device.buffer_alignment(), 64));
+  io::AlignedBuffer buf(bytes.size(), io::BufferAlignmentFor(device));
   std::copy(bytes.begin(), bytes.end(), buf.data());
   return io::WriteSync(device, offset, buf.span());
 }
 
 Result<io::AlignedBuffer> ReadAt(io::Device& device, uint64_t offset, uint64_t length) {
-  io::AlignedBuffer buf(length, std::max<size_t>(device.buffer_alignment(), 64));
+  io::AlignedBuffer buf(length, io::BufferAlignmentFor(device));
   ARC_RETURN_IF_ERROR(io::ReadSync(device, offset, buf.span()));
   return buf;
 }

@@ -7,8 +7,9 @@
 // its physical bytes and dropped it after decompressing paid both on every
 // read: munmap's TLB flushes were 20% of the CPU samples of a cold 64 KiB
 // random-read job. Work that needs a buffer for the length of one I/O
-// takes one here and gives it back: the block reader (its physical bytes)
-// and the intent log (the blocks a commit encodes).
+// takes one here and gives it back: the block reader (its physical bytes),
+// the intent log (the blocks a commit encodes) and the txg writers (each
+// compressed or metadata block, until its write completes).
 //
 //   Take(bytes) --> the smallest kept buffer that holds `bytes`, else a new
 //                   zero-filled one (counted)

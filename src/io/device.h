@@ -29,6 +29,7 @@
 // long (it may run on a device thread) and may submit new requests.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -128,6 +129,11 @@ Status ErrnoStatus(const Device& device, IoOp op, uint64_t offset, uint64_t leng
 
 // Synchronous helpers: device.Execute (submit and wait for the completion,
 // unless the device runs the request on the calling thread).
+// The alignment of the buffers the engine makes for `device`'s I/O: what
+// the device needs, and at least a cache line (64).
+inline size_t BufferAlignmentFor(const Device& device) {
+  return std::max<size_t>(device.buffer_alignment(), 64);
+}
 Status SubmitAndWait(Device& device, IoRequest request);
 // Device::Execute's default: Submit, then wait for `done`.
 Status SubmitThenWait(Device& device, IoRequest request);

@@ -210,7 +210,7 @@ void FaultDevice::FlipOnWrite(IoRequest r, const FaultEvent& event) {
   // A private copy, aligned for an O_DIRECT inner device; the caller's
   // buffer is never modified.
   auto copy =
-      std::make_shared<AlignedBuffer>(length, std::max<size_t>(inner_->buffer_alignment(), 64));
+      std::make_shared<AlignedBuffer>(length, BufferAlignmentFor(*inner_));
   GatherIov(r.iov, 0, length, copy->data());
   e.detail = RandomBelow(length * 8);
   copy->data()[e.detail / 8] ^= static_cast<uint8_t>(1u << (e.detail % 8));

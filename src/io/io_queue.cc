@@ -334,7 +334,7 @@ std::shared_ptr<QueuedDevice::Op> QueuedDevice::MergeReadsLocked(std::shared_ptr
   uint64_t at = start;
   for (const auto& p : parts) {
     if (p->offset > at) {
-      m->gaps.emplace_back(p->offset - at, std::max<size_t>(inner_->buffer_alignment(), 64));
+      m->gaps.emplace_back(p->offset - at, BufferAlignmentFor(*inner_));
       m->request.iov.push_back(IoVec{m->gaps.back().data(), p->offset - at});
     }
     for (const IoVec& v : p->request.iov) m->request.iov.push_back(v);

@@ -65,7 +65,7 @@ BlockReader::BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* 
     : device_(device),
       unit_bytes_(unit_bytes),
       stats_(stats),
-      buffer_alignment_(std::max<uint32_t>(device->buffer_alignment(), 64)),
+      buffer_alignment_(io::BufferAlignmentFor(*device)),
       buffers_(buffer_alignment_, kSpareReadBuffers, kMaxSpareReadBufferBytes) {}
 
 Status BlockReader::ReadDevice(const BlockPointer& bp, std::span<uint8_t> into, io::IoClass cls) {
@@ -181,7 +181,7 @@ TxgWriter::TxgWriter(io::Device* device, space::SpaceAllocator* allocator, uint6
       stats_(stats),
       buffers_(buffers),
       on_written_(std::move(on_written)) {
-  ARC_CHECK(buffers->alignment() >= buffer_alignment());
+  ARC_CHECK(buffers->alignment() >= io::BufferAlignmentFor(*device));
 }
 
 TxgWriter::~TxgWriter() { (void)Finish(); }
@@ -230,7 +230,7 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
                                             std::span<const uint8_t> logical, space::AllocClass cls,
                                             uint64_t undirty_bytes) {
   const bool in_place = logical.size() % unit_bytes_ == 0 &&
-                        reinterpret_cast<uintptr_t>(logical.data()) % buffer_alignment() == 0;
+                        reinterpret_cast<uintptr_t>(logical.data()) % io::BufferAlignmentFor(*device_) == 0;
   if (!in_place) return Write(base, logical, cls, undirty_bytes);
   // A record of one unit cannot save space by compressing (the format's
   // rule): no try, and it says nothing about the streak.
@@ -252,10 +252,6 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   }
   return Place(base, logical.size(), c, cls,
                Run::Piece{PhysicalCopy(c.physical_bytes), nullptr, 0, undirty_bytes});
-}
-
-uint32_t TxgWriter::buffer_alignment() const {
-  return std::max<uint32_t>(device_->buffer_alignment(), 64);
 }
 
 // Allocates the block's space, makes its pointer and queues `piece` (whose

@@ -163,7 +163,6 @@ class TxgWriter final : public volume::BlockSink {
  private:
   struct Run;
   struct RunPiece;
-  uint32_t buffer_alignment() const;
   // The first `bytes` of scratch_ (grown to hold them): the compressor's
   // output.
   std::span<uint8_t> Scratch(size_t bytes);

@@ -92,8 +92,6 @@ uint64_t WallNs() {
   return static_cast<uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-size_t Align(const io::Device& d) { return std::max<size_t>(d.buffer_alignment(), 64); }
-
 class RecordSinkAdapter final : public volume::RecordSink {
  public:
   explicit RecordSinkAdapter(TxgWriter* w) : w_(w) {}
@@ -188,7 +186,7 @@ Result<std::unique_ptr<PoolImpl>> PoolImpl::OpenOnDevice(std::unique_ptr<io::Dev
 
 Status PoolImpl::Load() {
   const std::string dev = "device " + device_->name();
-  io::AlignedBuffer hdr(format::kLabelHeaderRegionBytes, Align(*device_));
+  io::AlignedBuffer hdr(format::kLabelHeaderRegionBytes, io::BufferAlignmentFor(*device_));
   Status read = io::ReadSync(*device_, 0, hdr.span());
   Result<format::LabelHeader> label =
       read.ok() ? format::DecodeLabelHeader(hdr.span()) : Result<format::LabelHeader>(read);
@@ -213,11 +211,11 @@ Status PoolImpl::Load() {
   }
   reader_ = std::make_unique<BlockReader>(device_.get(), layout_.allocation_unit, &io_stats_);
   write_buffers_ = std::make_unique<io::BufferCache>(
-      std::max<uint32_t>(device_->buffer_alignment(), 64), kWriteBuffers, format::kMaxRecordSize,
+      io::BufferAlignmentFor(*device_), kWriteBuffers, format::kMaxRecordSize,
       kWriteBufferBytes);
   // Every valid uberblock of this pool, from both rings, newest first.
   std::map<uint64_t, format::Uberblock, std::greater<>> found;
-  io::AlignedBuffer ring(layout_.ring_bytes, Align(*device_));
+  io::AlignedBuffer ring(layout_.ring_bytes, io::BufferAlignmentFor(*device_));
   for (uint64_t at : {layout_.front_ring, layout_.back_ring}) {
     const char* ring_name = at == layout_.front_ring ? "front" : "back";
     Status read = io::ReadSync(*device_, at, ring.span());
@@ -611,7 +609,7 @@ Status PoolImpl::WriteChain(uint64_t txg, std::vector<space::SpaceRecord> record
       return Status::Internal("space log block of " + std::to_string(bytes.size()) +
                               " bytes does not fit its extent");
     }
-    io::AlignedBuffer buf(extents[i].length_bytes, Align(*device_));
+    io::AlignedBuffer buf(extents[i].length_bytes, io::BufferAlignmentFor(*device_));
     std::memcpy(buf.data(), bytes.data(), bytes.size());
     BlockPointer base;
     base.type = BlockType::kSpaceLog;

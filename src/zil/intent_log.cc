@@ -231,7 +231,7 @@ Result<LogReplay> ReadLog(io::Device* device, uint32_t unit, const format::Inten
                               std::to_string(h.arena_bytes) + " does not fit device " +
                               device->name());
   }
-  const size_t align = std::max<size_t>(device->buffer_alignment(), 64);
+  const size_t align = io::BufferAlignmentFor(*device);
   uint64_t at = h.replay_offset_bytes, seq = h.replay_sequence;
   // The block at `offset` if it is block `seq` of this log, else an error
   // saying why not.
@@ -295,7 +295,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
       env_(env),
       stats_(env.registry),
       guid_(NewGuid()),
-      buffers_(std::max<size_t>(env.device->buffer_alignment(), 64), kSpareBuffers,
+      buffers_(io::BufferAlignmentFor(*env.device), kSpareBuffers,
                options.max_block_bytes) {
   MutexLock l(&mu_);
   arena_ = start.header;
