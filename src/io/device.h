@@ -127,13 +127,14 @@ std::string DescribeIo(const Device& device, IoOp op, uint64_t offset, uint64_t 
 // whose message names the request and the errno text.
 Status ErrnoStatus(const Device& device, IoOp op, uint64_t offset, uint64_t length, int err);
 
-// Synchronous helpers: device.Execute (submit and wait for the completion,
-// unless the device runs the request on the calling thread).
 // The alignment of the buffers the engine makes for `device`'s I/O: what
 // the device needs, and at least a cache line (64).
 inline size_t BufferAlignmentFor(const Device& device) {
   return std::max<size_t>(device.buffer_alignment(), 64);
 }
+
+// Synchronous helpers: device.Execute (submit and wait for the completion,
+// unless the device runs the request on the calling thread).
 Status SubmitAndWait(Device& device, IoRequest request);
 // Device::Execute's default: Submit, then wait for `done`.
 Status SubmitThenWait(Device& device, IoRequest request);

@@ -65,8 +65,7 @@ BlockReader::BlockReader(io::Device* device, uint32_t unit_bytes, BlockIoStats* 
     : device_(device),
       unit_bytes_(unit_bytes),
       stats_(stats),
-      buffer_alignment_(io::BufferAlignmentFor(*device)),
-      buffers_(buffer_alignment_, kSpareReadBuffers, kMaxSpareReadBufferBytes) {}
+      buffers_(io::BufferAlignmentFor(*device), kSpareReadBuffers, kMaxSpareReadBufferBytes) {}
 
 Status BlockReader::ReadDevice(const BlockPointer& bp, std::span<uint8_t> into, io::IoClass cls) {
   const uint64_t start = DefaultClock()->NowNs();
@@ -116,7 +115,7 @@ Status BlockReader::PrefetchBlockInto(const BlockPointer& bp, std::span<uint8_t>
 bool BlockReader::ReadsInPlace(const BlockPointer& bp, std::span<uint8_t> out) const {
   return bp.compression == format::Compression::kOff && !bp.IsHole() &&
          bp.physical_bytes == out.size() && bp.AllocatedBytes(unit_bytes_) == out.size() &&
-         reinterpret_cast<uintptr_t>(out.data()) % buffer_alignment_ == 0;
+         reinterpret_cast<uintptr_t>(out.data()) % buffers_.alignment() == 0;
 }
 
 Status BlockReader::ReadInto(const BlockPointer& bp, std::span<uint8_t> out, io::IoClass cls) {

@@ -110,7 +110,6 @@ class BlockReader final : public volume::BlockSource {
   io::Device* const device_;
   const uint32_t unit_bytes_;
   BlockIoStats* const stats_;
-  const uint32_t buffer_alignment_;  // of memory the device reads into
   // Physical bytes of the reads in progress: at most kSpareReadBuffers kept
   // between reads, each at most kMaxSpareReadBufferBytes (the largest
   // record, 1 MiB, with room for its rounding).
