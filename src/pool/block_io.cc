@@ -228,8 +228,9 @@ io::AlignedBuffer TxgWriter::PhysicalCopy(size_t physical_bytes) {
 Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
                                             std::span<const uint8_t> logical, space::AllocClass cls,
                                             uint64_t undirty_bytes) {
-  const bool in_place = logical.size() % unit_bytes_ == 0 &&
-                        reinterpret_cast<uintptr_t>(logical.data()) % io::BufferAlignmentFor(*device_) == 0;
+  const bool in_place =
+      logical.size() % unit_bytes_ == 0 &&
+      reinterpret_cast<uintptr_t>(logical.data()) % io::BufferAlignmentFor(*device_) == 0;
   if (!in_place) return Write(base, logical, cls, undirty_bytes);
   // A record of one unit cannot save space by compressing (the format's
   // rule): no try, and it says nothing about the streak.
