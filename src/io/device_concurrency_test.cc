@@ -54,7 +54,7 @@ TEST(DeviceConcurrency, ThreadsWriteTheirOwnBlocksThroughAllWrappers) {
   for (size_t i : end.pending) all.push_back({.write_index = i});
   auto image = r.BuildImage(end, all);
   ASSERT_TRUE(image.ok());
-  EXPECT_EQ(*image, mem->Contents());
+  EXPECT_EQ(image->Materialize(), mem->Contents());
 }
 
 }  // namespace

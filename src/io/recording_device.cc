@@ -41,7 +41,7 @@ Result<std::unique_ptr<RecordingDevice>> RecordingDevice::Create(Device* inner,
   ARC_RETURN_IF_ERROR(ReadSync(*inner, 0, base));
   {
     MutexLock lock(&d->mu_);
-    d->recording_.base_image = std::move(base);
+    d->recording_.base_image = std::make_shared<const std::vector<uint8_t>>(std::move(base));
     d->recording_.sector_bytes = inner->logical_block_size();
     d->recorded_bytes_ = inner->size_bytes();
   }
@@ -155,17 +155,11 @@ CrashState Recording::StateAt(uint64_t crash_seq) const {
   return state;
 }
 
-static void ApplySectors(std::vector<uint8_t>& image, const RecordedWrite& w, uint64_t first,
-                         uint64_t bytes) {
-  uint8_t* at = image.data() + w.offset + first;
-  if (w.data) {
-    std::memcpy(at, w.data->data() + first, bytes);
-  } else {
-    std::memset(at, 0, bytes);
-  }
+static void ApplySectors(CowImage& image, const RecordedWrite& w, uint64_t first, uint64_t bytes) {
+  image.Write(w.offset + first, w.data ? w.data->data() + first : nullptr, bytes);
 }
 
-Result<std::vector<uint8_t>> Recording::BuildImage(
+Result<CowImage> Recording::BuildImage(
     const CrashState& state, const std::vector<PendingChoice>& choices) const {
   // What happens to each write: absent = not applied.
   std::vector<const PendingChoice*> chosen(writes.size(), nullptr);
@@ -185,7 +179,7 @@ Result<std::vector<uint8_t>> Recording::BuildImage(
     }
     chosen[c.write_index] = &c;
   }
-  std::vector<uint8_t> image = base_image;
+  CowImage image(base_image, sector_bytes);
   for (size_t i = 0; i < writes.size(); ++i) {
     const RecordedWrite& w = writes[i];
     if (is_durable[i] || (chosen[i] != nullptr && chosen[i]->sectors.empty())) {
@@ -215,10 +209,10 @@ std::vector<PendingChoice> Recording::RandomChoices(const CrashState& state, See
 }
 
 CrashImageBuilder::CrashImageBuilder(const Recording& recording)
-    : recording_(recording), durable_image_(recording.base_image) {}
+    : recording_(recording), durable_image_(recording.base_image, recording.sector_bytes) {}
 
 void CrashImageBuilder::Rebuild() {
-  durable_image_ = recording_.base_image;
+  durable_image_ = CowImage(recording_.base_image, recording_.sector_bytes);
   for (size_t i : state_.durable) {
     const RecordedWrite& w = recording_.writes[i];
     ApplySectors(durable_image_, w, 0, w.length);
@@ -251,7 +245,7 @@ const CrashState& CrashImageBuilder::AdvanceTo(uint64_t crash_seq) {
   return state_;
 }
 
-Result<std::vector<uint8_t>> CrashImageBuilder::Build(
+Result<CowImage> CrashImageBuilder::Build(
     const std::vector<PendingChoice>& choices) const {
   std::vector<const PendingChoice*> ordered;
   for (const PendingChoice& c : choices) {
@@ -275,7 +269,7 @@ Result<std::vector<uint8_t>> CrashImageBuilder::Build(
                  (k == 0 || ordered[k - 1]->write_index != c.write_index);
     if (!valid) return recording_.BuildImage(state_, choices);
   }
-  std::vector<uint8_t> image = durable_image_;
+  CowImage image = durable_image_;  // shares its blocks
   for (const PendingChoice* c : ordered) {
     const RecordedWrite& w = recording_.writes[c->write_index];
     if (c->sectors.empty()) {

@@ -27,6 +27,7 @@
 #include "base/random.h"
 #include "base/result.h"
 #include "base/thread_annotations.h"
+#include "io/cow_image.h"
 #include "io/device.h"
 
 namespace arcstore::io {
@@ -63,7 +64,9 @@ struct PendingChoice {
 
 class Recording {
  public:
-  std::vector<uint8_t> base_image;
+  // The device before the first recorded write; shared, so that a copy of
+  // the recording does not copy the device.
+  std::shared_ptr<const std::vector<uint8_t>> base_image;
   uint32_t sector_bytes = 4096;
   std::vector<RecordedWrite> writes;   // in submission order
   std::vector<RecordedFlush> flushes;  // in completion order
@@ -75,10 +78,11 @@ class Recording {
   std::vector<uint64_t> FlushCrashPoints() const;
   CrashState StateAt(uint64_t crash_seq) const;
   // The image: base + durable + the chosen pending writes, in submission
-  // order. Fails (InvalidArgument) when a choice names a write that is not
-  // pending at the crash or has the wrong number of sector flags.
-  Result<std::vector<uint8_t>> BuildImage(const CrashState& state,
-                                          const std::vector<PendingChoice>& choices) const;
+  // order (sharing the base). Fails (InvalidArgument) when a choice names a
+  // write that is not pending at the crash or has the wrong number of
+  // sector flags.
+  Result<CowImage> BuildImage(const CrashState& state,
+                              const std::vector<PendingChoice>& choices) const;
   // A random subset of the pending writes: each lands with probability 1/2;
   // one in `tear_one_in` of those that land is torn (0: never).
   std::vector<PendingChoice> RandomChoices(const CrashState& state, SeededRandom& random,
@@ -98,13 +102,15 @@ class CrashImageBuilder {
   const CrashState& AdvanceTo(uint64_t crash_seq);
   const CrashState& state() const { return state_; }
   // The image at the current point with `choices` of its pending writes.
-  Result<std::vector<uint8_t>> Build(const std::vector<PendingChoice>& choices) const;
+  // It shares the blocks of the builder's image (cow_image.h): no copy of
+  // the device.
+  Result<CowImage> Build(const std::vector<PendingChoice>& choices) const;
 
  private:
   void Rebuild();
   const Recording& recording_;
   CrashState state_;
-  std::vector<uint8_t> durable_image_;
+  CowImage durable_image_;
   size_t applied_ = 0;      // durable writes in durable_image_
   size_t max_applied_ = 0;  // largest write index applied, + 1 (0: none)
 };
@@ -122,7 +128,8 @@ class RecordingDevice final : public Device {
   static Result<std::unique_ptr<RecordingDevice>> Create(Device* inner,
                                                          const RecordingOptions& options);
 
-  // A copy of everything recorded so far.
+  // A copy of everything recorded so far (the base image and the writes'
+  // bytes are shared, not copied).
   Recording TakeRecording() const;
 
   const std::string& name() const override { return inner_->name(); }

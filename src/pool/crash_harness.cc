@@ -1,9 +1,11 @@
 #include "pool/crash_harness.h"
 
 #include <cstring>
+#include <deque>
 #include <map>
 
 #include "base/random.h"
+#include "io/cow_image.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "io/recording_device.h"
@@ -91,12 +93,14 @@ uint64_t PieceCount(const Change& c) {
   return n;
 }
 
-// Applies the pieces of `c` with seq <= max_seq (all: UINT64_MAX).
-void Apply(const Change& c, uint64_t max_seq, Model* model) {
+// Applies the pieces of `c` with after_seq < seq <= max_seq (all: 0 and
+// UINT64_MAX). A write's bytes are regenerated only when a piece applies.
+void Apply(const Change& c, uint64_t after_seq, uint64_t max_seq, Model* model) {
+  if (c.first_seq > max_seq || c.first_seq + PieceCount(c) - 1 <= after_seq) return;
   std::vector<uint8_t> data = c.zeros ? std::vector<uint8_t>() : ChangeData(c);
   std::vector<uint8_t>& m = (*model)[c.volume];
   ForEachPiece(c, [&](uint64_t seq, uint64_t pos, uint64_t n) {
-    if (seq > max_seq) return;
+    if (seq <= after_seq || seq > max_seq) return;
     if (c.zeros) {
       std::memset(m.data() + c.offset + pos, 0, n);
     } else {
@@ -145,11 +149,10 @@ struct Opened {
   uint64_t last_seq = 0;  // of the last log record replay read
 };
 
-Result<Opened> OpenImage(const io::MemoryDeviceOptions& mo, std::vector<uint8_t> image,
-                         bool intent_log, io::RecordingDevice** recorder,
+Result<Opened> OpenImage(io::CowImage image, bool intent_log, io::RecordingDevice** recorder,
                          std::unique_ptr<io::Device>* keep) {
-  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::MemoryDevice> img,
-                       io::MemoryDevice::FromImage(mo, std::move(image)));
+  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::CowImageDevice> img,
+                       io::CowImageDevice::Create("crash-image", std::move(image)));
   std::unique_ptr<io::Device> dev = std::move(img);
   if (recorder != nullptr) {
     ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::RecordingDevice> rec,
@@ -287,7 +290,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
                               std::to_string(last_seq() - c.first_seq + 1) + " records, expected " +
                               std::to_string(PieceCount(c)));
     }
-    Apply(c, UINT64_MAX, &model);
+    Apply(c, 0, UINT64_MAX, &model);
     changes.push_back(c);
     if (fua) {
       // A FUA write may have fallen back to a txg sync holding it.
@@ -305,15 +308,34 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   pool.reset();  // stops without a final sync being needed by the points below
 
   // The contents a pool opened at txg T with log records up to seq k must
-  // have: T's state, then every later change's pieces with seq <= k.
-  auto expected = [&](uint64_t txg, uint64_t k) -> Result<Model> {
+  // have: T's state, then every later change's pieces with seq <= k. The
+  // images of a crash point open at a few (T, k) near each other, so the
+  // last few answers are kept, and one for the same T and a smaller k is
+  // extended by the pieces between (regenerating the writes' bytes is most
+  // of the cost).
+  struct Expected {
+    uint64_t txg = 0, k = 0;
+    Model model;
+  };
+  std::deque<Expected> recent_expected;  // newest first, at most kExpectedKept
+  constexpr size_t kExpectedKept = 4;
+  auto expected = [&](uint64_t txg, uint64_t k) -> Result<const Model*> {
+    const Expected* from = nullptr;  // same txg, the largest k below this one
+    for (const Expected& e : recent_expected) {
+      if (e.txg != txg || e.k > k) continue;
+      if (e.k == k) return &e.model;
+      if (from == nullptr || e.k > from->k) from = &e;
+    }
     auto at = at_txg.find(txg);
     if (at == at_txg.end()) {
       return Status::NotFound("txg " + std::to_string(txg) + " was never committed by the workload");
     }
-    Model m = at->second;
-    for (size_t i = changes_at[txg]; i < changes.size(); i++) Apply(changes[i], k, &m);
-    return m;
+    Model m = from != nullptr ? from->model : at->second;
+    const uint64_t after = from != nullptr ? from->k : 0;
+    for (size_t i = changes_at[txg]; i < changes.size(); i++) Apply(changes[i], after, k, &m);
+    if (recent_expected.size() == kExpectedKept) recent_expected.pop_back();
+    recent_expected.push_front(Expected{txg, k, std::move(m)});
+    return &recent_expected.front().model;
   };
   // The newest change a crash after `marks` may not lose, as a check on (T, k).
   auto lost = [&](uint64_t must_seq, uint64_t txg, uint64_t k) -> std::string {
@@ -357,12 +379,12 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
                                   std::to_string(state.pending.size()) +
                                   " pending writes landed): " + what);
       };
-      ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> image, builder.Build(choices));
+      ARC_ASSIGN_OR_RETURN(io::CowImage image, builder.Build(choices));
       result.images++;
       const bool cut_replay =
           options.replay_crash_one_in != 0 && rnd.OneIn(options.replay_crash_one_in);
-      std::vector<uint8_t> copy = cut_replay ? image : std::vector<uint8_t>();
-      Result<Opened> opened = OpenImage(mo, std::move(image), options.intent_log, nullptr, nullptr);
+      io::CowImage copy = cut_replay ? image : io::CowImage();  // shares the blocks
+      Result<Opened> opened = OpenImage(std::move(image), options.intent_log, nullptr, nullptr);
       Model contents;
       if (!opened.ok()) {
         fail("pool does not open: " + opened.status().ToString());
@@ -375,7 +397,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
           result.replayed_records += p.open_report().log_records_replayed;
         }
         PoolImpl::Census c = p.Check();
-        Result<Model> want = expected(txg, opened->last_seq);
+        Result<const Model*> want = expected(txg, opened->last_seq);
         Result<Model> got = ReadAll(p);
         if (!c.problems.empty()) {
           fail("check at txg " + std::to_string(txg) + ": " + c.problems.front());
@@ -388,7 +410,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
           fail(miss);
         } else if (!got.ok()) {
           fail("reading the volumes: " + got.status().ToString());
-        } else if (std::string diff = Diff(*got, *want); !diff.empty()) {
+        } else if (std::string diff = Diff(*got, **want); !diff.empty()) {
           fail("at txg " + std::to_string(txg) + " + log to seq " +
                std::to_string(opened->last_seq) + ": " + diff);
         } else {
@@ -401,7 +423,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
       if (cut_replay && !contents.empty() && opened.ok()) {
         io::RecordingDevice* recorder = nullptr;
         std::unique_ptr<io::Device> base;
-        Result<Opened> again = OpenImage(mo, std::move(copy), options.intent_log, &recorder, &base);
+        Result<Opened> again = OpenImage(std::move(copy), options.intent_log, &recorder, &base);
         if (!again.ok()) {
           fail("second open: " + again.status().ToString());
         } else {
@@ -410,9 +432,10 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
           for (uint64_t point : replay.FlushCrashPoints()) {
             io::CrashState cut = replay.StateAt(point);
             std::vector<io::PendingChoice> landed = replay.RandomChoices(cut, rnd, options.tear_one_in);
-            ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> twice, replay.BuildImage(cut, landed));
+            ARC_ASSIGN_OR_RETURN(io::CowImage twice, replay.BuildImage(cut, landed));
             result.replay_crash_images++;
-            Result<Opened> third = OpenImage(mo, std::move(twice), options.intent_log, nullptr, nullptr);
+            Result<Opened> third =
+                OpenImage(std::move(twice), options.intent_log, nullptr, nullptr);
             if (!third.ok()) {
               fail("open after a crash during replay: " + third.status().ToString());
               continue;
