@@ -65,6 +65,10 @@ class CowImage {
  private:
   using Block = std::shared_ptr<std::vector<uint8_t>>;
   void CheckRange(uint64_t offset, uint64_t bytes) const;
+  // The block pieces of [offset, offset + bytes), each block's bytes from
+  // block(index).
+  template <typename BlockFn, typename Fn>
+  void Walk(uint64_t offset, uint64_t bytes, BlockFn block, Fn fn) const;
   const uint8_t* BlockBytes(uint64_t index) const;
   uint8_t* WritableBlock(uint64_t index);
 
@@ -73,28 +77,28 @@ class CowImage {
   std::map<uint64_t, Block> blocks_;  // block index -> its bytes, written over the base
 };
 
-template <typename Fn>
-void CowImage::ForEachReadable(uint64_t offset, uint64_t bytes, Fn fn) const {
+template <typename BlockFn, typename Fn>
+void CowImage::Walk(uint64_t offset, uint64_t bytes, BlockFn block, Fn fn) const {
   CheckRange(offset, bytes);
   for (uint64_t pos = 0; pos < bytes;) {
     const uint64_t at = offset + pos;
     const uint64_t in_block = at % block_bytes_;
     const uint64_t n = std::min<uint64_t>(block_bytes_ - in_block, bytes - pos);
-    fn(pos, BlockBytes(at / block_bytes_) + in_block, n);
+    fn(pos, block(at / block_bytes_) + in_block, n);
     pos += n;
   }
 }
 
 template <typename Fn>
+void CowImage::ForEachReadable(uint64_t offset, uint64_t bytes, Fn fn) const {
+  auto block = [this](uint64_t index) { return BlockBytes(index); };
+  Walk(offset, bytes, block, fn);
+}
+
+template <typename Fn>
 void CowImage::ForEachWritable(uint64_t offset, uint64_t bytes, Fn fn) {
-  CheckRange(offset, bytes);
-  for (uint64_t pos = 0; pos < bytes;) {
-    const uint64_t at = offset + pos;
-    const uint64_t in_block = at % block_bytes_;
-    const uint64_t n = std::min<uint64_t>(block_bytes_ - in_block, bytes - pos);
-    fn(pos, WritableBlock(at / block_bytes_) + in_block, n);
-    pos += n;
-  }
+  auto block = [this](uint64_t index) { return WritableBlock(index); };
+  Walk(offset, bytes, block, fn);
 }
 
 // A device whose contents are a CowImage: requests complete inline, under
