@@ -3,10 +3,9 @@
 //
 // The crash harness (pool/crash_harness.h) opens thousands of crash images
 // of the same 16 MiB device, each a few writes away from the next. A flat
-// image per crash (io/recording_device.h used to build one) cost a 16 MiB
-// copy and ~4k page faults of fresh memory, most of the harness's time.
-// A CowImage is a shared base that never changes plus the blocks written
-// over it:
+// image per crash costs a 16 MiB copy and ~4k page faults of fresh memory,
+// which was most of the harness's time. A CowImage is a shared base that
+// never changes plus the blocks written over it:
 //
 //   base (shared, const):  [0][1][2][3][4][5][6][7] ...
 //   blocks written:           [1']      [4']              a map by index
