@@ -36,14 +36,18 @@
 // the next writer after a context switch, and the caller whose batch just
 // finished often got in first with a batch of its own one change.
 //
-// Gathering: callers that flush after every write come back to the log a
-// few microseconds after their batch releases them. Writing the next batch
+// Gathering: callers that flush after every write come back to the log
+// soon after their batch releases them: microseconds for threads in
+// process, a WRITE and a FLUSH round trip (hundreds of microseconds on two
+// busy CPUs) for NBD clients. Writing the next batch
 // at once (or going idle, so that the first one back writes alone) splits
 // them into two groups that take turns at the device, each batch carrying
 // half of them. So the writer, before it starts a batch or goes idle, waits
 // until as many changes were appended since the last batch finished as
 // that batch released callers (its records, at most the callers that were
-// in Commit), for at most gather_percent of its device time:
+// in Commit), for at most gather_percent of its device time (by default
+// all of it, at most 1 ms: a caller that misses the batch would wait at
+// least that long for the next one):
 //
 //   no gathering:  [A B C D][E F G H][A B C D][E F G H]   4 per flush
 //   gathering:     [A..H]~~[A..H]~~[A..H]                 8 per flush
