@@ -14,10 +14,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 
@@ -32,6 +33,9 @@
 #include "bench/report.h"
 #include "bench/runner.h"
 #include "cli/commands.h"
+#include "cli/observe.h"
+#include "cli/progress.h"
+#include "format/output_file.h"
 #ifdef ARCSTORE_HAVE_DOCTOR
 #include "tools/doctor/doctor.h"
 #include "tools/doctor/report_format.h"
@@ -72,6 +76,7 @@ struct BenchArgs {
   std::string io_backend = "auto";
   std::string output_format = "normal";
   std::string output;
+  bool force = false;
   std::vector<std::string> compare;
   double threshold_pct = 10;
   bool print_fio_command = false;
@@ -84,7 +89,7 @@ struct BenchArgs {
 
 uint64_t SizeArg(const std::string& option, const std::string& text) {
   Result<uint64_t> r = ParseSizeBytes(text);
-  if (!r.ok()) throw CommandFailed(option + ": " + r.status().message());
+  if (!r.ok()) throw UsageError(option + ": " + r.status().message());
   return *r;
 }
 
@@ -169,7 +174,11 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
     co.sparse = a.sparse;
     std::fprintf(stderr, "arcstore bench: creating pool %s (%s, %s)\n", rp->path.c_str(),
                  FormatBytes(co.size_bytes).c_str(), a.sparse ? "sparse" : "written once");
-    Check(Pool::Create(rp->path, co), "creating pool " + rp->path);
+    ProgressLine progress("arcstore bench: writing " + rp->path + " once");
+    co.progress = progress.callback();
+    Status created = Pool::Create(rp->path, co);
+    progress.Done();
+    Check(created, "creating pool " + rp->path);
     rp->created = true;
     rp->created_bytes = co.size_bytes;
   }
@@ -200,22 +209,49 @@ bench::RunnerOptions MakeRunnerOptions(const BenchArgs& a, bench::VolumeProvider
   if (isatty(STDERR_FILENO)) o.status_out = stderr;
   if (!a.max_runtime.empty()) {
     auto ns = ParseDurationNs(a.max_runtime, DurationUnit::kSec);
-    if (!ns.ok()) throw CommandFailed("--max-runtime: " + ns.status().message());
+    if (!ns.ok()) throw UsageError("--max-runtime: " + ns.status().message());
     o.max_runtime_ns = *ns;
   }
   if (!a.max_size.empty()) o.max_size_bytes = SizeArg("--max-size", a.max_size);
   return o;
 }
 
-void Emit(const std::string& text, const std::string& path) {
-  if (path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return;
+// Where a report goes: standard output, or a file created under the
+// output-file rule (format/output_file.h) before the jobs run, so that a
+// refused path costs no run.
+class ReportSink {
+ public:
+  ReportSink() = default;
+  ReportSink(const std::string& path, bool replace_existing) {
+    format::OutputFileOptions o;
+    o.replace_existing = replace_existing;
+    path_ = OrFail(format::ResolveOutputPath(path), "--output");
+    fd_ = OrFail(format::CreateOutputFile(path_, o), "--output");
   }
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) throw CommandFailed("cannot write " + path);
-}
+  ~ReportSink() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ReportSink(const ReportSink&) = delete;
+  ReportSink& operator=(const ReportSink&) = delete;
+
+  void Write(const std::string& text) {
+    if (fd_ < 0) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return;
+    }
+    for (size_t done = 0; done < text.size();) {
+      ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw CommandFailed("cannot write " + path_ + ": " + std::strerror(errno));
+      done += static_cast<size_t>(n);
+    }
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 // The doctor's verdict on the pool after the run, when the doctor is built.
 struct Verdict {
@@ -261,17 +297,17 @@ std::string Render(const bench::RunResult& run, bench::OutputFormat format, cons
 }
 
 int RunCompare(const BenchArgs& a) {
-  if (a.compare.size() != 2) throw CommandFailed("--compare takes BASELINE.json RESULT.json");
+  if (a.compare.size() != 2) throw UsageError("--compare takes BASELINE.json RESULT.json");
   auto r = bench::CompareFioJsonFiles(a.compare[0], a.compare[1], a.threshold_pct);
   if (!r.ok()) throw CommandFailed(r.status().message());
   std::fputs(r->ToText(a.threshold_pct).c_str(), stdout);
-  return r->regressed() ? 1 : 0;
+  return r->regressed() ? kExitFindings : kExitOk;
 }
 
 int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   if (!a.compare.empty()) return RunCompare(a);
   auto format = bench::ParseOutputFormat(a.output_format);
-  if (!format.ok()) throw CommandFailed(format.status().message());
+  if (!format.ok()) throw UsageError(format.status().message());
   bool default_mode = false;
   JobSet set = LoadJobs(a, extras, &default_mode);
   if (a.print_fio_command) {
@@ -287,8 +323,10 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   vo.size_bytes = kMiB;
   vo.record_size_bytes = static_cast<uint32_t>(
       std::min<uint64_t>(SizeArg("--recordsize", a.recordsize), UINT32_MAX));
-  if (Status s = vo.Validate(); !s.ok()) throw CommandFailed("--recordsize " + a.recordsize + ": " + s.message());
+  if (Status s = vo.Validate(); !s.ok()) throw UsageError("--recordsize " + a.recordsize + ": " + s.message());
   MakeRunnerOptions(a, nullptr);  // parses --max-runtime and --max-size
+  std::optional<ReportSink> file_out;
+  if (!a.output.empty()) file_out.emplace(a.output, a.force);
   RunPool rp;
   OpenRunPool(a, set, &rp);
   signal(SIGINT, OnInterrupt);
@@ -323,16 +361,21 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   std::optional<Verdict> verdict = DoctorVerdict(rp.pool.get());
   std::string report = Render(*run, *format, rp, a, verdict);
   if (default_mode && a.output.empty()) {
-    Emit(report, "");
+    ReportSink().Write(report);
     std::string json_path = "arcstore-bench-" + std::to_string(run->timestamp_unix_s) + ".json";
     if (access(".", W_OK) != 0) json_path = (fs::temp_directory_path() / json_path).string();
-    Emit(Render(*run, bench::OutputFormat::kJson, rp, a, verdict), json_path);
-    std::printf("arcstore: fio-format JSON report written to %s\n", json_path.c_str());
+    ReportSink json(json_path, /*replace_existing=*/false);
+    json.Write(Render(*run, bench::OutputFormat::kJson, rp, a, verdict));
+    std::printf("arcstore: fio-format JSON report written to %s\n", json.path().c_str());
   } else {
-    Emit(report, a.output);
+    if (file_out) {
+      file_out->Write(report);
+    } else {
+      ReportSink().Write(report);
+    }
   }
   for (const auto& j : run->jobs) {
-    if (j.error != 0) return 1;
+    if (j.error != 0) return kExitFindings;
   }
   return 0;
 }
@@ -354,7 +397,9 @@ void AddBenchCommand(CLI::App& app) {
               "flushes and FUA writes wait for a txg sync instead of an intent log commit");
   c->add_flag("--sparse", args.sparse, "leave a new pool file sparse instead of writing it once");
   c->add_option("--output-format", args.output_format, "normal, json or json+");
-  c->add_option("--output", args.output, "write the report to FILE");
+  c->add_option("--output", args.output, "write the report to FILE (a new file)");
+  c->add_flag("--force", args.force,
+              "with --output: replace an existing regular file that is not a pool");
   c->add_option("--compare", args.compare, "BASELINE.json RESULT.json: per-job differences")->expected(2);
   c->add_option("--threshold", args.threshold_pct, "regression threshold for --compare, percent");
   c->add_flag("--print-fio-command", args.print_fio_command,

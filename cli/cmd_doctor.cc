@@ -1,8 +1,8 @@
 // arcstore doctor and arcstore summary: diagnose an ARC from its statistics.
 //
 //   arcstore doctor --arcstats FILE|- [--json]   findings; exit 0 healthy/info,
-//   arcstore doctor --pool POOL [--live]         1 warnings, 2 critical
-//   arcstore doctor --live --control PATH
+//   arcstore doctor --pool POOL [--live]         1 warnings, 2 critical (the
+//   arcstore doctor --control PATH               codes of cli/commands.h)
 //   arcstore summary --arcstats FILE|- [--json]  arc_summary-style report
 //   arcstore summary POOL [--live]               ... of an arcstore pool
 //
@@ -10,7 +10,9 @@
 // illumos kstat, FreeBSD sysctl, arc_summary). POOL is read through its
 // server's control socket when one serves it, else opened in-process
 // (cli/observe.h); --live insists on the server.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -37,13 +39,13 @@ std::string ReadInput(const std::string& path) {
     char buf[65536];
     while (text.size() < limit && (in.read(buf, sizeof(buf)) || in.gcount() > 0))
       text.append(buf, static_cast<size_t>(in.gcount()));
-    if (in.bad()) throw CommandFailed(path + ": read failed");
+    if (in.bad()) throw NoInput(path + ": read failed");
   };
   if (path == "-") {
     slurp(std::cin);
   } else {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw CommandFailed(path + ": cannot open");
+    if (!in) throw NoInput(path + ": cannot open: " + std::strerror(errno));
     slurp(in);
   }
   return text;
@@ -51,7 +53,7 @@ std::string ReadInput(const std::string& path) {
 
 doctor::StatsView ReadView(const std::string& path) {
   auto view = doctor::ReadArcStats(ReadInput(path));
-  if (!view.ok()) throw CommandFailed((path == "-" ? "stdin" : path) + ": " + view.status().message());
+  if (!view.ok()) throw NoInput((path == "-" ? "stdin" : path) + ": " + view.status().message());
   return std::move(*view);
 }
 
@@ -78,9 +80,10 @@ void AddDoctor(CLI::App& app) {
   AddSourceOptions(cmd, &args->source);
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args] {
-    bool engine = !args->source.pool.empty() || args->source.live;
+    bool engine = !args->source.pool.empty() || args->source.live || !args->source.control.empty();
     if (engine == !args->arcstats.empty()) {
-      throw CommandFailed("doctor needs one of --arcstats FILE (or '-'), --pool POOL, --live");
+      throw UsageError("doctor needs one of --arcstats FILE (or '-'), --pool POOL [--live], "
+                       "--control PATH");
     }
     doctor::Report report =
         doctor::Diagnose(engine ? PoolView(args->source) : ReadView(args->arcstats));
@@ -104,9 +107,10 @@ void AddSummary(CLI::App& app) {
   AddSourceOptions(cmd, &args->source);
   cmd->add_flag("--json", args->json, "print the normalized statistics as JSON");
   cmd->callback([args] {
-    bool engine = !args->source.pool.empty() || args->source.live;
+    bool engine = !args->source.pool.empty() || args->source.live || !args->source.control.empty();
     if (engine == !args->arcstats.empty()) {
-      throw CommandFailed("summary needs POOL or --arcstats FILE (or '-'), not both");
+      throw UsageError("summary needs POOL (or --control PATH) or --arcstats FILE (or '-'), "
+                       "not both");
     }
     if (engine && !args->json) {
       tools::OpenedSource src = OpenSource(args->source);

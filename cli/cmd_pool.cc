@@ -1,18 +1,28 @@
 // arcstore pool create|info, vol create|list|destroy, fsck.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "arcstore/pool.h"
 #include "base/units.h"
 #include "cli/commands.h"
+#include "cli/observe.h"
+#include "cli/progress.h"
 #include "io/file_device.h"
 #include "pool/pool_impl.h"
 
 namespace arcstore::cli {
 namespace {
 
+bool IsBlockDevice(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+}
+
 uint64_t SizeArg(const std::string& option, const std::string& text) {
   Result<uint64_t> r = ParseSizeBytes(text);
-  if (!r.ok()) throw CommandFailed(option + ": " + r.status().message());
+  if (!r.ok()) throw UsageError(option + ": " + r.status().message());
   return *r;
 }
 
@@ -38,6 +48,13 @@ bool HasVolume(const std::string& path, const std::string& name) {
   return false;
 }
 
+// A pool's info from its server when one answers on the control socket,
+// else from the pool opened read-only (cli/observe.h).
+PoolInfo InfoOf(const SourceArgs& source) {
+  tools::OpenedSource src = OpenSource(source);
+  return OrFail(src.source->Info(), src.source->Describe());
+}
+
 void PrintVolumes(const std::vector<VolumeInfo>& vols) {
   std::printf("%-24s %12s %10s %-6s\n", "NAME", "SIZE", "RECORDSIZE", "COMPRESSION");
   for (const auto& v : vols) {
@@ -50,13 +67,13 @@ int Fsck(const std::string& path) {
   io::FileDeviceOptions fo;
   fo.read_only = true;
   Result<std::unique_ptr<io::FileDevice>> dev = io::FileDevice::Open(path, fo);
-  if (!dev.ok()) throw CommandFailed("cannot open " + path + ": " + dev.status().ToString());
+  if (!dev.ok()) throw NoInput("fsck: cannot open " + path + ": " + dev.status().ToString());
   PoolOptions po;
   po.read_only = true;
   auto p = pool::PoolImpl::OpenOnDevice(std::move(*dev), po);
   if (!p.ok()) {
     std::printf("fsck %s: cannot open: %s\n", path.c_str(), p.status().ToString().c_str());
-    return 2;
+    return kExitNoInput;
   }
   const pool::OpenReport& report = (*p)->open_report();
   for (const auto& n : report.notes) std::printf("note: %s\n", n.c_str());
@@ -72,7 +89,7 @@ int Fsck(const std::string& path) {
               FormatBytes(c.referenced_bytes).c_str(), FormatBytes(info.allocated_bytes).c_str());
   for (const auto& problem : c.problems) std::printf("PROBLEM: %s\n", problem.c_str());
   std::printf("%s\n", c.problems.empty() ? "clean" : "problems found");
-  return c.problems.empty() ? 0 : 1;
+  return c.problems.empty() ? kExitOk : kExitFindings;
 }
 
 }  // namespace
@@ -80,38 +97,59 @@ int Fsck(const std::string& path) {
 void AddPoolCommands(CLI::App& app) {
   auto* pool = app.add_subcommand("pool", "Create and describe pools")->require_subcommand(1);
   {
-    auto* c = pool->add_subcommand("create", "Create a pool on a file or block device");
+    auto* c = pool->add_subcommand(
+        "create",
+        "Create a pool on a new file or a block device. It refuses a device or file in use "
+        "(served, open, mounted) always, and an existing file or a device holding a pool, a "
+        "filesystem or a partition table unless --force");
     static std::string path, size, name = "arcstore";
-    static bool sparse = false;
-    c->add_option("POOL", path, "file or block device")->required();
-    c->add_option("--size", size, "size of a file-backed pool (e.g. 8G)");
+    static bool sparse = false, force = false;
+    c->add_option("POOL", path, "a new file, or a block device")->required();
+    c->add_option("--size", size,
+                  "size of a new file (e.g. 8G, at least 16M); a device is used whole");
     c->add_option("--name", name, "the pool's name");
     c->add_flag("--sparse", sparse, "leave the file sparse instead of writing it once");
+    c->add_flag("--force", force,
+                "format an existing file, or a device holding a pool or another signature "
+                "(never one in use)");
     c->callback([] {
       PoolCreateOptions o;
       o.size_bytes = size.empty() ? 0 : SizeArg("--size", size);
+      if (!size.empty() && o.size_bytes == 0) {
+        throw UsageError("--size 0: a pool needs at least 16M (e.g. --size 8G)");
+      }
       o.sparse = sparse;
       o.name = name;
-      Check(Pool::Create(path, o), "pool create " + path);
-      std::printf("created pool %s (%s%s)\n", path.c_str(),
-                  size.empty() ? "device" : FormatBytes(o.size_bytes).c_str(),
-                  sparse ? ", sparse" : ", written once");
+      o.force = force;
+      ProgressLine progress("writing " + path + " once");
+      o.progress = progress.callback();
+      Status s = Pool::Create(path, o);
+      progress.Done();
+      Check(s, "pool create " + path);
+      PoolInfo info = OpenPool(path, true)->Info();
+      std::printf("created pool %s: %s (%s)\n", path.c_str(), FormatBytes(info.size_bytes).c_str(),
+                  IsBlockDevice(path) ? "block device"
+                  : sparse            ? "file, sparse"
+                                      : "file, written once");
     });
   }
   {
-    auto* c = pool->add_subcommand("info", "Describe a pool");
-    static std::string path;
-    c->add_option("POOL", path)->required();
+    auto* c = pool->add_subcommand(
+        "info", "Describe a pool (through its server's control socket while one serves it)");
+    static SourceArgs source;
+    c->add_option("POOL", source.pool)->required();
+    AddSourceOptions(c, &source);
     c->callback([] {
-      auto p = OpenPool(path, true);
-      PoolInfo i = p->Info();
-      std::printf("pool:       %s\npath:       %s\nguid:       %016llx\nformat:     %u\n"
-                  "txg:        %llu\nsize:       %s\nallocated:  %s\nfree:       %s\n"
-                  "volumes:    %zu\n",
+      PoolInfo i = InfoOf(source);
+      std::printf("pool:         %s\npath:         %s\nguid:         %016llx\nformat:       %u\n"
+                  "txg:          %llu\nsize:         %s\nallocated:    %s\nfree:         %s\n"
+                  "pending free: %s (freed; reusable two txgs after the txg that freed it)\n"
+                  "volumes:      %zu\n",
                   i.name.c_str(), i.path.c_str(), static_cast<unsigned long long>(i.guid),
                   i.format_version, static_cast<unsigned long long>(i.txg),
                   FormatBytes(i.size_bytes).c_str(), FormatBytes(i.allocated_bytes).c_str(),
-                  FormatBytes(i.free_bytes).c_str(), i.volumes.size());
+                  FormatBytes(i.free_bytes).c_str(), FormatBytes(i.pending_free_bytes).c_str(),
+                  i.volumes.size());
       if (!i.volumes.empty()) PrintVolumes(i.volumes);
     });
   }
@@ -129,7 +167,7 @@ void AddPoolCommands(CLI::App& app) {
       o.name = name;
       o.size_bytes = SizeArg("--size", size);
       const uint64_t rs = SizeArg("--recordsize", recordsize);
-      if (rs > UINT32_MAX) throw CommandFailed("--recordsize: " + recordsize + " is too large");
+      if (rs > UINT32_MAX) throw UsageError("--recordsize: " + recordsize + " is too large");
       o.record_size_bytes = static_cast<uint32_t>(rs);
       o.compression = compression;
       Check(o.Validate(), "vol create");
@@ -139,15 +177,26 @@ void AddPoolCommands(CLI::App& app) {
       }
       auto p = OpenPool(path, false);
       Check(p->CreateVolume(o), "vol create " + name);
+      const PoolInfo info = p->Info();
       Check(p->Close(), "closing pool " + path);
       std::printf("created volume %s (%s)\n", name.c_str(), FormatBytes(o.size_bytes).c_str());
+      if (o.size_bytes > info.free_bytes) {
+        std::fprintf(stderr,
+                     "warning: volume %s (%s) is larger than the pool's free space (%s): "
+                     "volumes are thin, so this is allowed, but writes fail with no space "
+                     "once the pool is full\n",
+                     name.c_str(), FormatBytes(o.size_bytes).c_str(),
+                     FormatBytes(info.free_bytes).c_str());
+      }
     });
   }
   {
-    auto* c = vol->add_subcommand("list", "List volumes");
-    static std::string path;
-    c->add_option("POOL", path)->required();
-    c->callback([] { PrintVolumes(OpenPool(path, true)->Info().volumes); });
+    auto* c = vol->add_subcommand(
+        "list", "List volumes (through the pool's server's control socket while one serves it)");
+    static SourceArgs source;
+    c->add_option("POOL", source.pool)->required();
+    AddSourceOptions(c, &source);
+    c->callback([] { PrintVolumes(InfoOf(source).volumes); });
   }
   {
     auto* c = vol->add_subcommand("destroy", "Destroy a volume and free its space");

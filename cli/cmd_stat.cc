@@ -50,6 +50,7 @@ void AddStat(CLI::App& app) {
   AddSamplingOptions(cmd, &a->sampling);
   cmd->callback([a] {
     if (a->describe) return Print(tools::DescribeStatFields());
+    SettlePositionals(&a->source, &a->sampling);
     std::string list = a->fields.empty() ? std::string(a->extended   ? tools::kExtendedFields
                                                        : a->arcstore ? tools::kArcstoreFields
                                                                      : tools::kDefaultFields)
@@ -89,6 +90,7 @@ void AddIostat(CLI::App& app) {
   AddSourceOptions(cmd, &a->source);
   AddSamplingOptions(cmd, &a->sampling);
   cmd->callback([a] {
+    SettlePositionals(&a->source, &a->sampling);
     tools::OpenedSource src = OpenSource(a->source);
     a->options.pool_name = a->source.pool.empty() ? "pool" : a->source.pool.substr(a->source.pool.rfind('/') + 1);
     uint64_t n = 0;

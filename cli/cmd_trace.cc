@@ -9,13 +9,16 @@
 //
 // A trace is written by the server's process (format: docs/observability.md),
 // so it needs a running `arcstore serve`; FILE defaults to POOL.trace and is
-// made absolute before it is sent. Plots are PREFIX.svg and PREFIX.png, drawn
+// resolved here (format::ResolveOutputPath) before it is sent; the server
+// checks it again and creates it new (--force: may replace a regular file
+// that is not a pool). Plots are PREFIX.svg and PREFIX.png, drawn
 // by gnuplot (tools/plot/plot.h).
 #include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/observe.h"
+#include "format/output_file.h"
 #include "tools/plot/plot.h"
 #include "tools/source/control.h"
 
@@ -27,22 +30,26 @@ void AddTrace(CLI::App& app) {
     SourceArgs source;
     std::string output;
     uint64_t ring = 1 << 16;
+    bool force = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("trace", "Start or stop a running server's per-I/O trace");
   cmd->require_subcommand(1);
   CLI::App* start = cmd->add_subcommand("start", "start tracing every I/O to a file");
   start->add_option("POOL", a->source.pool, "the pool a server is serving")->required();
-  start->add_option("--output", a->output, "trace file (default POOL.trace)");
+  start->add_option("--output", a->output,
+                    "trace file (default POOL.trace); a new file, never a device or a pool");
+  start->add_flag("--force", a->force, "replace an existing regular file that is not a pool");
   start->add_option("--ring", a->ring, "ring buffer entries between the I/O path and the file")
       ->check(CLI::Range(uint64_t{1}, tools::kMaxTraceRingEntries));
   start->add_option("--control", a->source.control, "the server's control socket (default POOL.ctl)");
   start->callback([a] {
     a->source.live = true;
     tools::OpenedSource src = OpenSource(a->source);
-    std::string out = a->output.empty() ? a->source.pool + ".trace" : a->output;
-    out = std::filesystem::absolute(out).string();
-    Status s = src.source->StartTrace(out, a->ring);
+    std::string out = OrFail(
+        format::ResolveOutputPath(a->output.empty() ? a->source.pool + ".trace" : a->output),
+        "trace start");
+    Status s = src.source->StartTrace(out, a->ring, a->force);
     if (!s.ok()) throw CommandFailed("trace start: " + s.message());
     Print("tracing " + src.source->Describe() + " to " + out + "\n");
   });
@@ -80,6 +87,8 @@ void AddPlot(CLI::App& app) {
     c->add_option("--title", a->options.title, "plot title");
     c->add_option("--width", a->options.width_px, "pixels");
     c->add_option("--height", a->options.height_px, "pixels");
+    c->add_flag("--force", a->options.replace_existing,
+                "replace existing output files (regular files that are not pools)");
   };
   auto samples = [a] {
     auto text = OrFail(tools::ReadWholeFile(a->inputs[0], 1u << 30), "plot");
@@ -111,7 +120,7 @@ void AddPlot(CLI::App& app) {
     a->options.label_b = a->inputs[1];
     if (!a->labels.empty()) {
       size_t comma = a->labels.find(',');
-      if (comma == std::string::npos) throw CommandFailed("--labels: want A,B");
+      if (comma == std::string::npos) throw UsageError("--labels: want A,B");
       a->options.label_a = a->labels.substr(0, comma);
       a->options.label_b = a->labels.substr(comma + 1);
     }

@@ -12,13 +12,29 @@
 
 namespace arcstore::cli {
 
+// Exit codes, the same for every subcommand (README.md, "Exit codes").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;  // doctor warnings, fsck problems, bench regressions or job errors
+inline constexpr int kExitCritical = 2;  // doctor critical findings
+inline constexpr int kExitFailed = 3;    // the command could not do its work (I/O, busy, refused)
+inline constexpr int kExitUsage = 64;    // a bad option or argument (sysexits' EX_USAGE)
+inline constexpr int kExitNoInput = 66;  // input missing, unreadable, or not what it must be
+
 // A subcommand's failure: the message goes to stderr, `exit_code` is the
 // process's status.
 struct CommandFailed : std::runtime_error {
-  CommandFailed(const std::string& message, int exit_code = 1)
+  CommandFailed(const std::string& message, int exit_code = kExitFailed)
       : std::runtime_error(message), exit_code(exit_code) {}
   int exit_code;
 };
+
+// A bad option or argument, and input that is missing or not what it must be.
+inline CommandFailed UsageError(const std::string& message) {
+  return CommandFailed(message, kExitUsage);
+}
+inline CommandFailed NoInput(const std::string& message) {
+  return CommandFailed(message, kExitNoInput);
+}
 
 // A subcommand that succeeded but wants a non-zero status (doctor's verdict,
 // bench --compare's regression): main exits with `exit_code` and prints

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int cli11_code = app.exit(e);  // prints the message or the help
+    return cli11_code == 0 ? arcstore::cli::kExitOk : arcstore::cli::kExitUsage;
   } catch (const arcstore::cli::CommandFailed& e) {
     std::fprintf(stderr, "arcstore: %s\n", e.what());
     return e.exit_code;

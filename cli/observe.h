@@ -10,7 +10,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -32,12 +34,21 @@ inline void AddSourceOptions(CLI::App* cmd, SourceArgs* a) {
 }
 
 inline tools::OpenedSource OpenSource(const SourceArgs& a) {
+  if (a.pool.empty() && a.control.empty()) {
+    throw UsageError("name the pool (POOL, or --pool POOL for doctor) or a running server's "
+                     "control socket (--control PATH)");
+  }
   tools::SourceOptions o;
   o.pool_path = a.pool;
   o.control_path = a.control;
-  o.require_live = a.live;
+  // Without a pool only the server can answer.
+  o.require_live = a.live || a.pool.empty();
   Result<tools::OpenedSource> s = tools::OpenStatsSource(o);
-  if (!s.ok()) throw CommandFailed(s.status().message());
+  if (!s.ok()) {
+    // No pool there, and no server: the input is missing.
+    throw CommandFailed(s.status().message(),
+                        s.status().code() == StatusCode::kNotFound ? kExitNoInput : kExitFailed);
+  }
   return std::move(*s);
 }
 
@@ -52,11 +63,50 @@ T OrFail(Result<T> r, const std::string& what) {
 struct Sampling {
   double interval_s = 0;
   uint64_t count = 0;
+  CLI::Option* interval_option = nullptr;
+  CLI::Option* count_option = nullptr;
 };
 
+inline constexpr double kMinIntervalS = 0.01;
+inline constexpr double kMaxIntervalS = 86400.0;
+
 inline void AddSamplingOptions(CLI::App* cmd, Sampling* s) {
-  cmd->add_option("INTERVAL", s->interval_s, "seconds between samples")->check(CLI::Range(0.01, 86400.0));
-  cmd->add_option("COUNT", s->count, "samples to print (default: until interrupted; 1 without INTERVAL)");
+  s->interval_option = cmd->add_option("INTERVAL", s->interval_s, "seconds between samples")
+                           ->check(CLI::Range(kMinIntervalS, kMaxIntervalS));
+  s->count_option = cmd->add_option(
+      "COUNT", s->count, "samples to print (default: until interrupted; 1 without INTERVAL)");
+}
+
+// POOL is optional when --control names the server, so the parser hands the
+// first number to POOL (`stat --control P 1 2`). A POOL that reads as a
+// number and names no file is taken back: with --control the numbers move
+// one place (INTERVAL, COUNT); without it, it is an error, since a pool
+// must be named.
+inline void SettlePositionals(SourceArgs* a, Sampling* s) {
+  if (a->pool.empty() || std::filesystem::exists(a->pool)) return;
+  char* end = nullptr;
+  const double number = std::strtod(a->pool.c_str(), &end);
+  if (end == a->pool.c_str() || *end != '\0') return;
+  if (a->control.empty()) {
+    throw UsageError("'" + a->pool + "' is not a pool (no such file) but reads as a number: "
+                        "name the pool first (POOL [INTERVAL [COUNT]]), or the server with "
+                        "--control PATH [INTERVAL [COUNT]]");
+  }
+  if (s->count_option->count() > 0) {
+    throw UsageError("three numbers after --control " + a->control +
+                        ": want INTERVAL [COUNT] (no POOL needed with --control)");
+  }
+  if (!(number >= kMinIntervalS && number <= kMaxIntervalS)) {
+    throw UsageError("INTERVAL " + a->pool + " is not in [0.01, 86400] seconds");
+  }
+  if (s->interval_option->count() > 0) {
+    if (s->interval_s != static_cast<double>(static_cast<uint64_t>(s->interval_s))) {
+      throw UsageError("COUNT must be a whole number of samples");
+    }
+    s->count = static_cast<uint64_t>(s->interval_s);
+  }
+  s->interval_s = number;
+  a->pool.clear();
 }
 
 // Calls `each(previous, current, seconds)` for every interval.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,13 +27,25 @@ namespace stats {
 class Registry;
 }
 
+// Pool::Create never destroys what it does not own: it takes the exclusive
+// lock an open takes (a served pool's device is refused, force or not),
+// refuses a block device the kernel holds (mounted, or claimed by another
+// exclusive opener), and refuses an existing file, or a device that carries
+// an arcstore label or another known signature (a filesystem, a partition
+// table: format/signature.h), unless `force`.
 struct PoolCreateOptions {
-  // File size for a file-backed pool; 0 for a block device (its size).
+  // Size of a new file-backed pool. For a block device or an existing file
+  // (with force): 0, or exactly its size (a pool takes all of it).
   uint64_t size_bytes = 0;
   // Leave a new file sparse instead of writing it once (see docs/format.md
   // for why pools are written once by default).
   bool sparse = false;
   std::string name = "arcstore";
+  // Format an existing file, or a device with a signature, anyway.
+  bool force = false;
+  // Called while a new file is written once (bytes written so far, total),
+  // about every 64 MiB and at the end; may be empty.
+  std::function<void(uint64_t written_bytes, uint64_t total_bytes)> progress;
 
   Status Validate() const;
 };
@@ -142,6 +155,9 @@ struct PoolInfo {
   uint64_t size_bytes = 0;
   uint64_t allocated_bytes = 0;
   uint64_t free_bytes = 0;
+  // Freed by committed txgs and not yet free: frees wait two txgs (the
+  // rollback targets of docs/format.md) before their space is reused.
+  uint64_t pending_free_bytes = 0;
   uint64_t txg = 0;  // last committed
   uint32_t format_version = 0;
   std::vector<VolumeInfo> volumes;
@@ -173,10 +189,15 @@ class Pool {
   // the txg syncs' start and end go through a ring of `ring_entries`
   // records (4 .. 16M; when full, records are dropped and counted in
   // io.trace_dropped) to `path`, in the text format of docs/format.md
-  // ("I/O trace"). Busy when a trace already runs; IOError naming the path
-  // when the file cannot be created.
+  // ("I/O trace"). `path` must be absolute with its directory resolved;
+  // the file is created new, or, with `replace_existing`, an existing
+  // regular file is replaced, but never a device, a pool or a file another
+  // program holds locked (the output-file rule of docs/observability.md).
+  // Busy when a trace already runs; the refusal, naming the path, when the
+  // file may not be written.
   // (A pool without a device, such as a test's fake, returns NotSupported.)
-  virtual Status StartTrace(const std::string& path, uint64_t ring_entries) {
+  virtual Status StartTrace(const std::string& path, uint64_t ring_entries,
+                            bool replace_existing) {
     return Status::NotSupported("this pool has no I/O trace");
   }
   // Stops the trace and closes its file; NotFound when none runs.

@@ -36,6 +36,14 @@ double Percentile(const nlohmann::json& dir, const char* key) {
   return c["percentile"][key].get<double>();
 }
 
+// A metric's value as fio prints it: bandwidth in KiB/s, IOPS, completion
+// latency percentiles in usec (fio's JSON holds bytes/s and ns).
+std::string WithUnit(const std::string& metric, double value) {
+  if (metric == "bw") return StrFormat("%.0fKiB/s", value / 1024.0);
+  if (metric == "iops") return StrFormat("%.1f", value);
+  return StrFormat("%.2f usec", value / 1000.0);
+}
+
 }  // namespace
 
 bool CompareReport::regressed() const {
@@ -49,8 +57,9 @@ std::string CompareReport::ToText(double threshold_pct) const {
   std::string out = StrFormat("%-24s %-6s %-9s %16s %16s %9s\n", "job", "dir", "metric", "baseline",
                               "result", "change");
   for (const auto& r : rows) {
-    out += StrFormat("%-24s %-6s %-9s %16.1f %16.1f %+8.1f%%%s\n", r.job.c_str(), r.dir.c_str(),
-                     r.metric.c_str(), r.baseline, r.result, r.change_pct,
+    out += StrFormat("%-24s %-6s %-9s %16s %16s %+8.1f%%%s\n", r.job.c_str(), r.dir.c_str(),
+                     r.metric.c_str(), WithUnit(r.metric, r.baseline).c_str(),
+                     WithUnit(r.metric, r.result).c_str(), r.change_pct,
                      r.regression ? "  REGRESSION" : "");
   }
   for (const auto& u : unmatched) out += "unmatched job: " + u + "\n";

@@ -34,6 +34,13 @@ TEST(Compare, TwentyPercentRegressionIsFlagged) {
   EXPECT_NEAR(r->rows[0].change_pct, -20.0, 1e-9);
   EXPECT_TRUE(r->rows[0].regression);
   EXPECT_NE(r->ToText(10).find("REGRESSION"), std::string::npos);
+  // Values carry fio's units: KiB/s, IOPS, usec; the change in percent.
+  const std::string text = r->ToText(10);
+  EXPECT_NE(text.find("97656KiB/s"), std::string::npos) << text;  // 100e6 B/s
+  EXPECT_NE(text.find("78125KiB/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("25000.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("30.00 usec"), std::string::npos) << text;  // 30000 ns
+  EXPECT_NE(text.find("-20.0%"), std::string::npos) << text;
   // The same drop within a 25% threshold passes.
   EXPECT_FALSE(CompareFioJson(base, slow, 25)->regressed());
   // Latency up 20% is a regression too; faster is never one.

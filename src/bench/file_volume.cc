@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -11,7 +12,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
+
+#include "format/signature.h"
 
 namespace arcstore::bench {
 namespace {
@@ -46,6 +50,34 @@ Status FillFile(int fd, uint64_t size_bytes, const std::string& path) {
   return Status::Ok();
 }
 
+// An existing baseline file (or block device) is written only when no pool
+// or other program holds it locked and it carries no signature (a pool's
+// label, a filesystem, a partition table): the output-file rule
+// (format/output_file.h). The lock is kept while the file is open.
+Status CheckOursToWrite(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::IOError(path + ": fstat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+    return Status::InvalidArgument(path + ": neither a regular file nor a block device");
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    return Status::Busy(path + ": locked by an open pool or another program: not written");
+  }
+  ARC_ASSIGN_OR_RETURN(uint64_t size_bytes, FdSize(fd));
+  // A descriptor of its own: `fd` may be O_DIRECT, which the probe's reads
+  // into unaligned memory would fail on.
+  int probe_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (probe_fd < 0) return Status::IOError(path + ": open: " + std::strerror(errno));
+  Result<std::optional<format::Signature>> sig = format::FindSignature(probe_fd, size_bytes, path);
+  ::close(probe_fd);
+  ARC_RETURN_IF_ERROR(sig.status());
+  if (sig->has_value()) {
+    return Status::InvalidArgument(path + ": holds " + (*sig)->description +
+                                   ": a baseline never writes over it");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FileVolume>> FileVolume::Open(const std::string& path, uint64_t size_bytes,
@@ -59,6 +91,13 @@ Result<std::unique_ptr<FileVolume>> FileVolume::Open(const std::string& path, ui
     created = true;
   }
   if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
+  if (!created) {
+    Status s = CheckOursToWrite(fd, path);
+    if (!s.ok()) {
+      ::close(fd);
+      return s;
+    }
+  }
   auto size_or = FdSize(fd);
   if (!size_or.ok()) {
     ::close(fd);

@@ -31,4 +31,8 @@ class PoolVolumeProvider final : public VolumeProvider {
 
 StatsHook PoolStatsHook(Pool* pool);
 
+// Writes all of `volume`'s first `size_bytes` with incompressible data in
+// 1 MiB pieces and flushes: the layout a read job gets (VolumeRequest).
+Status LayOut(Volume& volume, uint64_t size_bytes);
+
 }  // namespace arcstore::bench

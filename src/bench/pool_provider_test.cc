@@ -2,7 +2,9 @@
 // and the run's record size, drops caches, and snapshots the pool's stats.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "bench/job_file.h"
 #include "bench/pool_provider.h"
@@ -80,6 +82,33 @@ TEST(PoolProvider, CreatesOpensDropsAndSnapshots) {
   auto rb = RunJobs(*bad, o);
   ASSERT_FALSE(rb.ok());
   EXPECT_NE(rb.status().message().find("option 'size'"), std::string::npos);
+}
+
+// A read job on a volume the provider creates gets it laid out first, as
+// fio lays out a new file: every byte stored, none of it zeros from a hole.
+// A write job's new volume is not written ahead.
+TEST(PoolProvider, ANewVolumeForAReadJobIsLaidOutFirst) {
+  FakePool pool;
+  PoolVolumeProvider provider(&pool, VolumeOptions());
+  auto set = ParseJobText("[r]\nfilename=rvol\nsize=2m\nrw=randread\nbs=64k\n"
+                          "[w]\nfilename=wvol\nfilesize=2m\noffset=1m\nsize=1m\nrw=write\n"
+                          "bs=64k\n",
+                          "t.fio", ".", JobEnv::FromSystem());
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  RunnerOptions o;
+  o.provider = &provider;
+  ASSERT_TRUE(RunJobs(*set, o).ok());
+  std::vector<uint8_t> all(2 << 20);
+  ASSERT_TRUE(pool.volumes_["rvol"]->Read(0, all).ok());
+  size_t zero_pages = 0;
+  for (size_t page = 0; page < all.size(); page += 4096) {
+    bool zero = true;
+    for (size_t i = page; i < page + 4096 && zero; i++) zero = all[i] == 0;
+    zero_pages += zero;
+  }
+  EXPECT_EQ(zero_pages, 0u);
+  ASSERT_TRUE(pool.volumes_["wvol"]->Read(4096, std::span(all.data(), 4096)).ok());
+  EXPECT_EQ(std::count(all.begin(), all.begin() + 4096, 0), 4096);
 }
 
 }  // namespace

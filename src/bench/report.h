@@ -22,9 +22,9 @@ namespace arcstore::bench {
 enum class OutputFormat { kNormal, kJson, kJsonPlus };
 Result<OutputFormat> ParseOutputFormat(std::string_view text);
 
-// "t: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) ..., ioengine=psync, iodepth=1"
+// "t: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) ..., ioengine=arcstore, iodepth=1"
 std::string FormatJobHeader(const Job& job, int groupid);
-// The header lines fio prints before running ("...", "fio-3.33",
+// The header lines fio prints before running ("...", BenchVersionString(),
 // "Starting N threads").
 std::string FormatRunHeader(const JobSet& jobs);
 
@@ -32,7 +32,12 @@ std::string FormatText(const RunResult& run);
 nlohmann::ordered_json ToFioJson(const RunResult& run, bool plus);
 std::string FormatJson(const RunResult& run, bool plus);
 
-// What the bench calls itself in "fio version".
-inline constexpr const char* kFioVersionString = "fio-3.33";
+// What ran, where fio names itself ("fio version", the run header): arcstore
+// and its version, since fio never ran (the layout stays fio 3.33's).
+std::string BenchVersionString();
+// The ioengine a job's header names: the jobs run in-process on arcstore
+// volumes, whatever the job file asked (its ioengine is kept in the JSON's
+// "ioengine_requested").
+inline constexpr const char* kBenchEngine = "arcstore";
 
 }  // namespace arcstore::bench

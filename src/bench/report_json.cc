@@ -172,7 +172,7 @@ Result<OutputFormat> ParseOutputFormat(std::string_view text) {
 
 nlohmann::ordered_json ToFioJson(const RunResult& run, bool plus) {
   ordered_json top;
-  top["fio version"] = kFioVersionString;
+  top["fio version"] = BenchVersionString();
   top["timestamp"] = run.timestamp_unix_s;
   top["timestamp_ms"] = run.timestamp_unix_ms;
   time_t t = static_cast<time_t>(run.timestamp_unix_s);

@@ -157,9 +157,11 @@ std::string TimeText(uint64_t unix_ms) {
 std::string FormatJobHeader(const Job& j, int groupid) {
   return StrFormat("%s: (g=%d): rw=%s, bs=(R) %s, (W) %s, (T) %s, ioengine=%s, iodepth=%u\n",
                    j.name.c_str(), groupid, j.rw_text.c_str(), BsRangeText(j, kRead).c_str(),
-                   BsRangeText(j, kWrite).c_str(), BsRangeText(j, kTrim).c_str(),
-                   j.ioengine.c_str(), j.iodepth);
+                   BsRangeText(j, kWrite).c_str(), BsRangeText(j, kTrim).c_str(), kBenchEngine,
+                   j.iodepth);
 }
+
+std::string BenchVersionString() { return std::string("arcstore-") + ARCSTORE_VERSION; }
 
 std::string FormatRunHeader(const JobSet& set) {
   std::string out;
@@ -174,7 +176,7 @@ std::string FormatRunHeader(const JobSet& set) {
     out += FormatJobHeader(j, group);
     if (j.numjobs > 1) out += "...\n";
   }
-  out += std::string(kFioVersionString) + "\n";
+  out += BenchVersionString() + "\n";
   // fio's words (workers here are always threads of this process).
   const char* noun = threads ? (workers == 1 ? "thread" : "threads") : (workers == 1 ? "process" : "processes");
   out += StrFormat("Starting %llu %s\n", static_cast<unsigned long long>(workers), noun);

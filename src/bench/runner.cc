@@ -95,6 +95,7 @@ Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::ato
   req.directory = j.directory;
   req.direct = j.direct;
   req.invalidate = j.invalidate;
+  req.lay_out = j.Reads();
   const SizeValue& sizing = Unset(j.filesize) ? j.size : j.filesize;
   req.size_bytes = sizing.percent ? 0 : CapSize(sizing, 0, o);
   auto vol = o.provider->OpenVolume(req);

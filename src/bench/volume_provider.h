@@ -29,6 +29,10 @@ struct VolumeRequest {
   uint64_t size_bytes = 0;   // size for a new volume; 0: it must exist
   bool direct = false;       // the job's direct=1
   bool invalidate = true;    // the job's invalidate: drop the OS page cache of a file
+  // The job reads: a new volume is laid out first, as fio lays out a new
+  // file (written whole with incompressible data), so that its reads
+  // measure stored data and not holes.
+  bool lay_out = false;
 };
 
 class VolumeProvider {

@@ -67,7 +67,8 @@ bool AllZero(const uint8_t* p, size_t n);
 
 // Corruption errors in one shape: "<what>: <detail>".
 Status CorruptionAt(std::string_view what, std::string_view detail);
-// "<what>: format version V is not supported (this build reads version 1)".
+// "<what>: format version V is not supported (this build reads version
+// kFormatVersion)".
 Status VersionMismatch(std::string_view what, uint32_t found);
 // "<what>: N bytes, expected M" / "at least M" / "at most M".
 Status BadLength(std::string_view what, size_t got, std::string_view relation, size_t want);

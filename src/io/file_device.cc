@@ -225,6 +225,7 @@ Status FileCreateOptions::Validate() const {
     return Status::InvalidArgument("chunk_bytes " + std::to_string(chunk_bytes) +
                                    ": must be a power of two from 4 KiB to 64 MiB");
   }
+  if (progress_every_bytes == 0) return Status::InvalidArgument("progress_every_bytes is 0");
   return Status::Ok();
 }
 
@@ -238,7 +239,12 @@ static Status FillFile(int fd, const std::string& path, const FileCreateOptions&
       return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(),
                        got < 0 ? errno : EIO);
     }
+    const uint64_t before = at;
     at += static_cast<uint64_t>(got);
+    if (o.progress && (at == o.size_bytes ||
+                       at / o.progress_every_bytes != before / o.progress_every_bytes)) {
+      o.progress(at, o.size_bytes);
+    }
   }
   if (::fsync(fd) != 0) return OpenError(path, "fsync", errno);
   return Status::Ok();
@@ -250,7 +256,11 @@ Status CreateFileForDevice(const std::string& path, const FileCreateOptions& opt
   if (fd < 0) return OpenError(path, "create", errno);
   Status s;
   if (::ftruncate(fd, static_cast<off_t>(options.size_bytes)) != 0) {
-    s = OpenError(path, "ftruncate", errno);
+    s = errno == EFBIG ? Status::InvalidArgument(
+                             "device " + path + ": the filesystem that holds it cannot hold a "
+                             "file of " + std::to_string(options.size_bytes) +
+                             " bytes (EFBIG): choose a smaller size or another filesystem")
+                       : OpenError(path, "ftruncate", errno);
   } else if (!options.sparse) {
     s = FillFile(fd, path, options);
   }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -115,6 +116,9 @@ struct FileCreateOptions {
   // later writes never allocate. true: only the length is set.
   bool sparse = false;
   uint64_t chunk_bytes = 1ull << 20;  // write size while filling
+  // Called while filling, every progress_every_bytes and at the end.
+  std::function<void(uint64_t written_bytes, uint64_t total_bytes)> progress;
+  uint64_t progress_every_bytes = 64ull << 20;
 
   // size > 0 and a multiple of 4 KiB; chunk a power of two in [4 KiB, 64 MiB].
   Status Validate() const;

@@ -393,10 +393,11 @@ void QueuedDevice::Complete(const std::shared_ptr<Op>& op, const Status& status)
   }
 }
 
-Status QueuedDevice::StartTrace(const std::string& path, uint64_t ring_entries) {
+Status QueuedDevice::StartTrace(const std::string& path, uint64_t ring_entries,
+                               const TraceFileOpener& open) {
   MutexLock l(&trace_mu_);
   if (trace_) return Status::Busy("a trace is already running (to " + trace_->path() + ")");
-  ARC_ASSIGN_OR_RETURN(trace_, IoTrace::Start(path, ring_entries, clock_, trace_dropped_));
+  ARC_ASSIGN_OR_RETURN(trace_, IoTrace::Start(path, ring_entries, clock_, trace_dropped_, open));
   tracing_.store(true, std::memory_order_release);
   return Status::Ok();
 }

@@ -105,8 +105,9 @@ class QueuedDevice final : public Device {
   void SetAsyncWriteFraction(std::function<double()> fraction);
 
   // The per-I/O trace (io_trace.h). Busy when a trace already runs (naming
-  // its file); errors of IoTrace::Start otherwise.
-  Status StartTrace(const std::string& path, uint64_t ring_entries);
+  // its file), before `open` is called; errors of IoTrace::Start otherwise.
+  Status StartTrace(const std::string& path, uint64_t ring_entries,
+                    const TraceFileOpener& open = {});
   // NotFound when no trace runs; else the trace file's first write error.
   Status StopTrace();
   // A txg marker in the trace, when one runs.

@@ -13,6 +13,9 @@
 // Limits: kMinTraceRingEntries..kMaxTraceRingEntries records.
 #include "io/io_trace.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -27,8 +30,15 @@ const char* MarkerName(TraceMarker m) {
 uint64_t Since(uint64_t start, uint64_t t) { return t > start ? t - start : 0; }
 }  // namespace
 
+Result<int> CreateNewTraceFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("trace file " + path + ": " + std::strerror(errno));
+  return fd;
+}
+
 Result<std::unique_ptr<IoTrace>> IoTrace::Start(const std::string& path, uint64_t ring_entries,
-                                                Clock* clock, stats::Counter* dropped) {
+                                                Clock* clock, stats::Counter* dropped,
+                                                const TraceFileOpener& open) {
   if (ring_entries < kMinTraceRingEntries || ring_entries > kMaxTraceRingEntries) {
     return Status::InvalidArgument("trace ring of " + std::to_string(ring_entries) +
                                    " entries: must be from " +
@@ -36,9 +46,12 @@ Result<std::unique_ptr<IoTrace>> IoTrace::Start(const std::string& path, uint64_
                                    std::to_string(kMaxTraceRingEntries));
   }
   if (path.empty()) return Status::InvalidArgument("trace file: empty path");
-  std::FILE* f = std::fopen(path.c_str(), "w");
+  ARC_ASSIGN_OR_RETURN(int fd, open ? open(path) : CreateNewTraceFile(path));
+  std::FILE* f = ::fdopen(fd, "w");
   if (f == nullptr) {
-    return Status::IOError("trace file " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    ::close(fd);
+    return Status::IOError("trace file " + path + ": " + std::strerror(err));
   }
   if (std::fputs("# arcstore io trace v1\n", f) < 0) {
     const int err = errno;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,13 +54,22 @@ struct TracedIo {
 
 enum class TraceMarker : uint8_t { kSyncStart, kSyncEnd };
 
+// Makes the trace's file and returns a descriptor open for writing (the
+// trace owns it). The pool passes format::CreateOutputFile, which refuses
+// existing files, devices and pools; CreateNewTraceFile is the plain one.
+using TraceFileOpener = std::function<Result<int>(const std::string& path)>;
+
+// Creates `path` with O_EXCL (an existing file is AlreadyExists).
+Result<int> CreateNewTraceFile(const std::string& path);
+
 class IoTrace {
  public:
-  // Creates (truncates) `path` and writes the header line. InvalidArgument
-  // for a ring size out of bounds, IOError naming the path when the file
-  // cannot be created.
+  // Checks the ring size (InvalidArgument out of bounds), makes the file with
+  // `open` (CreateNewTraceFile when empty; its error is returned as it is)
+  // and writes the header line.
   static Result<std::unique_ptr<IoTrace>> Start(const std::string& path, uint64_t ring_entries,
-                                                Clock* clock, stats::Counter* dropped);
+                                                Clock* clock, stats::Counter* dropped,
+                                                const TraceFileOpener& open = {});
   ~IoTrace();
   IoTrace(const IoTrace&) = delete;
   IoTrace& operator=(const IoTrace&) = delete;

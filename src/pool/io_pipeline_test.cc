@@ -169,12 +169,12 @@ TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
   char tmpl[] = "/tmp/arcstore_pooltrace_XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl, path = dir + "/io.trace";
-  Status bad = pool_->StartTrace(dir + "/missing/io.trace", 1024);
+  Status bad = pool_->StartTrace(dir + "/missing/io.trace", 1024, false);
   EXPECT_NE(bad.message().find(dir + "/missing/io.trace"), std::string::npos) << bad.ToString();
   const uint64_t txg0 = pool_->Info().txg;
   const stats::Snapshot before = pool_->stats().TakeSnapshot();
-  ASSERT_TRUE(pool_->StartTrace(path, 1 << 16).ok());
-  EXPECT_EQ(pool_->StartTrace(path, 1 << 16).code(), StatusCode::kBusy);
+  ASSERT_TRUE(pool_->StartTrace(path, 1 << 16, false).ok());
+  EXPECT_EQ(pool_->StartTrace(path, 1 << 16, false).code(), StatusCode::kBusy);
   SeededRandom r(7);
   const int syncs = 3;
   for (int i = 0; i < syncs; i++) RandomWrites(r, 200);

@@ -1,5 +1,7 @@
-// The public API's option checks and the Pool factory functions.
+// The public API's option checks and Pool::Open (Pool::Create: pool_create.cc).
 #include <sys/stat.h>
+
+#include <cerrno>
 
 #include "arcstore/pool.h"
 #include "base/units.h"
@@ -103,26 +105,12 @@ Status VolumeOptions::Validate() const {
   return Status::Ok();
 }
 
-Status Pool::Create(const std::string& path, const PoolCreateOptions& options) {
-  ARC_RETURN_IF_ERROR(options.Validate());
-  struct stat st;
-  const bool is_block = stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
-  if (!is_block) {
-    if (options.size_bytes == 0) {
-      return Status::InvalidArgument("pool " + path + ": a file-backed pool needs a size");
-    }
-    io::FileCreateOptions fc;
-    fc.size_bytes = options.size_bytes;
-    fc.sparse = options.sparse;
-    ARC_RETURN_IF_ERROR(io::CreateFileForDevice(path, fc).WithContext("pool " + path));
-  }
-  io::FileDeviceOptions fo;
-  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::FileDevice> dev, io::FileDevice::Open(path, fo));
-  return pool::PoolImpl::Format(dev.get(), options.name).WithContext("pool " + path);
-}
-
 Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+    return Status::NotFound("no pool at " + path + " (no such file or device)");
+  }
   ARC_ASSIGN_OR_RETURN(io::FileLock lock,
                        io::FileLock::Acquire(path, /*exclusive=*/!options.read_only));
   // io_uring when it works here, else psync; O_DIRECT when the file allows.

@@ -70,6 +70,7 @@
 #include "format/encoding.h"
 #include "format/indirect_block.h"
 #include "format/label_io.h"
+#include "format/output_file.h"
 #include "format/space_log.h"
 #include "arc/monitor/system_memory_monitor.h"
 #include "io/file_device.h"
@@ -131,8 +132,13 @@ PoolImpl::~PoolImpl() {
   queue_->SetAsyncWriteFraction(nullptr);  // txg_ goes before device_
 }
 
-Status PoolImpl::StartTrace(const std::string& path, uint64_t ring_entries) {
-  return queue_->StartTrace(path, ring_entries);
+Status PoolImpl::StartTrace(const std::string& path, uint64_t ring_entries,
+                            bool replace_existing) {
+  format::OutputFileOptions o;
+  o.replace_existing = replace_existing;
+  return queue_->StartTrace(path, ring_entries, [o](const std::string& p) {
+    return format::CreateOutputFile(p, o);
+  });
 }
 
 Status PoolImpl::StopTrace() { return queue_->StopTrace(); }
@@ -757,6 +763,7 @@ PoolInfo PoolImpl::Info() {
   MutexLock l(&mu_);
   info.allocated_bytes = usage_.allocated_bytes;
   info.free_bytes = usage_.free_bytes;
+  info.pending_free_bytes = usage_.deferred_bytes;
   info.txg = committed_txg_;
   for (const auto& [name, v] : volumes_) info.volumes.push_back(v->info());
   return info;

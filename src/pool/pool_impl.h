@@ -94,7 +94,8 @@ class PoolImpl final : public Pool {
   Status Sync() override;
   Status Close() override;
   stats::Registry& stats() override { return registry_; }
-  Status StartTrace(const std::string& path, uint64_t ring_entries) override;
+  Status StartTrace(const std::string& path, uint64_t ring_entries,
+                    bool replace_existing) override;
   Status StopTrace() override;
 
   const OpenReport& open_report() const { return open_report_; }

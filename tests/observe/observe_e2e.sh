@@ -74,6 +74,30 @@ grep -q '^# TYPE arcstore_arcstats_size_bytes gauge$' "$NBD_WORK/metrics" || fai
 grep -q '^arcstore_volumes_rmw_reads_total ' "$NBD_WORK/metrics" || fail "no rmw counter"
 promtool check metrics <"$NBD_WORK/metrics" || fail "promtool check metrics"
 
+# Nothing a command writes lands on the served pool: pool create (even with
+# --force) and a trace aimed at the pool's own file are refused, exit 3.
+pool_bytes=$(stat -c %s "$P")
+rc=0; "$ARCSTORE" pool create "$P" --force >"$NBD_WORK/create.out" 2>&1 || rc=$?
+[[ $rc -eq 3 ]] || fail "pool create over the served pool: exit $rc: $(cat "$NBD_WORK/create.out")"
+grep -q 'in use' "$NBD_WORK/create.out" || fail "pool create over the served pool: $(cat "$NBD_WORK/create.out")"
+rc=0; "$ARCSTORE" trace start "$P" --output "$P" --force >"$NBD_WORK/trace2.out" 2>&1 || rc=$?
+[[ $rc -eq 3 ]] || fail "trace onto the pool: exit $rc: $(cat "$NBD_WORK/trace2.out")"
+[[ $(stat -c %s "$P") -eq $pool_bytes ]] || fail "the served pool's file changed size"
+# With --control the pool may be left out: INTERVAL COUNT stay what they are.
+out=$(timeout 30 "$ARCSTORE" stat --control "$P.ctl" -f time,read 0.1 2) || fail "stat --control 0.1 2"
+[[ $(wc -l <<<"$out") -eq 3 ]] || fail "stat --control 0.1 2 printed: $out"
+rc=0; "$ARCSTORE" stat 1 2 >/dev/null 2>&1 || rc=$?
+[[ $rc -eq 64 ]] || fail "stat 1 2 (no pool named 1): exit $rc, want the usage code 64"
+# pool info and vol list read the served pool through its control socket.
+"$ARCSTORE" pool info "$P" >"$NBD_WORK/info" || fail "pool info of the served pool: $(cat "$NBD_WORK/info")"
+grep -q '^pending free:' "$NBD_WORK/info" || fail "pool info: $(cat "$NBD_WORK/info")"
+"$ARCSTORE" vol list "$P" | grep -q '^vol0 ' || fail "vol list of the served pool"
+"$ARCSTORE" doctor --control "$P.ctl" >"$NBD_WORK/doctor2" || fail "doctor --control: $(cat "$NBD_WORK/doctor2")"
+# Plot outputs are new files: the same prefix again needs --force.
+rc=0; "$ARCSTORE" plot arc "$NBD_WORK/samples" -o "$NBD_WORK/arc" >"$NBD_WORK/plot2" 2>&1 || rc=$?
+[[ $rc -eq 3 ]] || fail "plot over existing outputs: exit $rc: $(cat "$NBD_WORK/plot2")"
+"$ARCSTORE" plot arc "$NBD_WORK/samples" -o "$NBD_WORK/arc" --force | grep -q '(4 points' || fail "plot --force"
+
 kill -TERM "$NBD_SERVER_PID"
 wait "$NBD_SERVER_PID" || fail "serve exited with $?"
 NBD_SERVER_PID=""

@@ -46,14 +46,21 @@ std::string DominantHolder(const CheckContext& ctx, std::vector<Evidence>* evide
          " of held bytes)";
 }
 
+// The target has collapsed when c sits at its floor c_min, or when it has
+// fallen to a small share of c_max while size stays far above it (whatever
+// c_min is: a floor set high or low does not make that healthy).
 void CheckTargetCollapsed(CheckContext& ctx) {
   auto v = ctx.Need("target_collapsed", {"c", "c_min", "c_max"},
                     "whether the target c sits at its floor c_min");
   if (!v) return;
   int64_t c = (*v)[0], c_min = (*v)[1], c_max = (*v)[2];
-  if (c_max < 2 * c_min || c_min <= 0) return;  // no room between floor and ceiling
-  if (static_cast<double>(c) > c_min * (1 + ctx.opt.floor_margin_pct / 100.0)) return;
   auto size = ctx.Opt("size");
+  const bool at_floor = c_max >= 2 * c_min && c_min > 0 &&  // room between floor and ceiling
+                        static_cast<double>(c) <= c_min * (1 + ctx.opt.floor_margin_pct / 100.0);
+  const bool far_below_max = c > 0 && c_max > 0 &&
+                             Pct(c, c_max) <= ctx.opt.collapsed_of_max_pct && size &&
+                             Ratio(*size, c) >= ctx.opt.over_target_crit_ratio;
+  if (!at_floor && !far_below_max) return;
   MemoryState mem = ReadMemory(ctx);
   Finding f{"target_collapsed", Severity::kWarning, "", {}, ""};
   f.evidence = {ctx.Bytes("c"), ctx.Bytes("c_min"), ctx.Bytes("c_max"),
@@ -69,7 +76,13 @@ void CheckTargetCollapsed(CheckContext& ctx) {
   }
   char ratio[32];
   std::snprintf(ratio, sizeof(ratio), "%.1fx", size ? Ratio(*size, c) : 0.0);
-  if (size && Ratio(*size, c) >= ctx.opt.over_target_crit_ratio) {
+  if (!at_floor) {
+    char share[32];
+    std::snprintf(share, sizeof(share), "%.1f%%", Pct(c, c_max));
+    f.severity = Severity::kCritical;
+    f.title = std::string("target c collapsed to ") + share + " of c_max while size is " + ratio +
+              " c: the size control loop has failed";
+  } else if (size && Ratio(*size, c) >= ctx.opt.over_target_crit_ratio) {
     f.severity = Severity::kCritical;
     f.title = std::string("target c collapsed to its floor c_min while size is ") + ratio +
               " c: the size control loop has failed";
@@ -88,7 +101,8 @@ void CheckTargetCollapsed(CheckContext& ctx) {
       ctx.Undecide("target_collapsed", missing, "whether memory is free while c sits at c_min");
   }
   f.advice =
-      "The ARC lowered c to c_min and it stayed there. Find what reports memory pressure: the "
+      "The ARC lowered c toward its floor and it stayed there. Find what reports memory "
+      "pressure: the "
       "kernel's reserves (illumos lotsfree/desfree/swapfs_minfree, Linux arc_sys_free or a "
       "cgroup limit) and whether memory_available_bytes is negative while memory is free. With "
       "c at its floor, dirty data is capped at a share of c, so txgs sync far more often and "

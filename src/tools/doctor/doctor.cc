@@ -85,6 +85,7 @@ Status DoctorOptions::Validate() const {
     const char* name;
     double v;
   } pcts[] = {{"floor_margin_pct", floor_margin_pct},   {"evictable_low_pct", evictable_low_pct},
+              {"collapsed_of_max_pct", collapsed_of_max_pct},
               {"overhead_pct", overhead_pct},           {"free_memory_pct", free_memory_pct},
               {"low_memory_pct", low_memory_pct},       {"near_max_pct", near_max_pct},
               {"ghost_hit_pct", ghost_hit_pct},         {"low_hit_ratio_pct", low_hit_ratio_pct},

@@ -63,6 +63,9 @@ struct Report {
 // Thresholds of the checks. Percentages are of the named base.
 struct DoctorOptions {
   double floor_margin_pct = 10;        // c within this % of c_min is "at the floor"
+  // c at or below this % of c_max, with size at least over_target_crit_ratio
+  // times c, is a collapse wherever c_min sits.
+  double collapsed_of_max_pct = 10;
   double over_target_warn_ratio = 1.5; // size / c at which size is "far above target"
   double over_target_crit_ratio = 2.0;
   double evictable_low_pct = 1;        // evictable below this % of size is "nothing"

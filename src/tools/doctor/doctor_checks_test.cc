@@ -55,6 +55,22 @@ StatSet PinnedArc() {
   return s;
 }
 
+// c far above its floor but at 3% of c_max, with size 8x c: a collapse,
+// named as one, whatever c_min is; the same c with size near it is not.
+TEST(SizeChecks, ATargetFarBelowCMaxWithSizeFarAboveItIsACollapse) {
+  StatSet s;
+  s.Gauge("c", 1 * GiB).Gauge("c_min", 64 * MiB).Gauge("c_max", 32 * GiB).Gauge("size", 8 * GiB);
+  Report r = s.Diagnose();
+  const Finding* f = r.Find("target_collapsed");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_NE(f->title.find("collapsed to 3.1% of c_max while size is 8.0x c"), std::string::npos)
+      << f->title;
+  StatSet calm;
+  calm.Gauge("c", 1 * GiB).Gauge("c_min", 64 * MiB).Gauge("c_max", 32 * GiB).Gauge("size", GiB);
+  EXPECT_EQ(calm.Diagnose().Find("target_collapsed"), nullptr);
+}
+
 TEST(ArcstoreChecks, PinnedCacheNamesTheHolderKind) {
   StatSet s = PinnedArc();
   s.Gauge("held_bytes_handle_cache", 3 * GiB + 800 * MiB).Gauge("held_bytes_nbd_request", 100 * MiB);

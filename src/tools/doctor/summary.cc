@@ -175,7 +175,7 @@ void Summary::Arcstore() {
   Row("writes blocked", {Count("txg.blocked_writes"), ""});
   Row("blocked (ns)", {Count("txg.blocked_ns"), ""});
   Row("ARC dirty limit waits", {Count("memory_throttle_count"), ""});
-  Row("rmw reads from disk", {Count(names::kRmwReads), ""});
+  Row("rmw from the committed record (ARC or disk)", {Count(names::kRmwReads), ""});
   Row("rmw on a dirty copy", {Count(names::kRmwDirty), ""});
   Heading("Txgs synced, by reason", {"syncs", "of all"});
   int64_t all = 0;

@@ -131,6 +131,11 @@ std::string SizeLabel(uint64_t v) {
   return std::to_string(v) + kSuffix[s];
 }
 
+// One convention for every histogram table here (latency, size, brw_stats'
+// tables): a row is labelled by its bucket's lower bound and holds the I/Os
+// from it up to the next row's bound; each table's title says so.
+constexpr std::string_view kRowsAreLowerBounds = "rows: from the bound shown up to the next row's";
+
 // A table with one row per log2 bucket that any column uses.
 struct HistColumn {
   std::string head;
@@ -148,14 +153,15 @@ std::string HistTable(std::string_view title, std::string_view row_head, bool ti
       last = std::max(last, b);
     }
   }
-  std::string out = std::string(title) + "\n" + Pad(row_head, 8);
+  std::string out = std::string(title) + "\n(" + std::string(kRowsAreLowerBounds) + ")\n" +
+                    Pad(row_head, 8);
   for (const HistColumn& c : cols) out += "  " + Pad(c.head, 6);
   out += "\n";
   if (last < 0) return out + "(no I/O in this interval)\n";
   for (int b = first; b <= last; b++) {
-    // A bucket is labelled by its upper bound, as zpool iostat -w does.
-    double high = static_cast<double>(Hist::BucketHigh(b)) - 1;
-    out += Pad(time_rows ? NiceTimeNs(high) : SizeLabel(Hist::BucketLow(b)), 8);
+    // Every table labels a bucket by its lower bound (kRowsAreLowerBounds).
+    const uint64_t low = Hist::BucketLow(b);
+    out += Pad(time_rows ? NiceTimeNs(static_cast<double>(low)) : SizeLabel(low), 8);
     for (const HistColumn& c : cols) {
       out += "  " + (c.hist ? PrettyNumber(static_cast<double>(c.hist->buckets[b]), 6, 1000) : Pad("-", 6));
     }
@@ -195,7 +201,8 @@ std::string SizeHistograms(const IostatInterval& i) {
 // brw_stats: "ios  %  cum %" per bucket of one histogram.
 std::string BrwTable(std::string_view title, std::string_view row_head, bool time_rows,
                      const std::optional<Hist>& h) {
-  std::string out = std::string(title) + "\n" + Pad(row_head, 10) + "      ios   %  cum %\n";
+  std::string out = std::string(title) + "\n(" + std::string(kRowsAreLowerBounds) + ")\n" +
+                    Pad(row_head, 10) + "      ios   %  cum %\n";
   if (!h) return out + "(not counted by this engine)\n";
   if (h->count == 0) return out + "(no I/O in this interval)\n";
   uint64_t cum = 0;

@@ -150,10 +150,15 @@ TEST(IostatTest, LatencyHistogramRowsAreBucketBounds) {
   IostatOptions o;
   o.histograms = true;
   std::string out = run.Render(o);
-  // 100 us is in [65536, 131072): labelled 131us; 200 sync reads there.
-  EXPECT_NE(out.find("   131us     200       0       0       0       0       0\n"), std::string::npos) << out;
-  // 8 ms async-write queue wait in [4194304, 8388608): labelled 8.4ms.
-  EXPECT_NE(out.find("   8.4ms       0       0       0       0       0     400\n"), std::string::npos) << out;
+  // 100 us is in [65536, 131072): labelled by its lower bound, 66us; 200
+  // sync reads there.
+  EXPECT_NE(out.find("    66us     200       0       0       0       0       0\n"), std::string::npos) << out;
+  // 8 ms async-write queue wait in [4194304, 8388608): labelled 4.2ms.
+  EXPECT_NE(out.find("   4.2ms       0       0       0       0       0     400\n"), std::string::npos) << out;
+  // The brw_stats-style table puts the same I/Os on the same bound, and both
+  // say which bound they show.
+  EXPECT_NE(out.find("     66us:       200"), std::string::npos) << out;
+  EXPECT_NE(out.find("rows: from the bound shown up to the next row's"), std::string::npos) << out;
   EXPECT_NE(out.find("I/O time (device latency, all classes)"), std::string::npos);
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "format/output_file.h"
 #include "stats/stats.h"
 
 extern char** environ;
@@ -41,8 +42,10 @@ std::string Tail(const std::string& path) {
   return text.size() > 600 ? text.substr(text.size() - 600) : text;
 }
 
+std::string GnuplotLog(const PlotOptions& o) { return o.output_prefix + ".gnuplot.log"; }
+
 Status RunGnuplot(const PlotOptions& o, const std::string& script) {
-  std::string log = o.output_prefix + ".gnuplot.log";
+  std::string log = GnuplotLog(o);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -81,6 +84,14 @@ std::string Frame(const PlotOptions& o, const PlotFiles& f, const std::string& b
 
 Result<PlotFiles> Finish(const PlotOptions& o, PlotFiles f, const std::string& data,
                          const std::string& markers, const std::string& body) {
+  // All outputs are claimed under the output-file rule before any is written.
+  format::OutputFileOptions reserve;
+  reserve.replace_existing = o.replace_existing;
+  for (std::string* path : {&f.data, &f.markers, &f.script, &f.svg, &f.png}) {
+    if (path->empty()) continue;
+    ARC_ASSIGN_OR_RETURN(*path, format::ReserveOutputFile(*path, reserve));
+  }
+  ARC_RETURN_IF_ERROR(format::ReserveOutputFile(GnuplotLog(o), reserve).status());
   ARC_RETURN_IF_ERROR(WriteText(f.data, data));
   if (!f.markers.empty()) ARC_RETURN_IF_ERROR(WriteText(f.markers, markers));
   ARC_RETURN_IF_ERROR(WriteText(f.script, Frame(o, f, body)));
@@ -193,6 +204,7 @@ Result<PlotFiles> PlotThrottle(const std::vector<stats::Snapshot>& samples, cons
   ARC_RETURN_IF_ERROR(NeedSamples(samples));
   PlotFiles f = Names(options, false);
   std::string data = "# t_s dirty_bytes dirty_limit_bytes delay_ms_per_s\n";
+  bool any_delay = false;
   for (size_t i = 0; i < samples.size(); i++) {
     const stats::Snapshot& s = samples[i];
     double limit = std::min(Get(s, "txg", "dirty_max_bytes"), std::floor(Get(s, "arcstats", "c") / 2));
@@ -202,6 +214,7 @@ Result<PlotFiles> PlotThrottle(const std::vector<stats::Snapshot>& samples, cons
       double dd = Get(s, "txg", "delay_ns") - Get(samples[i - 1], "txg", "delay_ns");
       delay = dt > 0 ? std::max(0.0, dd) / 1e6 / dt : 0;
     }
+    any_delay = any_delay || delay > 0;
     data += Line("%.3f %.0f %.0f %.3f\n", Seconds(s.taken_ns - samples.front().taken_ns),
                  Get(s, "txg", "dirty_bytes"), limit, delay);
   }
@@ -210,17 +223,30 @@ Result<PlotFiles> PlotThrottle(const std::vector<stats::Snapshot>& samples, cons
   std::string body =
       "set xlabel 'time (s)'\nset ylabel 'dirty (MiB)'\nM = 1048576.0\n"
       "set y2label 'throttle delay (ms per s)'\nset y2tics\nset ytics nomirror\n"
+      // A delay is never negative; with none at all, the axis still reads 0 up.
+      + std::string(any_delay ? "set y2range [0:*]\n" : "set y2range [0:1]\n") +
       "plot " + d + " using 1:($2/M) with lines lw 2 title 'dirty (unsynced)', " + d +
       " using 1:($3/M) with lines dt 2 title 'limit min(dirty_max, c/2)', " + d +
-      " using 1:4 axes x1y2 with lines lw 2 title 'throttle delay'\n";
+      " using 1:4 axes x1y2 with lines lw 2 title " +
+      Q(any_delay ? "throttle delay" : "throttle delay (none in these samples)") + "\n";
   return Finish(options, f, data, "", body);
 }
 
 Result<PlotFiles> PlotSizes(const Trace& a, const Trace& b, const PlotOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
+  // Flushes (and anything else without a size) have no bar: they are counted
+  // and named in the axis label instead.
   stats::HistogramData ha, hb;
-  for (const TraceIo& io : a.ios) ha.buckets[stats::HistogramData::BucketOf(io.bytes)]++;
-  for (const TraceIo& io : b.ios) hb.buckets[stats::HistogramData::BucketOf(io.bytes)]++;
+  uint64_t sizeless = 0;
+  for (const auto& [trace, hist] : {std::pair{&a, &ha}, std::pair{&b, &hb}}) {
+    for (const TraceIo& io : trace->ios) {
+      if (io.bytes == 0) {
+        sizeless++;
+        continue;
+      }
+      hist->buckets[stats::HistogramData::BucketOf(io.bytes)]++;
+    }
+  }
   int first = stats::HistogramData::kBuckets, last = -1;
   for (int i = 0; i < stats::HistogramData::kBuckets; i++) {
     if (ha.buckets[i] + hb.buckets[i] == 0) continue;
@@ -240,7 +266,10 @@ Result<PlotFiles> PlotSizes(const Trace& a, const Trace& b, const PlotOptions& o
   }
   std::string d = Q(f.data);
   std::string body =
-      "set xlabel 'I/O size (log2 bucket, lower bound)'\nset ylabel 'I/Os'\n"
+      "set xlabel " +
+      Q("I/O size (log2 bucket, lower bound)" +
+        (sizeless > 0 ? "; " + std::to_string(sizeless) + " flushes (no size) not shown" : "")) +
+      "\nset ylabel 'I/Os'\n"
       "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
       "plot " + d + " using 2:xtic(1) title " + Q(options.label_a) + ", " + d + " using 3 title " +
       Q(options.label_b) + "\n";

@@ -39,6 +39,9 @@ struct PlotOptions {
   uint32_t width_px = 1200;
   uint32_t height_px = 700;
   std::string label_a = "a", label_b = "b";  // the two runs of a sizes plot
+  // Every output is created new (format/output_file.h); with this, an
+  // existing regular file that is not a pool is replaced instead.
+  bool replace_existing = false;
 
   Status Validate() const;
 };

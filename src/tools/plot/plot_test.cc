@@ -135,12 +135,49 @@ TEST_F(PlotTest, ArcAndThrottlePlotsFromSamples) {
   for (int i = 0; i <= 4; i++) std::getline(in, line);
   EXPECT_EQ(line, "3.000 31457280 67108864 15.000");
   ExpectDrawn(*thr, 4);
+  // The outputs exist now: a second plot to the same prefix is refused
+  // untouched, and replaces them when asked.
+  const auto before = std::filesystem::file_size(thr->png);
+  Result<PlotFiles> again = PlotThrottle(*samples, Options("throttle"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  EXPECT_EQ(std::filesystem::file_size(thr->png), before);
+  PlotOptions replace = Options("throttle");
+  replace.replace_existing = true;
+  EXPECT_TRUE(PlotThrottle(*samples, replace).ok());
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// No throttle delay at all: the delay axis starts at 0 (not -1..1) and the
+// key says there was none.
+TEST_F(PlotTest, AThrottlePlotWithoutDelayKeepsItsAxisAtZero) {
+  std::string lines;
+  stats::Registry r;
+  r.AddGauge("arcstats", "c", stats::Unit::kBytes, "")->Set(int64_t{kGiB});
+  r.AddGauge("txg", "dirty_bytes", stats::Unit::kBytes, "")->Set(int64_t{kMiB});
+  r.AddGauge("txg", "dirty_max_bytes", stats::Unit::kBytes, "")->Set(256 * int64_t{kMiB});
+  r.AddCounter("txg", "delay_ns", stats::Unit::kNanoseconds, "");
+  for (int i = 0; i < 3; i++) {
+    lines += stats::ToWireJson(r.TakeSnapshot(static_cast<uint64_t>(i) * kNsPerSec)) + "\n";
+  }
+  Result<PlotFiles> thr = PlotThrottle(*ReadSamples(lines), Options("calm"));
+  ASSERT_TRUE(thr.ok()) << thr.status().ToString();
+  const std::string script = ReadAll(thr->script);
+  EXPECT_NE(script.find("set y2range [0:1]"), std::string::npos) << script;
+  EXPECT_NE(script.find("throttle delay (none in these samples)"), std::string::npos) << script;
 }
 
 TEST_F(PlotTest, SizeHistogramsOfTwoRunsSideBySide) {
   Result<Trace> a = ParseTrace(MakeTrace(90, 1));
   std::string small = std::string(kTraceHeader) + "\n";
   for (int i = 0; i < 30; i++) small += "I\t1\t2\t3\tasync_write\twrite\t0\t4096\t1\tok\n";
+  for (int i = 0; i < 2; i++) small += "I\t1\t2\t3\tsync_write\tflush\t0\t0\t1\tok\n";
   Result<Trace> b = ParseTrace(small);
   ASSERT_TRUE(a.ok() && b.ok());
   PlotOptions o = Options("sizes");
@@ -154,7 +191,8 @@ TEST_F(PlotTest, SizeHistogramsOfTwoRunsSideBySide) {
   std::string header, first;
   std::getline(in, header);
   std::getline(in, first);
-  EXPECT_EQ(first, "4K 10 30");
+  EXPECT_EQ(first, "4K 10 30");  // the two flushes have no size bar ...
+  EXPECT_NE(ReadAll(f->script).find("2 flushes (no size) not shown"), std::string::npos);  // ... but are named
   ExpectDrawn(*f, 3);
 }
 

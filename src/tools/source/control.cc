@@ -25,46 +25,88 @@ std::string Error(const Status& s) {
   return "error " + m + "\n";
 }
 
-std::string TraceRequest(StatsSource& source, std::string_view args) {
+// "start RING MODE PATH" or "stop", from `peer`.
+std::string TraceRequest(StatsSource& source, std::string_view args, const ControlPeer& peer) {
   if (args == "stop") {
     Status s = source.StopTrace();
     return s.ok() ? Ok() : Error(s);
   }
   if (args.substr(0, 6) != "start ") {
-    return Error(Status::InvalidArgument("trace: want 'trace start RING_ENTRIES PATH' or 'trace stop'"));
+    return Error(Status::InvalidArgument(
+        "trace: want 'trace start RING_ENTRIES new|replace PATH' or 'trace stop'"));
   }
   args.remove_prefix(6);
-  size_t space = args.find(' ');
-  if (space == std::string_view::npos || space + 1 >= args.size()) {
-    return Error(Status::InvalidArgument("trace start: want RING_ENTRIES PATH"));
+  size_t space1 = args.find(' ');
+  size_t space2 = space1 == std::string_view::npos ? space1 : args.find(' ', space1 + 1);
+  if (space2 == std::string_view::npos || space2 + 1 >= args.size()) {
+    return Error(Status::InvalidArgument("trace start: want RING_ENTRIES new|replace PATH"));
   }
-  std::string ring_text(args.substr(0, space));
+  std::string ring_text(args.substr(0, space1));
   char* end = nullptr;
   unsigned long long ring = std::strtoull(ring_text.c_str(), &end, 10);
-  if (ring_text.empty() || *end != '\0' || ring == 0 || ring > kMaxTraceRingEntries) {
-    return Error(Status::InvalidArgument("trace start: ring entries '" + ring_text + "' not in 1.." +
-                                         std::to_string(kMaxTraceRingEntries)));
+  if (ring_text.empty() || ring_text[0] == '-' || *end != '\0' || ring == 0 ||
+      ring > kMaxTraceRingEntries) {
+    return Error(Status::InvalidArgument("trace start: ring entries '" + ring_text.substr(0, 32) +
+                                         "' not in 1.." + std::to_string(kMaxTraceRingEntries)));
   }
-  Status s = source.StartTrace(std::string(args.substr(space + 1)), ring);
+  std::string_view mode = args.substr(space1 + 1, space2 - space1 - 1);
+  if (mode != "new" && mode != "replace") {
+    return Error(Status::InvalidArgument("trace start: mode '" + std::string(mode.substr(0, 32)) +
+                                         "' is not new or replace"));
+  }
+  if (!PeerMayWriteFiles(peer)) {
+    return Error(Status::InvalidArgument(
+        "trace start: refused for uid " + std::to_string(peer.uid) +
+        ": only root or the server's own user may make it write files"));
+  }
+  Status s = source.StartTrace(std::string(args.substr(space2 + 1)), ring, mode == "replace");
   return s.ok() ? Ok() : Error(s);
+}
+
+ControlPeer PeerOf(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    // Not a unix socket, or no credentials: nobody in particular.
+    return ControlPeer{UINT32_MAX, 0};
+  }
+  return ControlPeer{static_cast<uint32_t>(cred.uid), static_cast<int32_t>(cred.pid)};
 }
 
 }  // namespace
 
-std::string HandleControlRequest(StatsSource& source, std::string_view request) {
+bool PeerMayWriteFiles(const ControlPeer& peer) {
+  return peer.uid == 0 || peer.uid == static_cast<uint32_t>(::geteuid());
+}
+
+std::string TraceStartRequest(const std::string& path, uint64_t ring_entries,
+                              bool replace_existing) {
+  return "trace start " + std::to_string(ring_entries) + (replace_existing ? " replace " : " new ") +
+         path;
+}
+
+std::string HandleControlRequest(StatsSource& source, std::string_view request,
+                                 const ControlPeer& peer) {
   while (!request.empty() && (request.back() == '\r' || request.back() == ' ')) request.remove_suffix(1);
   if (request == "stats") {
     Result<stats::Snapshot> s = source.TakeSnapshot();
     return s.ok() ? Ok(stats::ToWireJson(*s)) : Error(s.status());
   }
+  if (request == "info") {
+    Result<PoolInfo> info = source.Info();
+    return info.ok() ? Ok(PoolInfoToJson(*info).dump()) : Error(info.status());
+  }
   if (request == "txgs") {
     Result<std::vector<TxgRow>> rows = source.TxgHistory();
     return rows.ok() ? Ok(TxgRowsToJson(*rows).dump()) : Error(rows.status());
   }
-  if (request.substr(0, 6) == "trace ") return TraceRequest(source, request.substr(6));
+  if (request.substr(0, 6) == "trace ") return TraceRequest(source, request.substr(6), peer);
   std::string shown(request.substr(0, 64));
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
   return Error(Status::InvalidArgument("unknown control request '" + shown +
-                                       "' (want stats, txgs, trace start, trace stop)"));
+                                       "' (want stats, txgs, info, trace start, trace stop)"));
 }
 
 void ServeControlConnection(StatsSource& source, int fd, uint32_t timeout_ms) {
@@ -75,7 +117,8 @@ void ServeControlConnection(StatsSource& source, int fd, uint32_t timeout_ms) {
   } else {
     std::string_view line = *req;
     size_t nl = line.find('\n');
-    reply = HandleControlRequest(source, nl == std::string_view::npos ? line : line.substr(0, nl));
+    reply = HandleControlRequest(source, nl == std::string_view::npos ? line : line.substr(0, nl),
+                                 PeerOf(fd));
   }
   (void)WriteAll(fd, reply, timeout_ms);
 }

@@ -7,8 +7,13 @@
 //   request                          reply body
 //   stats                            the stats snapshot (stats/wire.h JSON)
 //   txgs                             the txg history (JSON array of TxgRow)
-//   trace start RING_ENTRIES PATH    nothing (PATH is the rest of the line,
-//                                    written by the server's process)
+//   info                             Pool::Info as JSON (PoolInfoToJson)
+//   trace start RING_ENTRIES MODE PATH
+//                                    nothing; MODE is new or replace, PATH
+//                                    the rest of the line: absolute, its
+//                                    directory resolved by the client, and
+//                                    checked again by the server, which
+//                                    writes it (format/output_file.h)
 //   trace stop                       nothing
 //
 //   status line: "ok" | "error <message>"
@@ -16,6 +21,14 @@
 // Limits: a request line is at most kMaxControlRequestBytes; a reply at most
 // stats::kMaxWireBytes; every read and write waits at most the server's or
 // client's timeout. Unknown requests get an error naming them.
+//
+// Trust: the socket is created 0600, so only the server's user and root can
+// connect. Reading stats is harmless; a request that makes the server write
+// a file (trace start) is refused unless the peer (SO_PEERCRED) is root or
+// the server's own user, who could write that file anyway, and even then
+// the file must be new, or a plain regular file with `replace`: never a
+// device, a pool or a file held locked (docs/observability.md, "The control
+// socket's trust model").
 //
 // Metrics: HTTP/1.0-style; GET /metrics (or /) answers the Prometheus text
 // exposition of a fresh snapshot (stats/prometheus.h); anything else is 404
@@ -38,9 +51,23 @@ inline constexpr size_t kMaxControlRequestBytes = 4096;
 inline constexpr size_t kMaxHttpRequestBytes = 8192;
 inline constexpr uint64_t kMaxTraceRingEntries = uint64_t{1} << 24;  // the pool allows 4 .. 16M
 
+// Who sent a request: the peer credentials of its connection.
+struct ControlPeer {
+  uint32_t uid = 0;
+  int32_t pid = 0;
+};
+// Whether `peer` may make the server write files (root or the server's
+// effective user).
+bool PeerMayWriteFiles(const ControlPeer& peer);
+
+// "trace start RING MODE PATH" for a resolved `path`.
+std::string TraceStartRequest(const std::string& path, uint64_t ring_entries,
+                              bool replace_existing);
+
 // The server side: a whole reply (status line and body) to one request line
-// (without its newline).
-std::string HandleControlRequest(StatsSource& source, std::string_view request);
+// (without its newline) from `peer`.
+std::string HandleControlRequest(StatsSource& source, std::string_view request,
+                                 const ControlPeer& peer);
 // Serves one control connection: reads the request, writes the reply.
 void ServeControlConnection(StatsSource& source, int fd, uint32_t timeout_ms);
 

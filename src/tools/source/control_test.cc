@@ -31,13 +31,16 @@ class FakeSource final : public StatsSource {
   Result<stats::Snapshot> TakeSnapshot() override { return registry.TakeSnapshot(42); }
   Result<std::vector<TxgRow>> TxgHistory() override { return rows; }
   // Called on the server's thread; read by the test after the reply.
-  Status StartTrace(const std::string& path, uint64_t ring_entries) override {
+  Status StartTrace(const std::string& path, uint64_t ring_entries,
+                    bool replace_existing) override {
     std::lock_guard<std::mutex> l(mu);
     trace_path = path;
     trace_ring = ring_entries;
+    trace_replace = replace_existing;
     return Status::Ok();
   }
   Status StopTrace() override { return Status::NotSupported("no trace running"); }
+  Result<PoolInfo> Info() override { return info; }
   std::string Describe() const override { return "fake"; }
 
   stats::Registry registry;
@@ -46,6 +49,8 @@ class FakeSource final : public StatsSource {
   std::mutex mu;
   std::string trace_path;
   uint64_t trace_ring = 0;
+  bool trace_replace = false;
+  PoolInfo info;
 };
 
 class ControlTest : public ::testing::Test {
@@ -76,6 +81,10 @@ TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
   row.stime_ns = 400 * kNsPerMs;
   row.delay_ns = 12345;
   fake.rows.push_back(row);
+  fake.info.name = "tank";
+  fake.info.size_bytes = 64 * kMiB;
+  fake.info.pending_free_bytes = 12345;
+  fake.info.volumes.push_back(VolumeInfo{"v0", 7, 8 * kMiB, 65536, "zstd"});
   auto server = StartControl(&fake, dir_ + "/p.ctl");
   ASSERT_NE(server, nullptr);
 
@@ -95,12 +104,22 @@ TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
   EXPECT_EQ((*rows)[0].stime_ns, 400 * kNsPerMs);
   EXPECT_EQ((*rows)[0].delay_ns, 12345u);
 
-  ASSERT_TRUE(remote.StartTrace("/tmp/a trace file", 4096).ok());
+  ASSERT_TRUE(remote.StartTrace("/tmp/a trace file", 4096, true).ok());
   {
     std::lock_guard<std::mutex> l(fake.mu);
     EXPECT_EQ(fake.trace_path, "/tmp/a trace file");
     EXPECT_EQ(fake.trace_ring, 4096u);
+    EXPECT_TRUE(fake.trace_replace);
   }
+  Result<PoolInfo> info = remote.Info();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->name, "tank");
+  EXPECT_EQ(info->size_bytes, 64 * kMiB);
+  EXPECT_EQ(info->pending_free_bytes, 12345u);
+  ASSERT_EQ(info->volumes.size(), 1u);
+  EXPECT_EQ(info->volumes[0].name, "v0");
+  EXPECT_EQ(info->volumes[0].record_size_bytes, 65536u);
+  EXPECT_EQ(info->volumes[0].compression, "zstd");
   Status stop = remote.StopTrace();
   EXPECT_FALSE(stop.ok());
   EXPECT_NE(stop.message().find("no trace running"), std::string::npos) << stop.ToString();
@@ -108,10 +127,13 @@ TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
 
 TEST_F(ControlTest, BadRequestsGetErrorsThatNameThem) {
   FakeSource fake;
-  EXPECT_EQ(HandleControlRequest(fake, "bogus").rfind("error ", 0), 0u);
-  EXPECT_NE(HandleControlRequest(fake, "bogus").find("'bogus'"), std::string::npos);
-  EXPECT_NE(HandleControlRequest(fake, "trace start 0 /x").find("ring entries '0'"), std::string::npos);
-  EXPECT_NE(HandleControlRequest(fake, "trace start 12").find("RING_ENTRIES PATH"), std::string::npos);
+  const ControlPeer me{static_cast<uint32_t>(::geteuid()), 1};
+  EXPECT_EQ(HandleControlRequest(fake, "bogus", me).rfind("error ", 0), 0u);
+  EXPECT_NE(HandleControlRequest(fake, "bogus", me).find("'bogus'"), std::string::npos);
+  EXPECT_NE(HandleControlRequest(fake, "trace start 0 new /x", me).find("ring entries '0'"),
+            std::string::npos);
+  EXPECT_NE(HandleControlRequest(fake, "trace start 12", me).find("RING_ENTRIES new|replace PATH"),
+            std::string::npos);
   auto server = StartControl(&fake, dir_ + "/p.ctl");
   ASSERT_NE(server, nullptr);
   Result<std::string> r = ControlCall(dir_ + "/p.ctl", "nonesuch", 5000);
@@ -196,28 +218,6 @@ TEST_F(ControlTest, OpenStatsSourcePrefersALiveServerElseOpensThePool) {
             std::string::npos)
       << none.status().ToString();
   ASSERT_TRUE(local->pool->Close().ok());
-}
-
-// StartTraceOn/StopTraceOn call the pool's trace methods when its class has
-// them and say NotSupported when it does not (a build before Pool grew them).
-struct PoolWithTrace {
-  Status StartTrace(const std::string& path, uint64_t ring_entries) {
-    started = path + " " + std::to_string(ring_entries);
-    return Status::Ok();
-  }
-  Status StopTrace() { return Status::Aborted("stopped"); }
-  std::string started;
-};
-struct PoolWithoutTrace {};
-
-TEST(PoolAccessTest, TraceCallsReachThePoolWhenItHasThem) {
-  PoolWithTrace with;
-  EXPECT_TRUE(internal::StartTrace(with, "/t", 64).ok());
-  EXPECT_EQ(with.started, "/t 64");
-  EXPECT_EQ(internal::StopTrace(with).code(), StatusCode::kAborted);
-  PoolWithoutTrace without;
-  EXPECT_EQ(internal::StartTrace(without, "/t", 64).code(), StatusCode::kNotSupported);
-  EXPECT_EQ(internal::StopTrace(without).code(), StatusCode::kNotSupported);
 }
 
 }  // namespace

@@ -88,11 +88,12 @@ Result<stats::Snapshot> PoolStatsSource::TakeSnapshot() {
 
 Result<std::vector<TxgRow>> PoolStatsSource::TxgHistory() { return TxgHistoryOf(*pool_); }
 
-Status PoolStatsSource::StartTrace(const std::string& path, uint64_t ring_entries) {
-  return StartTraceOn(*pool_, path, ring_entries);
+Status PoolStatsSource::StartTrace(const std::string& path, uint64_t ring_entries,
+                                   bool replace_existing) {
+  return pool_->StartTrace(path, ring_entries, replace_existing);
 }
 
-Status PoolStatsSource::StopTrace() { return StopTraceOn(*pool_); }
+Status PoolStatsSource::StopTrace() { return pool_->StopTrace(); }
 
 Result<stats::Snapshot> RemoteStatsSource::TakeSnapshot() {
   ARC_ASSIGN_OR_RETURN(std::string body, ControlCall(socket_path_, "stats", timeout_ms_));
@@ -106,10 +107,18 @@ Result<std::vector<TxgRow>> RemoteStatsSource::TxgHistory() {
   return TxgRowsFromJson(j);
 }
 
-Status RemoteStatsSource::StartTrace(const std::string& path, uint64_t ring_entries) {
-  return ControlCall(socket_path_, "trace start " + std::to_string(ring_entries) + " " + path,
+Status RemoteStatsSource::StartTrace(const std::string& path, uint64_t ring_entries,
+                                     bool replace_existing) {
+  return ControlCall(socket_path_, TraceStartRequest(path, ring_entries, replace_existing),
                      timeout_ms_)
       .status();
+}
+
+Result<PoolInfo> RemoteStatsSource::Info() {
+  ARC_ASSIGN_OR_RETURN(std::string body, ControlCall(socket_path_, "info", timeout_ms_));
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Corruption(socket_path_ + ": pool info is not JSON");
+  return PoolInfoFromJson(j);
 }
 
 Status RemoteStatsSource::StopTrace() {

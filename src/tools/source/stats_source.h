@@ -3,7 +3,7 @@
 //
 //   tool --> StatsSource --+--> PoolStatsSource:   a Pool in this process
 //                          |                       (its registry, txg history,
-//                          |                        trace start/stop)
+//                          |                        info, trace start/stop)
 //                          +--> RemoteStatsSource: a running `arcstore serve`,
 //                                                  through its control socket
 //                                                  (control.h), without
@@ -49,14 +49,24 @@ struct TxgRow {
 nlohmann::json TxgRowsToJson(const std::vector<TxgRow>& rows);
 Result<std::vector<TxgRow>> TxgRowsFromJson(const nlohmann::json& j);
 
+// Pool::Info as it crosses the socket (the `info` request); FromJson checks
+// every field and bounds the volume count.
+nlohmann::json PoolInfoToJson(const PoolInfo& info);
+Result<PoolInfo> PoolInfoFromJson(const nlohmann::json& j);
+
 class StatsSource {
  public:
   virtual ~StatsSource() = default;
   virtual Result<stats::Snapshot> TakeSnapshot() = 0;
   virtual Result<std::vector<TxgRow>> TxgHistory() = 0;
-  // The pool's per-I/O trace to `path` (format: docs/observability.md).
-  virtual Status StartTrace(const std::string& path, uint64_t ring_entries) = 0;
+  // The pool's per-I/O trace to `path` (format: docs/observability.md), a
+  // path already resolved (format::ResolveOutputPath); Pool::StartTrace
+  // says which files it may write.
+  virtual Status StartTrace(const std::string& path, uint64_t ring_entries,
+                            bool replace_existing) = 0;
   virtual Status StopTrace() = 0;
+  // The pool, its space and its volumes (Pool::Info).
+  virtual Result<PoolInfo> Info() = 0;
   // "pool p0 (in-process)", "arcstore serve on p0.ctl".
   virtual std::string Describe() const = 0;
 };
@@ -68,8 +78,10 @@ class PoolStatsSource final : public StatsSource {
       : pool_(pool), name_(std::move(name)), clock_(clock) {}
   Result<stats::Snapshot> TakeSnapshot() override;
   Result<std::vector<TxgRow>> TxgHistory() override;
-  Status StartTrace(const std::string& path, uint64_t ring_entries) override;
+  Status StartTrace(const std::string& path, uint64_t ring_entries,
+                    bool replace_existing) override;
   Status StopTrace() override;
+  Result<PoolInfo> Info() override { return pool_->Info(); }
   std::string Describe() const override { return "pool " + name_ + " (in-process)"; }
 
  private:
@@ -85,8 +97,10 @@ class RemoteStatsSource final : public StatsSource {
       : socket_path_(std::move(socket_path)), timeout_ms_(timeout_ms) {}
   Result<stats::Snapshot> TakeSnapshot() override;
   Result<std::vector<TxgRow>> TxgHistory() override;
-  Status StartTrace(const std::string& path, uint64_t ring_entries) override;
+  Status StartTrace(const std::string& path, uint64_t ring_entries,
+                    bool replace_existing) override;
   Status StopTrace() override;
+  Result<PoolInfo> Info() override;
   std::string Describe() const override { return "arcstore serve on " + socket_path_; }
 
  private:

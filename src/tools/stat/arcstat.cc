@@ -8,10 +8,13 @@
 
 namespace arcstore::tools {
 
-// kScale: 1000 for counts, 1024 for bytes, 100 for percentages (printed as
-// integers), kRaw for integers printed unscaled, kText for strings.
+// kScale: 1000 for counts, 1024 for bytes, kPercent for percentages
+// (clamped to 0..100 and printed as integers, never scaled: two counters
+// read a moment apart can make a ratio a hair over 100), kRaw for integers
+// printed unscaled, kText for strings.
 inline constexpr int kRaw = -1;
 inline constexpr int kText = 0;
+inline constexpr int kPercent = 100;
 
 struct StatField {
   std::string_view name;
@@ -199,6 +202,9 @@ std::string Cell(const StatField& f, const StatInterval& i) {
   Value v = f.value(i);
   if (!v) return Pad("-", f.width);
   if (f.scale == kRaw) return Pad(std::to_string(static_cast<long long>(*v)), f.width);
+  if (f.scale == kPercent) {
+    return Pad(std::to_string(static_cast<long long>(std::clamp(*v, 0.0, 100.0))), f.width);
+  }
   return PrettyNumber(*v, f.width, f.scale);
 }
 

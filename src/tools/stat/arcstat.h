@@ -16,7 +16,8 @@
 // (the effective dirty limit min(dirty_max, c/2)), txg (open txg), sync (why
 // the last txg synced), thrw (writes delayed by the throttle /s), thrms (ms
 // of throttle delay per second, summed over writers), blkw (writes blocked
-// at dirty_max /s), rmw (partial-record writes that read from disk /s), rmwd
+// at dirty_max /s), rmw (partial-record writes completed from the committed
+// record, whether the ARC held it or it was read from disk /s), rmwd
 // (... served from a dirty copy /s), and held bytes by holder kind: hhc
 // (handle cache), hdr (dirty records), hrd (reads in flight), hsw (sync
 // writes), hnbd (NBD requests), hapi (API users).

@@ -136,6 +136,16 @@ TEST(ArcstatTest, ArcstoreFieldsFromHandComputedDeltas) {
   EXPECT_EQ(Row("dlim", p.Interval()), "3.0G\n");
 }
 
+// 7 hits and no misses over 1.3 s: the rates' ratio comes out a hair over
+// 100 in floating point; a percentage is clamped, never scaled to "1.0K".
+TEST(ArcstatTest, APercentageIsClampedNotScaled) {
+  stats::Snapshot a = Make(0, {{"arcstats.hits", 0}, {"arcstats.misses", 0}}, {});
+  stats::Snapshot b = Make(1300 * kNsPerMs, {{"arcstats.hits", 7}, {"arcstats.misses", 0}}, {});
+  stats::Snapshot d = stats::Delta(a, b);
+  StatInterval i{&d, &b, 1.3, "00:00:00", ""};
+  EXPECT_EQ(Row("hit%,miss%", i), " 100      0\n");
+}
+
 TEST(ArcstatTest, MissingStatsPrintADash) {
   Pair p;
   EXPECT_EQ(Row("avail,hnbd,size", p.Interval()), "    -     -  8.5G\n");
