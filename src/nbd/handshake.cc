@@ -39,9 +39,9 @@ std::vector<uint8_t> Info(uint16_t type, size_t body_bytes) {
 
 }  // namespace
 
-uint16_t TransmissionFlags(const Export& e, bool structured_replies) {
+uint16_t TransmissionFlags(bool read_only, bool structured_replies) {
   uint16_t f = kTxHasFlags | kTxSendFlush | kTxSendFua | kTxCanMultiConn | kTxSendCache;
-  if (e.read_only) {
+  if (read_only) {
     f |= kTxReadOnly;
   } else {
     f |= kTxSendTrim | kTxSendWriteZeroes | kTxSendFastZero;
@@ -51,13 +51,16 @@ uint16_t TransmissionFlags(const Export& e, bool structured_replies) {
 }
 
 Handshake::Handshake(Transport* transport, Reader* reader, const std::vector<Export>* exports,
-                     const ServerOptions* options, NbdStats* stats, bool refuse)
+                     const ServerOptions* options, NbdStats* stats, bool refuse,
+                     HandshakeSecurity security)
     : transport_(transport),
       reader_(reader),
       exports_(*exports),
       options_(*options),
       stats_(stats),
-      refuse_(refuse) {}
+      refuse_(refuse),
+      security_(std::move(security)),
+      identity_(security_.unix_socket ? kUnixIdentity : kAnonymousIdentity) {}
 
 Status Handshake::SendGreeting() {
   uint8_t g[18];
@@ -149,6 +152,9 @@ Handshake::Next Handshake::HandleOption(uint32_t option, const std::vector<uint8
               ") reached");
     return Next::kContinue;
   }
+  if (option == kOptStartTls) return HandleStartTls(data);
+  Next refused;
+  if (RefuseWithoutTls(option, &refused)) return refused;
   switch (option) {
     case kOptExportName: return HandleExportName(data, out);
     case kOptInfo:
@@ -163,14 +169,75 @@ Handshake::Next Handshake::HandleOption(uint32_t option, const std::vector<uint8
   }
 }
 
+Handshake::Next Handshake::HandleStartTls(const std::vector<uint8_t>& data) {
+  if (security_.mode == TlsMode::kOff || security_.credentials == nullptr) {
+    return Error(kOptStartTls, kRepErrUnsup, ErrorKind::kUnknownOption,
+                 "this server does not offer TLS");
+  }
+  if (!data.empty()) {
+    return Error(kOptStartTls, kRepErrInvalid, ErrorKind::kInvalidOption,
+                 "NBD_OPT_STARTTLS carries no data");
+  }
+  if (tls_active_) {
+    return Error(kOptStartTls, kRepErrInvalid, ErrorKind::kInvalidOption,
+                 "TLS is already negotiated");
+  }
+  if (!Reply(kOptStartTls, kRepAck)) return Next::kClose;
+  // Nothing the client sent before its TLS handshake may be read as if it
+  // came over TLS (the STARTTLS injection bug): drop it.
+  const size_t dropped = reader_->DiscardBuffered();
+  if (dropped > 0) stats_->starttls_plaintext_dropped_bytes->Add(dropped);
+  TlsOutcome o = transport_->StartTls(security_.credentials, security_.deadline_ns);
+  if (o.failure != TlsFailure::kNone) {
+    stats_->TlsFailed(o.failure);
+    close_reason_ = Status::Aborted("TLS handshake failed (" +
+                                    std::string(TlsFailureName(o.failure)) + "): " + o.message);
+    return Next::kClose;
+  }
+  stats_->TlsSucceeded(o.version, o.cipher);
+  tls_active_ = true;
+  identity_ = o.identity.empty() ? kAnonymousIdentity : o.identity;
+  // The spec forbids keeping per-export state across STARTTLS; nothing
+  // negotiated in plaintext is kept.
+  structured_ = false;
+  meta_export_ = -1;
+  meta_allocation_ = false;
+  return Next::kContinue;
+}
+
+bool Handshake::RefuseWithoutTls(uint32_t option, Next* next) {
+  if (security_.mode != TlsMode::kRequire || tls_active_ || security_.unix_socket) return false;
+  stats_->Error(ErrorKind::kTlsRequired);
+  if (option == kOptExportName) {  // it cannot be answered with an error
+    close_reason_ = Status::Aborted("NBD_OPT_EXPORT_NAME before STARTTLS; TLS is required");
+    *next = Next::kClose;
+    return true;
+  }
+  const std::string m = "TLS is required: send NBD_OPT_STARTTLS first";
+  Reply(option, kRepErrTlsReqd, m.data(), m.size());
+  *next = Next::kContinue;
+  return true;
+}
+
+Access Handshake::AccessTo(size_t index) const {
+  const Export& e = exports_[index];
+  Access a = security_.access->Lookup(identity_, e.name);
+  if (a == Access::kReadWrite && e.read_only) a = Access::kReadOnly;
+  return a;
+}
+
 int Handshake::FindExport(const std::string& name) const {
   std::string want = name;
   if (want.empty()) {
-    if (options_.default_export.empty()) return 0;
-    want = options_.default_export;
+    want = options_.default_export.empty() ? exports_[0].name : options_.default_export;
   }
   for (size_t i = 0; i < exports_.size(); i++) {
-    if (exports_[i].name == want) return static_cast<int>(i);
+    if (exports_[i].name != want) continue;
+    if (AccessTo(i) == Access::kNone) {
+      stats_->Error(ErrorKind::kDeniedVolume);
+      return -1;
+    }
+    return static_cast<int>(i);
   }
   return -1;
 }
@@ -180,7 +247,10 @@ Negotiated Handshake::Agree(size_t export_index) const {
   n.export_index = export_index;
   n.structured_replies = structured_;
   n.allocation_context = meta_allocation_ && meta_export_ == static_cast<int>(export_index);
-  n.transmission_flags = TransmissionFlags(exports_[export_index], structured_);
+  n.read_only = AccessTo(export_index) != Access::kReadWrite;
+  n.transmission_flags = TransmissionFlags(n.read_only, structured_);
+  n.tls = tls_active_;
+  n.identity = identity_;
   return n;
 }
 
@@ -289,7 +359,9 @@ Handshake::Next Handshake::HandleList(const std::vector<uint8_t>& data) {
     return Error(kOptList, kRepErrInvalid, ErrorKind::kInvalidOption,
                  "NBD_OPT_LIST carries no data");
   }
-  for (const Export& e : exports_) {
+  for (size_t i = 0; i < exports_.size(); i++) {
+    const Export& e = exports_[i];
+    if (AccessTo(i) == Access::kNone) continue;  // not even its name
     std::vector<uint8_t> s(4 + e.name.size() + e.description.size());
     Store32(s.data(), static_cast<uint32_t>(e.name.size()));
     std::memcpy(&s[4], e.name.data(), e.name.size());

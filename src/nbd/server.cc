@@ -188,13 +188,26 @@ Status Errno(const std::string& what) {
   return Status::IOError(what + ": " + std::strerror(errno));
 }
 
+uint64_t SteadyNowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string FormatHostPort(const TcpAddress& a, uint16_t port) {
+  const bool v6 = a.address.ss_family == AF_INET6;
+  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(port);
+}
+
 }  // namespace
 
 struct Server::Session {
   std::unique_ptr<Connection> connection;
   std::thread thread;
   bool refused = false;
-  bool done = false;  // guarded by Server::mu_
+  uint64_t handshake_deadline_ns = 0;
+  bool expired = false;  // closed at its handshake deadline (guarded by Server::mu_)
+  bool done = false;     // guarded by Server::mu_
 };
 
 Server::Server(ServerOptions options, std::vector<Export> exports, stats::Registry* registry)
@@ -209,6 +222,15 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector
   ARC_RETURN_IF_ERROR(options.Validate());
   ARC_RETURN_IF_ERROR(ValidateExports(exports, options));
   std::unique_ptr<Server> s(new Server(std::move(options), std::move(exports), registry));
+  if (s->options_.tls.mode != TlsMode::kOff) {
+    ARC_ASSIGN_OR_RETURN(s->tls_, TlsCredentials::Load(s->options_.tls));
+  }
+  if (s->options_.access_file.empty()) {
+    MutexLock l(&s->access_mu_);
+    s->access_ = AccessPolicy::AllowAll();
+  } else {
+    ARC_RETURN_IF_ERROR(s->ReloadAccess());
+  }
   std::vector<std::string> names;
   for (const Export& e : s->exports_) names.push_back(e.name);
   s->stats_ = std::make_unique<NbdStats>(s->registry_, names);
@@ -220,22 +242,48 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector
   return s;
 }
 
+Status Server::ReloadAccess() {
+  if (options_.access_file.empty()) {
+    return Status::InvalidArgument("no access file to reload (serve without --access)");
+  }
+  ARC_ASSIGN_OR_RETURN(std::shared_ptr<const AccessPolicy> p,
+                       AccessPolicy::Load(options_.access_file));
+  MutexLock l(&access_mu_);
+  access_ = std::move(p);
+  return Status::Ok();
+}
+
+std::shared_ptr<const AccessPolicy> Server::access() {
+  MutexLock l(&access_mu_);
+  return access_;
+}
+
 Status Server::Listen() {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Errno("eventfd");
+  // Each listener joins the list as soon as it exists, so that a later
+  // failure leaves nothing behind (the destructor closes them).
   if (!options_.socket_path.empty()) {
-    ARC_ASSIGN_OR_RETURN(listen_fd_, ListenUnix(options_.socket_path, options_.socket_mode, 128));
+    ARC_ASSIGN_OR_RETURN(int fd, ListenUnix(options_.socket_path, options_.socket_mode, 128));
+    listeners_.push_back({fd, true, options_.socket_path});
     bound_socket_file_ = true;
-  } else {
-    ARC_ASSIGN_OR_RETURN(listen_fd_, ListenLoopbackTcp(options_.listen_address, 128, &port_));
+  }
+  for (const std::string& text : options_.listen_addresses) {
+    ARC_ASSIGN_OR_RETURN(TcpAddress a, ParseTcpAddress(text));
+    uint16_t port = 0;
+    ARC_ASSIGN_OR_RETURN(int fd, ListenTcp(a, 1024, &port));
+    listeners_.push_back({fd, false, FormatHostPort(a, port)});
+    if (port_ == 0) port_ = port;
   }
   return Status::Ok();
 }
 
-std::string Server::address() const {
-  if (!options_.socket_path.empty()) return options_.socket_path;
-  std::string host = options_.listen_address.substr(0, options_.listen_address.rfind(':'));
-  return host + ":" + std::to_string(port_);
+std::string Server::address() const { return listeners_.empty() ? "" : listeners_[0].address; }
+
+std::vector<std::string> Server::addresses() const {
+  std::vector<std::string> out;
+  for (const Listener& l : listeners_) out.push_back(l.address);
+  return out;
 }
 
 size_t Server::active_connections() {
@@ -251,12 +299,40 @@ void Server::Wake() {
   (void)w;  // a full counter already means "wake up"
 }
 
+size_t Server::ExpireHandshakes(int* timeout_ms) {
+  const uint64_t now = SteadyNowNs();
+  uint64_t next = UINT64_MAX;
+  size_t handshaking = 0;
+  MutexLock l(&mu_);
+  for (auto& s : sessions_) {
+    if (s->done || s->expired || !s->connection->in_handshake()) continue;
+    if (now >= s->handshake_deadline_ns) {
+      s->expired = true;
+      stats_->Error(ErrorKind::kHandshakeTimeout);
+      s->connection->ForceClose();  // its thread sees the stream end
+      continue;
+    }
+    handshaking++;
+    next = std::min(next, s->handshake_deadline_ns);
+  }
+  *timeout_ms = next == UINT64_MAX ? -1 : static_cast<int>((next - now) / 1000000 + 1);
+  return handshaking;
+}
+
 void Server::AcceptLoop() {
+  std::vector<pollfd> p(listeners_.size() + 1);
   while (true) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    int r = ::poll(p, 2, -1);
+    int timeout_ms = -1;
+    const size_t handshaking = ExpireHandshakes(&timeout_ms);
+    // At the bound on handshakes, new clients wait in the listen backlog.
+    const short listen_events = handshaking < options_.max_handshakes ? POLLIN : 0;
+    // A handshake that ends does not wake this loop: look again soon.
+    if (listen_events == 0 && (timeout_ms < 0 || timeout_ms > 10)) timeout_ms = 10;
+    for (size_t i = 0; i < listeners_.size(); i++) p[i] = {listeners_[i].fd, listen_events, 0};
+    p.back() = {wake_fd_, POLLIN, 0};
+    int r = ::poll(p.data(), p.size(), timeout_ms);
     if (r < 0 && errno != EINTR) break;
-    if (p[1].revents & POLLIN) {
+    if (p.back().revents & POLLIN) {
       uint64_t v;
       ssize_t got = ::read(wake_fd_, &v, sizeof(v));
       (void)got;
@@ -266,18 +342,26 @@ void Server::AcceptLoop() {
       if (stopping_) break;
     }
     Reap();
-    if (p[0].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) Admit(fd);
+    for (size_t i = 0; r > 0 && i < listeners_.size(); i++) {
+      if ((p[i].revents & POLLIN) == 0) continue;
+      int fd = ::accept4(listeners_[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) Admit(fd, listeners_[i].unix_socket);
     }
   }
 }
 
-void Server::Admit(int fd) {
-  if (options_.socket_path.empty()) {
+void Server::Admit(int fd, bool unix_socket) {
+  if (!unix_socket) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
+  HandshakeSecurity security;
+  security.mode = options_.tls.mode;
+  security.credentials = tls_.get();
+  security.unix_socket = unix_socket;
+  security.access = access();
+  const uint64_t deadline_ns = SteadyNowNs() + options_.handshake_timeout_ns;
+  security.deadline_ns = deadline_ns;
   MutexLock l(&mu_);
   size_t serving = 0, refusing = 0;
   for (const auto& s : sessions_) {
@@ -297,9 +381,11 @@ void Server::Admit(int fd) {
   }
   auto s = std::make_unique<Session>();
   s->refused = refuse;
+  s->handshake_deadline_ns = deadline_ns;
   s->connection = std::make_unique<Connection>(std::make_unique<SocketTransport>(fd), &exports_,
                                                &options_, stats_.get(), &poll_budget_,
-                                               &flushing_connections_, refuse);
+                                               &flushing_connections_, refuse,
+                                               std::move(security));
   Session* raw = s.get();
   sessions_.push_back(std::move(s));
   raw->thread = std::thread([this, raw] {
@@ -345,8 +431,10 @@ void Server::Shutdown() {
   }
   Wake();
   if (accept_thread_.joinable()) accept_thread_.join();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  listen_fd_ = -1;
+  for (Listener& listener : listeners_) {
+    if (listener.fd >= 0) ::close(listener.fd);
+    listener.fd = -1;
+  }
   if (bound_socket_file_) ::unlink(options_.socket_path.c_str());
   {
     MutexLock l(&mu_);
