@@ -6,6 +6,30 @@
 // handshake, simple and structured replies, base:allocation block status.
 // The server uses only the public Volume interface (include/arcstore/).
 //
+// Where it listens, and who gets in. A unix socket (its file's permissions
+// decide who connects) and/or TCP addresses, IPv4 or IPv6, one listening
+// socket each, all served by the one accept thread. An address beyond
+// loopback is refused at Validate unless TLS is required (or the caller
+// accepts plaintext explicitly, allow_insecure_network). TLS is
+// negotiated with NBD_OPT_STARTTLS (tls.cc has its theory); under
+// --tls require every option before it except ABORT is answered
+// NBD_REP_ERR_TLS_REQD (EXPORT_NAME: disconnect); unix clients are exempt.
+// Each connection has an identity (PSK username, verified certificate
+// subject, @anonymous, @unix) and the access policy (access.h) decides
+// which exports LIST/INFO/GO show it and whether read-only; a denied
+// export is answered as unknown. The policy is a shared_ptr swapped whole
+// by ReloadAccess (SIGHUP in the CLI): a handshake takes the policy of the
+// moment it was accepted and keeps it; open connections are never dropped.
+//
+// Handshake limits. Every accepted connection has a deadline
+// (handshake_timeout_ns from accept, covering options and TLS alike); the
+// accept thread wakes for the nearest one and closes connections still in
+// their handshake past it (err_handshake_timeout). At most max_handshakes
+// connections are in their handshake at once; while that many are, the
+// accept thread stops accepting and new clients wait in the kernel's listen
+// backlog (1024), so a flood of slow or stalled handshakes costs a bounded
+// number of threads and never touches a volume.
+//
 // Model.
 //
 //   accept thread                connection thread (one per client)
@@ -121,13 +145,20 @@
 //   bad option or request magic, unknown client flags,
 //   option data > 64 KiB, > 1024 options,
 //   NBD_OPT_EXPORT_NAME of an unknown export    hard disconnect
-//   unknown option (STARTTLS included)           NBD_REP_ERR_UNSUP
+//   unknown option (STARTTLS with TLS off)       NBD_REP_ERR_UNSUP
+//   an option before STARTTLS under require      NBD_REP_ERR_TLS_REQD
+//   STARTTLS twice or with data                  NBD_REP_ERR_INVALID
+//   TLS handshake fails (certificate, PSK user,
+//     key, garbage, deadline)                    disconnect, tls_fail_<why>
+//   an export the identity may not open          NBD_REP_ERR_UNKNOWN, absent
+//                                                from LIST (err_denied_volume)
 //   malformed option, string > 4096 bytes,
 //   meta context before structured replies,
 //   structured replies twice, data on LIST      NBD_REP_ERR_INVALID
 //   unknown export in INFO/GO/meta context      NBD_REP_ERR_UNKNOWN
 //   unknown command, flag not valid for it       NBD_EINVAL
-//   write-type command on a read-only export     NBD_EPERM
+//   write-type command on a read-only export
+//     or a read-only grant                       NBD_EPERM
 //   offset + length past the end or overflowing  NBD_ENOSPC (write, zeroes),
 //                                                NBD_EINVAL (others)
 //   READ/WRITE longer than max_payload_bytes     NBD_EINVAL (structured READ:
@@ -148,7 +179,7 @@
 // sessions at once, beyond that the socket is closed at once),
 // max_in_flight_per_connection and max_in_flight_bytes_per_connection
 // (backpressure, not errors), max_payload_bytes (the advertised maximum),
-// max_block_status_bytes, handshake_timeout_ns, shutdown_grace_ns.
+// max_block_status_bytes, handshake_timeout_ns, max_handshakes, shutdown_grace_ns.
 //
 // Shutdown. Stop the accept thread, close the listening socket (and remove
 // the unix socket file), shut down the read side of every connection, wait

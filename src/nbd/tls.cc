@@ -220,7 +220,12 @@ TlsOutcome TlsSession::Handshake(uint64_t deadline_ns) {
     if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED) continue;  // deadline checked above
     out.failure = r == GNUTLS_E_TIMEDOUT ? TlsFailure::kTimeout : Classify(r);
     out.message = gnutls_strerror(r);
-    const unsigned status = gnutls_session_get_verify_cert_status(session_);
+    // Tell the client why (a bad certificate, an unknown PSK user), so its
+    // error names the cause rather than a dropped connection.
+    gnutls_alert_send_appropriate(session_, r);
+    const unsigned status = out.failure == TlsFailure::kBadCertificate
+                                ? gnutls_session_get_verify_cert_status(session_)
+                                : 0;
     if (status != 0) {
       gnutls_datum_t text{};
       if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0) {
@@ -236,7 +241,6 @@ TlsOutcome TlsSession::Handshake(uint64_t deadline_ns) {
 
 TlsFailure TlsSession::Classify(int error) const {
   if (unknown_psk_user_) return TlsFailure::kUnknownPskIdentity;
-  if (gnutls_session_get_verify_cert_status(session_) != 0) return TlsFailure::kBadCertificate;
   switch (error) {
     case GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR:
     case GNUTLS_E_CERTIFICATE_ERROR:
