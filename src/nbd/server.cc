@@ -204,6 +204,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/thread_name.h"
 #include "nbd/connection.h"
 #include "nbd/listen.h"
@@ -214,21 +215,6 @@ namespace {
 
 // Sessions answering NBD_REP_ERR_POLICY at once (connections past the limit).
 constexpr size_t kMaxRefusing = 8;
-
-Status Errno(const std::string& what) {
-  return Status::IOError(what + ": " + std::strerror(errno));
-}
-
-uint64_t SteadyNowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-std::string FormatHostPort(const TcpAddress& a, uint16_t port) {
-  const bool v6 = a.address.ss_family == AF_INET6;
-  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(port);
-}
 
 }  // namespace
 
@@ -273,50 +259,6 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector
   return s;
 }
 
-Status Server::ReloadAccess() {
-  if (options_.access_file.empty()) {
-    return Status::InvalidArgument("no access file to reload (serve without --access)");
-  }
-  ARC_ASSIGN_OR_RETURN(std::shared_ptr<const AccessPolicy> p,
-                       AccessPolicy::Load(options_.access_file));
-  MutexLock l(&access_mu_);
-  access_ = std::move(p);
-  return Status::Ok();
-}
-
-std::shared_ptr<const AccessPolicy> Server::access() {
-  MutexLock l(&access_mu_);
-  return access_;
-}
-
-Status Server::Listen() {
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return Errno("eventfd");
-  // Each listener joins the list as soon as it exists, so that a later
-  // failure leaves nothing behind (the destructor closes them).
-  if (!options_.socket_path.empty()) {
-    ARC_ASSIGN_OR_RETURN(int fd, ListenUnix(options_.socket_path, options_.socket_mode, 128));
-    listeners_.push_back({fd, true, options_.socket_path});
-    bound_socket_file_ = true;
-  }
-  for (const std::string& text : options_.listen_addresses) {
-    ARC_ASSIGN_OR_RETURN(TcpAddress a, ParseTcpAddress(text));
-    uint16_t port = 0;
-    ARC_ASSIGN_OR_RETURN(int fd, ListenTcp(a, 1024, &port));
-    listeners_.push_back({fd, false, FormatHostPort(a, port)});
-    if (port_ == 0) port_ = port;
-  }
-  return Status::Ok();
-}
-
-std::string Server::address() const { return listeners_.empty() ? "" : listeners_[0].address; }
-
-std::vector<std::string> Server::addresses() const {
-  std::vector<std::string> out;
-  for (const Listener& l : listeners_) out.push_back(l.address);
-  return out;
-}
-
 size_t Server::active_connections() {
   MutexLock l(&mu_);
   size_t n = 0;
@@ -331,7 +273,7 @@ void Server::Wake() {
 }
 
 size_t Server::ExpireHandshakes(int* timeout_ms) {
-  const uint64_t now = SteadyNowNs();
+  const uint64_t now = DefaultClock()->NowNs();
   uint64_t next = UINT64_MAX;
   size_t handshaking = 0;
   MutexLock l(&mu_);
@@ -391,7 +333,7 @@ void Server::Admit(int fd, bool unix_socket) {
   security.credentials = tls_.get();
   security.unix_socket = unix_socket;
   security.access = access();
-  const uint64_t deadline_ns = SteadyNowNs() + options_.handshake_timeout_ns;
+  const uint64_t deadline_ns = DefaultClock()->NowNs() + options_.handshake_timeout_ns;
   security.deadline_ns = deadline_ns;
   MutexLock l(&mu_);
   size_t serving = 0, refusing = 0;

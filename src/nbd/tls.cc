@@ -52,9 +52,10 @@
 // server bounds how many connections are in their handshake at once
 // (ServerOptions::max_handshakes) and closes any past its deadline.
 //
-// Stats (module "nbd"): tls_handshakes, tls_fail_<reason>, the version and
-// cipher of each session (tls_version.<v>, tls_cipher.<c>) and connections
-// by identity (nbd_identity module); see nbd_stats.h.
+// Stats (module "nbd"): tls_handshakes, tls_fail_<reason>,
+// starttls_plaintext_dropped_bytes; sessions by version and cipher (module
+// "nbd_tls": version_TLS1_3, cipher_AES_256_GCM) and connections by
+// identity (module "nbd_identity"); see nbd_stats.h.
 #include "nbd/tls.h"
 
 #include <gnutls/x509.h>
@@ -65,17 +66,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+
+#include "base/clock.h"
 
 namespace arcstore::nbd {
 namespace {
-
-uint64_t SteadyNowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 bool FileExists(const std::string& path) {
   struct stat st;
@@ -212,7 +208,7 @@ TlsOutcome TlsSession::Handshake(uint64_t deadline_ns) {
   }
   gnutls_transport_set_int(session_, fd_);
   while (true) {
-    const uint64_t now = SteadyNowNs();
+    const uint64_t now = DefaultClock()->NowNs();
     if (now >= deadline_ns) return TlsOutcome::Failed(TlsFailure::kTimeout, "TLS handshake deadline passed");
     SetReceiveTimeoutNs(fd_, deadline_ns - now);
     r = gnutls_handshake(session_);
