@@ -33,7 +33,7 @@ Handshake::Next Handshake::HandleStartTls(const std::vector<uint8_t>& data) {
                                     std::string(TlsFailureName(o.failure)) + "): " + o.message);
     return Next::kClose;
   }
-  stats_->TlsSucceeded(o.version, o.cipher);
+  stats_->TlsSucceeded(o);
   tls_active_ = true;
   identity_ = o.identity.empty() ? kAnonymousIdentity : o.identity;
   // The spec forbids keeping per-export state across STARTTLS; nothing

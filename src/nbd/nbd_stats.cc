@@ -126,11 +126,12 @@ stats::Counter* NbdStats::Labelled(const std::string& module, const std::string&
   return c;
 }
 
-void NbdStats::TlsSucceeded(const std::string& version, const std::string& cipher) {
+void NbdStats::TlsSucceeded(const TlsOutcome& outcome) {
   tls_handshakes->Add();
   MutexLock l(&labels_mu_);
-  Labelled("nbd_tls", StatName("version_", version))->Add();
-  Labelled("nbd_tls", StatName("cipher_", cipher))->Add();
+  Labelled("nbd_tls", StatName("version_", outcome.version))->Add();
+  Labelled("nbd_tls", StatName("cipher_", outcome.cipher))->Add();
+  Labelled("nbd_tls", StatName("ktls_", outcome.ktls))->Add();
 }
 
 void NbdStats::NoteIdentity(const std::string& identity) {

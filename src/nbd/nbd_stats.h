@@ -4,8 +4,8 @@
 // the engine on the volume's "may wait", connections (accepted, refused,
 // active), handshakes, protocol errors by kind, and TLS: handshakes and
 // failures by reason (tls_fail_<reason>), plaintext dropped at STARTTLS.
-// Module "nbd_tls" counts sessions by version and cipher ("version_TLS1_3",
-// "cipher_AES_256_GCM"), module "nbd_identity" connections that reached
+// Module "nbd_tls" counts sessions by version, cipher and kernel offload
+// ("version_TLS1_3", "cipher_AES_256_GCM", "ktls_off"), module "nbd_identity" connections that reached
 // transmission by identity (names made of [A-Za-z0-9_]; at most
 // kMaxIdentityStats identities, the rest in "other"). Each export has a module
 // "nbd_export.<name>" with, per command, ops, bytes, errors and a latency
@@ -76,7 +76,7 @@ class NbdStats {
 
   void Error(ErrorKind kind) { errors_[static_cast<int>(kind)]->Add(); }
   void TlsFailed(TlsFailure reason) { tls_failures_[static_cast<int>(reason)]->Add(); }
-  void TlsSucceeded(const std::string& version, const std::string& cipher);
+  void TlsSucceeded(const TlsOutcome& outcome);
   // A connection of `identity` reached transmission.
   void NoteIdentity(const std::string& identity);
 

@@ -54,10 +54,14 @@
 //
 // Stats (module "nbd"): tls_handshakes, tls_fail_<reason>,
 // starttls_plaintext_dropped_bytes; sessions by version and cipher (module
-// "nbd_tls": version_TLS1_3, cipher_AES_256_GCM) and connections by
-// identity (module "nbd_identity"); see nbd_stats.h.
+// "nbd_tls": version_TLS1_3, cipher_AES_256_GCM, and ktls_off / ktls_duplex
+// / ktls_recv / ktls_send for kernel TLS offload, which GnuTLS uses when its
+// system configuration enables it and the kernel allows; the code here is
+// the same either way) and connections by identity (module
+// "nbd_identity"); see nbd_stats.h.
 #include "nbd/tls.h"
 
+#include <gnutls/socket.h>
 #include <gnutls/x509.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -251,6 +255,12 @@ void TlsSession::Describe(TlsOutcome* out) const {
   out->version = gnutls_protocol_get_name(gnutls_protocol_get_version(session_));
   const char* cipher = gnutls_cipher_get_name(gnutls_cipher_get(session_));
   out->cipher = cipher == nullptr ? "unknown" : cipher;
+  switch (gnutls_transport_is_ktls_enabled(session_)) {
+    case GNUTLS_KTLS_DUPLEX: out->ktls = "duplex"; break;
+    case GNUTLS_KTLS_RECV: out->ktls = "recv"; break;
+    case GNUTLS_KTLS_SEND: out->ktls = "send"; break;
+    default: out->ktls = "off"; break;
+  }
   if (gnutls_auth_get_type(session_) == GNUTLS_CRD_PSK) {
     const char* user = gnutls_psk_server_get_username(session_);
     out->identity = user == nullptr ? "" : user;

@@ -48,6 +48,10 @@ struct TlsOutcome {
   std::string identity;  // PSK username or certificate subject (RFC 4514)
   std::string version;   // "TLS1.3"
   std::string cipher;    // "AES-256-GCM"
+  // Kernel TLS offload of this session: "off", "recv", "send" or "duplex"
+  // (GnuTLS moves the record layer into the kernel when its configuration
+  // enables ktls and the kernel has the tls module).
+  std::string ktls = "off";
 
   static TlsOutcome Failed(TlsFailure failure, std::string message) {
     TlsOutcome o;

@@ -141,4 +141,8 @@ check_stat starttls_plaintext_dropped_bytes 1
 check_stat alice 500
 check_stat CN_client1_O_Test 1
 check_stat tls_handshakes 505
+# Every TLS session's kernel offload state is counted (off, duplex, recv, send).
+ktls=$(awk '$1 ~ /^ktls_/ { n += $3 } END { print n + 0 }' "$NBD_WORK/server.err")
+[[ $ktls -eq $(stat tls_handshakes) ]] || fail "ktls_* count $ktls sessions, not $(stat tls_handshakes)"
+echo "ok   ktls state counted for all $ktls sessions"
 echo "PASS"
