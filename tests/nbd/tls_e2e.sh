@@ -24,11 +24,13 @@ secret = rw
 * = rw
 ACCESS
 
-start_server "$W/s.sock" --listen 127.0.0.1:0 --export vol0:16M:64K --export secret:1M:4K \
+start_server "$W/s.sock" --listen 127.0.0.1:0 --listen '[::1]:0' --export vol0:16M:64K --export secret:1M:4K \
   --tls require --tls-certificates "$W/srv" --tls-verify-peer --tls-psk "$W/keys.psk" \
   --access "$W/access" --handshake-timeout-ms 2000 --max-connections 600 --stats
 PORT=$(sed -n 's/^listening 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$NBD_WORK/server.out")
 [[ -n "$PORT" ]] || fail "no TCP port in the server's output"
+PORT6=$(sed -n 's/^listening \[::1\]:\([0-9]*\)$/\1/p' "$NBD_WORK/server.out")
+[[ -n "$PORT6" ]] || fail "no IPv6 port in the server's output"
 H=localhost:$PORT
 psk() { echo "nbds://$1@$H/$2?tls-psk-file=$W/${3:-keys.psk}"; }
 x509() { echo "nbds://$H/$2?tls-certificates=$W/$1"; }
@@ -59,6 +61,12 @@ qemu-img info --object "tls-creds-psk,id=t0,dir=$W/pskdir,username=carol,endpoin
   --image-opts "driver=nbd,host=localhost,port=$PORT,export=secret,tls-creds=t0" >/dev/null ||
   fail "qemu-img with tls-creds-psk refused"
 
+# IPv6 through qemu: libnbd 1.14 sends an IPv6 literal as the TLS server
+# name (SNI), which GnuTLS servers refuse as a disallowed name.
+qemu-img info --object "tls-creds-psk,id=t0,dir=$W/pskdir,username=alice,endpoint=client" \
+  --image-opts "driver=nbd,host=::1,port=$PORT6,export=vol0,tls-creds=t0" >/dev/null ||
+  fail "PSK client over IPv6 refused"
+must_fail "plaintext client against require over IPv6" nbdinfo "nbd://[::1]:$PORT6/vol0"
 must_fail "plaintext client against require (nbdinfo)" nbdinfo "nbd://$H/vol0"
 must_fail "plaintext client against require (qemu-img)" qemu-img info "nbd://$H/vol0"
 must_fail "client certificate from another CA" nbdinfo "$(x509 wrongca vol0)"
@@ -140,7 +148,7 @@ check_stat err_read_only 1
 check_stat starttls_plaintext_dropped_bytes 1
 check_stat alice 500
 check_stat CN_client1_O_Test 1
-check_stat tls_handshakes 505
+check_stat tls_handshakes 506
 # Every TLS session's kernel offload state is counted (off, duplex, recv, send).
 ktls=$(awk '$1 ~ /^ktls_/ { n += $3 } END { print n + 0 }' "$NBD_WORK/server.err")
 [[ $ktls -eq $(stat tls_handshakes) ]] || fail "ktls_* count $ktls sessions, not $(stat tls_handshakes)"
