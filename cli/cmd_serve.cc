@@ -1,6 +1,9 @@
 // arcstore serve POOL: the pool's volumes over NBD (src/nbd/server.h).
 //
-//   arcstore serve POOL [--socket PATH | --listen 127.0.0.1:PORT]
+//   arcstore serve POOL [--socket PATH] [--listen HOST:PORT ...]
+//                       [--tls off|on|require] [--tls-certificates DIR]
+//                       [--tls-verify-peer] [--tls-psk FILE] [--access FILE]
+//                       [--insecure]
 //                       [--export VOL ...] [--read-only] [--max-connections N]
 //                       [--max-in-flight N] [--max-payload SIZE] [--socket-mode MODE]
 //                       [--sync-nice N] [--poll-us N] [--max-pollers N]
@@ -13,7 +16,12 @@
 //
 // Every volume is exported under its own name unless --export narrows the
 // set. SIGINT and SIGTERM stop accepting, let in-flight requests finish,
-// close the pool (which syncs it) and exit with status 0.
+// close the pool (which syncs it) and exit with status 0. SIGHUP re-reads
+// the access file: new handshakes use it, open connections keep what they
+// negotiated, and a file with an error is logged and the old one kept.
+//
+// A --listen address beyond loopback is refused unless --tls require (see
+// docs/serving.md), or --insecure, which then warns at every start.
 #include <signal.h>
 
 #include <cstdio>
@@ -24,6 +32,7 @@
 #include "arcstore/pool.h"
 #include "base/units.h"
 #include "cli/commands.h"
+#include "nbd/listen.h"
 #include "nbd/server.h"
 #include "tools/source/control.h"
 #include "tools/source/socket_server.h"
@@ -50,6 +59,7 @@ struct ServeArgs {
   std::string control_path;  // empty: POOL.ctl
   bool no_control = false;
   std::string metrics_address;
+  std::string tls_mode = "off";
   nbd::ServerOptions server;
 };
 
@@ -84,9 +94,12 @@ Observers StartObservers(Pool& pool, const ServeArgs& a) {
 
 nbd::ServerOptions ServerOptionsFrom(const ServeArgs& a) {
   nbd::ServerOptions o = a.server;
-  if (o.socket_path.empty() && o.listen_address.empty()) {
-    throw CommandFailed("serve: give --socket PATH or --listen 127.0.0.1:PORT");
+  if (o.socket_path.empty() && o.listen_addresses.empty()) {
+    throw CommandFailed("serve: give --socket PATH and/or --listen HOST:PORT");
   }
+  Result<nbd::TlsMode> tls_mode = nbd::ParseTlsMode(a.tls_mode);
+  if (!tls_mode.ok()) throw CommandFailed("--tls: " + tls_mode.status().message());
+  o.tls.mode = *tls_mode;
   if (!a.max_payload.empty()) {
     Result<uint64_t> mp = ParseSizeBytes(a.max_payload);
     if (!mp.ok() || *mp > UINT32_MAX) throw CommandFailed("--max-payload: bad size " + a.max_payload);
@@ -136,6 +149,31 @@ std::vector<nbd::Export> OpenExports(Pool& pool, const ServeArgs& a) {
   return out;
 }
 
+// --insecure with an address beyond loopback: say so at every start.
+void WarnIfInsecure(const nbd::ServerOptions& o) {
+  if (o.tls.mode == nbd::TlsMode::kRequire) return;
+  for (const std::string& text : o.listen_addresses) {
+    Result<nbd::TcpAddress> a = nbd::ParseTcpAddress(text);
+    if (a.ok() && !a->loopback) {
+      std::fprintf(stderr,
+                   "arcstore serve: WARNING: --insecure: %s is reachable beyond this machine "
+                   "without TLS; anyone who reaches it can read and write the volumes\n",
+                   text.c_str());
+    }
+  }
+}
+
+// SIGHUP: re-read the access file; on error the old policy stays.
+void ReloadAccess(nbd::Server& server) {
+  Status s = server.ReloadAccess();
+  if (s.ok()) {
+    std::fprintf(stderr, "arcstore serve: SIGHUP: access file reloaded\n");
+  } else {
+    std::fprintf(stderr, "arcstore serve: SIGHUP: access file not reloaded, the previous one "
+                 "stays in force: %s\n", s.message().c_str());
+  }
+}
+
 void Serve(const ServeArgs& a) {
   nbd::ServerOptions options = ServerOptionsFrom(a);
   // Signals are taken synchronously below; block them before the engine
@@ -144,6 +182,7 @@ void Serve(const ServeArgs& a) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   PoolOptions po;
@@ -176,8 +215,14 @@ void Serve(const ServeArgs& a) {
       nbd::Server::Start(options, exports, &(*pool)->stats());
   if (!server.ok()) throw CommandFailed("serve: " + server.status().ToString());
   Observers observers = StartObservers(**pool, a);
+  WarnIfInsecure(options);
   std::printf("serving %zu volume(s) of %s on %s\n", exports.size(), a.pool_path.c_str(),
               (*server)->address().c_str());
+  const std::vector<std::string> addresses = (*server)->addresses();
+  for (size_t i = 1; i < addresses.size(); i++) std::printf("also on %s\n", addresses[i].c_str());
+  if (options.tls.mode != nbd::TlsMode::kOff) {
+    std::printf("tls %s\n", nbd::TlsModeName(options.tls.mode));
+  }
   if (observers.control) std::printf("control socket %s\n", observers.control->address().c_str());
   if (observers.metrics) {
     std::printf("metrics http://%s/metrics\n", observers.metrics->address().c_str());
@@ -185,7 +230,7 @@ void Serve(const ServeArgs& a) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&sigs, &sig);
+  while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) ReloadAccess(**server);
   std::fprintf(stderr, "arcstore serve: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->Shutdown();
   observers.control.reset();
@@ -205,8 +250,25 @@ void AddServeCommand(CLI::App& app) {
   auto* c = app.add_subcommand("serve", "Serve a pool's volumes over NBD");
   static ServeArgs a;
   c->add_option("POOL", a.pool_path, "pool file or block device")->required();
-  c->add_option("--socket", a.server.socket_path, "unix socket path");
-  c->add_option("--listen", a.server.listen_address, "127.0.0.1:PORT (loopback only)");
+  c->add_option("--socket", a.server.socket_path,
+                "unix socket path; who may connect is decided by the socket file's "
+                "permissions (--socket-mode), TLS is optional on it");
+  c->add_option("--listen", a.server.listen_addresses,
+                "TCP HOST:PORT or [IPV6]:PORT, repeatable; beyond loopback needs --tls require "
+                "(or --insecure)");
+  c->add_option("--tls", a.tls_mode,
+                "off | on (offered) | require (every TCP client must STARTTLS first)");
+  c->add_option("--tls-certificates", a.server.tls.certificates_dir,
+                "X.509 directory: ca-cert.pem, server-cert.pem, server-key.pem, [ca-crl.pem]");
+  c->add_flag("--tls-verify-peer", a.server.tls.verify_peer,
+              "require a client certificate signed by ca-cert.pem; its subject is the identity");
+  c->add_option("--tls-psk", a.server.tls.psk_file,
+                "pre-shared keys, psktool format (username:hexkey); the username is the identity");
+  c->add_option("--access", a.server.access_file,
+                "which identity may open which volume, ro or rw (docs/serving.md); SIGHUP "
+                "reloads it");
+  c->add_flag("--insecure", a.server.allow_insecure_network,
+              "allow --listen beyond loopback without --tls require (warns at every start)");
   c->add_option("--export", a.exports, "volume to serve (repeatable; default: all)");
   c->add_flag("--read-only", a.read_only, "open the pool read-only and refuse writes");
   c->add_flag("--no-intent-log", a.no_intent_log,

@@ -103,13 +103,14 @@ std::vector<Segment> Segments(const std::vector<Extent>& extents, uint64_t offse
 Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
                        const ServerOptions* options, NbdStats* stats,
                        PollBudget* poll_budget, std::atomic<int>* flushing_connections,
-                       bool refuse)
+                       bool refuse, HandshakeSecurity security)
     : transport_(std::move(transport)),
       reader_(transport_.get()),
       exports_(*exports),
       options_(*options),
       stats_(stats),
       refuse_(refuse),
+      security_(std::move(security)),
       clock_(DefaultClock()),
       poll_(options->poll_window_ns, poll_budget, clock_, stats->poll),
       flushing_connections_(flushing_connections) {}
@@ -132,13 +133,17 @@ void Connection::ForceClose() {
 
 void Connection::Serve() {
   transport_->SetReadTimeoutNs(options_.handshake_timeout_ns);
-  Handshake handshake(transport_.get(), &reader_, &exports_, &options_, stats_, refuse_);
-  if (!handshake.Run(&negotiated_).ok()) {
+  Handshake handshake(transport_.get(), &reader_, &exports_, &options_, stats_, refuse_,
+                      std::move(security_));
+  const Status agreed = handshake.Run(&negotiated_);
+  in_handshake_.store(false, std::memory_order_release);
+  if (!agreed.ok()) {
     transport_->CloseAll();
     return;
   }
   transport_->SetReadTimeoutNs(0);
   stats_->handshakes_completed->Add();
+  stats_->NoteIdentity(negotiated_.identity);
   const Export& e = exports_[negotiated_.export_index];
   volume_ = e.volume.get();
   inline_volume_ = std::make_unique<CallerThreadVolume>(volume_);
@@ -325,7 +330,7 @@ bool Connection::ReadPayload(Request* r, bool in_place) {
 }
 
 uint32_t Connection::Check(const Request& r, ErrorKind* kind) const {
-  const bool ro = exports_[negotiated_.export_index].read_only;
+  const bool ro = negotiated_.read_only;
   const bool structured = negotiated_.structured_replies;
   uint16_t allowed = kCmdFlagFua;
   switch (r.type) {

@@ -46,9 +46,11 @@ class Connection {
   // `poll_budget`: the server's, for ServerOptions::poll_window_ns.
   // `flushing_connections`: the server's count of connections whose client
   // flushes after each write (commit ahead).
+  // `security`: TLS, identity and access for the handshake (handshake.h).
   Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
              const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget,
-             std::atomic<int>* flushing_connections, bool refuse);
+             std::atomic<int>* flushing_connections, bool refuse,
+             HandshakeSecurity security = {});
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -58,6 +60,8 @@ class Connection {
   void StopReading();
   // Also fails further replies (a client that does not take them).
   void ForceClose();
+  // True until the handshake ends (either way); any thread.
+  bool in_handshake() const { return in_handshake_.load(std::memory_order_acquire); }
 
  private:
   struct Request;
@@ -126,6 +130,8 @@ class Connection {
   const ServerOptions& options_;
   NbdStats* const stats_;
   const bool refuse_;
+  HandshakeSecurity security_;  // moved into the Handshake by Serve
+  std::atomic<bool> in_handshake_{true};
   Clock* const clock_;
   // How long the reader polls before it sleeps (reader thread only).
   AdaptivePoll poll_;

@@ -39,9 +39,9 @@ std::vector<uint8_t> Info(uint16_t type, size_t body_bytes) {
 
 }  // namespace
 
-uint16_t TransmissionFlags(const Export& e, bool structured_replies) {
+uint16_t TransmissionFlags(bool read_only, bool structured_replies) {
   uint16_t f = kTxHasFlags | kTxSendFlush | kTxSendFua | kTxCanMultiConn | kTxSendCache;
-  if (e.read_only) {
+  if (read_only) {
     f |= kTxReadOnly;
   } else {
     f |= kTxSendTrim | kTxSendWriteZeroes | kTxSendFastZero;
@@ -51,13 +51,16 @@ uint16_t TransmissionFlags(const Export& e, bool structured_replies) {
 }
 
 Handshake::Handshake(Transport* transport, Reader* reader, const std::vector<Export>* exports,
-                     const ServerOptions* options, NbdStats* stats, bool refuse)
+                     const ServerOptions* options, NbdStats* stats, bool refuse,
+                     HandshakeSecurity security)
     : transport_(transport),
       reader_(reader),
       exports_(*exports),
       options_(*options),
       stats_(stats),
-      refuse_(refuse) {}
+      refuse_(refuse),
+      security_(std::move(security)),
+      identity_(security_.unix_socket ? kUnixIdentity : kAnonymousIdentity) {}
 
 Status Handshake::SendGreeting() {
   uint8_t g[18];
@@ -149,6 +152,9 @@ Handshake::Next Handshake::HandleOption(uint32_t option, const std::vector<uint8
               ") reached");
     return Next::kContinue;
   }
+  if (option == kOptStartTls) return HandleStartTls(data);
+  Next refused;
+  if (RefuseWithoutTls(option, &refused)) return refused;
   switch (option) {
     case kOptExportName: return HandleExportName(data, out);
     case kOptInfo:
@@ -163,24 +169,15 @@ Handshake::Next Handshake::HandleOption(uint32_t option, const std::vector<uint8
   }
 }
 
-int Handshake::FindExport(const std::string& name) const {
-  std::string want = name;
-  if (want.empty()) {
-    if (options_.default_export.empty()) return 0;
-    want = options_.default_export;
-  }
-  for (size_t i = 0; i < exports_.size(); i++) {
-    if (exports_[i].name == want) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 Negotiated Handshake::Agree(size_t export_index) const {
   Negotiated n;
   n.export_index = export_index;
   n.structured_replies = structured_;
   n.allocation_context = meta_allocation_ && meta_export_ == static_cast<int>(export_index);
-  n.transmission_flags = TransmissionFlags(exports_[export_index], structured_);
+  n.read_only = AccessTo(export_index) != Access::kReadWrite;
+  n.transmission_flags = TransmissionFlags(n.read_only, structured_);
+  n.tls = tls_active_;
+  n.identity = identity_;
   return n;
 }
 
@@ -289,7 +286,9 @@ Handshake::Next Handshake::HandleList(const std::vector<uint8_t>& data) {
     return Error(kOptList, kRepErrInvalid, ErrorKind::kInvalidOption,
                  "NBD_OPT_LIST carries no data");
   }
-  for (const Export& e : exports_) {
+  for (size_t i = 0; i < exports_.size(); i++) {
+    const Export& e = exports_[i];
+    if (AccessTo(i) == Access::kNone) continue;  // not even its name
     std::vector<uint8_t> s(4 + e.name.size() + e.description.size());
     Store32(s.data(), static_cast<uint32_t>(e.name.size()));
     std::memcpy(&s[4], e.name.data(), e.name.size());

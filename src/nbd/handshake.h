@@ -14,8 +14,12 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "nbd/access.h"
 #include "nbd/nbd_stats.h"
 #include "nbd/options.h"
+#include "nbd/tls.h"
 #include "nbd/transport.h"
 
 namespace arcstore::nbd {
@@ -25,12 +29,27 @@ struct Negotiated {
   size_t export_index = 0;
   bool structured_replies = false;
   bool allocation_context = false;  // base:allocation selected for this export
+  bool read_only = false;           // the export's, or the identity's grant
   uint16_t transmission_flags = 0;
+  bool tls = false;                 // the session runs over TLS
+  std::string identity;             // access.h: a name, @anonymous or @unix
 };
 
-// The transmission flags of `e` for a client that did (or did not)
-// negotiate structured replies.
-uint16_t TransmissionFlags(const Export& e, bool structured_replies);
+// Who the client is and what it must do before it may see exports: the
+// server's TLS mode and credentials (null: TLS off), whether it came over
+// the unix socket (exempt from kRequire: the socket file's permissions
+// decide), the access policy, and the handshake's deadline (steady clock).
+struct HandshakeSecurity {
+  TlsMode mode = TlsMode::kOff;
+  const TlsCredentials* credentials = nullptr;
+  bool unix_socket = false;
+  std::shared_ptr<const AccessPolicy> access = AccessPolicy::AllowAll();
+  uint64_t deadline_ns = UINT64_MAX;
+};
+
+// The transmission flags of an export (read-only or not) for a client that
+// did (or did not) negotiate structured replies.
+uint16_t TransmissionFlags(bool read_only, bool structured_replies);
 
 // Limits of the handshake.
 inline constexpr uint32_t kMaxOptionDataBytes = 64 * 1024;  // larger: hard disconnect
@@ -42,7 +61,8 @@ class Handshake {
   // With `refuse` set (the server is at max_connections) every option but
   // NBD_OPT_ABORT is answered NBD_REP_ERR_POLICY, so the client learns why.
   Handshake(Transport* transport, Reader* reader, const std::vector<Export>* exports,
-            const ServerOptions* options, NbdStats* stats, bool refuse);
+            const ServerOptions* options, NbdStats* stats, bool refuse,
+            HandshakeSecurity security = {});
 
   // OK: transmission starts with `*out`. Aborted: the session ended as the
   // protocol allows (abort, refusal). Any other error: the client broke the
@@ -60,8 +80,17 @@ class Handshake {
   Next HandleList(const std::vector<uint8_t>& data);
   Next HandleStructuredReply(const std::vector<uint8_t>& data);
   Next HandleMetaContext(uint32_t option, const std::vector<uint8_t>& data);
-  // Index of the export `name` selects, or -1.
+  // NBD_OPT_STARTTLS: acknowledge, drop buffered plaintext, run the TLS
+  // handshake, start the options again from a clean state.
+  Next HandleStartTls(const std::vector<uint8_t>& data);
+  // Before TLS under kRequire: the option is refused (true) with
+  // NBD_REP_ERR_TLS_REQD, or the session closes (NBD_OPT_EXPORT_NAME).
+  bool RefuseWithoutTls(uint32_t option, Next* next);
+  // Index of the export `name` selects and the client may open, or -1.
+  // An export it may not open counts as err_denied_volume.
   int FindExport(const std::string& name) const;
+  // The client's access to export `index`.
+  Access AccessTo(size_t index) const;
   // Sends one option reply; false (and the session ends) if it cannot.
   bool Reply(uint32_t option, uint32_t type, const void* payload = nullptr, size_t length = 0);
   Next Error(uint32_t option, uint32_t type, ErrorKind kind, const std::string& message);
@@ -73,6 +102,9 @@ class Handshake {
   const ServerOptions& options_;
   NbdStats* const stats_;
   const bool refuse_;
+  const HandshakeSecurity security_;
+  bool tls_active_ = false;
+  std::string identity_;
   bool no_zeroes_ = false;
   bool structured_ = false;
   bool send_failed_ = false;

@@ -1,5 +1,6 @@
 #include "nbd/listen.h"
 
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -81,6 +82,73 @@ Result<int> ListenUnix(const std::string& path, uint32_t mode, int backlog) {
   // Nobody can connect before listen(), so the mode is set in time.
   if (::chmod(path.c_str(), mode) != 0) return Errno("chmod " + path);
   if (::listen(fd, backlog) != 0) return Errno("listen " + path);
+  return guard.Release();
+}
+
+Result<TcpAddress> ParseTcpAddress(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size()) {
+    return Status::InvalidArgument("listen address '" + text + "' is not HOST:PORT");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string::npos) {
+    return Status::InvalidArgument("listen address '" + text +
+                                   "': write an IPv6 address in brackets, [ADDR]:PORT");
+  }
+  const std::string port = text.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535) {
+    return Status::InvalidArgument("listen address '" + text + "' has a bad port");
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
+  int r = ::getaddrinfo(numeric.c_str(), port.c_str(), &hints, &found);
+  if (r != 0 || found == nullptr) {
+    return Status::InvalidArgument("listen address '" + text + "': '" + host +
+                                   "' is not a numeric IPv4 or IPv6 address (" +
+                                   ::gai_strerror(r) + ")");
+  }
+  TcpAddress a;
+  std::memcpy(&a.address, found->ai_addr, found->ai_addrlen);
+  a.length = found->ai_addrlen;
+  a.host = host;
+  ::freeaddrinfo(found);
+  if (a.address.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a.address);
+    a.loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  } else {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a.address);
+    a.loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+                 (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
+  }
+  return a;
+}
+
+Result<int> ListenTcp(const TcpAddress& address, int backlog, uint16_t* bound_port) {
+  const int family = address.address.ss_family;
+  int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Errno("socket");
+  ListenGuard guard(fd);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address.address), address.length) != 0) {
+    return Errno("bind " + address.host);
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  if (bound_port != nullptr) {
+    *bound_port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                          : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  }
+  if (::listen(fd, backlog) != 0) return Errno("listen " + address.host);
   return guard.Release();
 }
 

@@ -8,6 +8,10 @@
 //   ListenLoopbackTcp: "127.x.x.x:PORT" (ParseListenAddress; loopback
 //                      only), port 0 for any free port; `bound_port` gets
 //                      the port bound.
+//   ListenTcp:         any numeric IPv4 or IPv6 address (ParseTcpAddress:
+//                      "0.0.0.0:10809", "[::]:10809", "[fe80::1%veth0]:0",
+//                      "localhost:PORT"); IPv6 sockets are IPv6-only so
+//                      that "[::]" and "0.0.0.0" can both be listened on.
 //
 // Both return a listening, close-on-exec descriptor the caller owns. On
 // error nothing is left behind (no descriptor, no socket file).
@@ -15,6 +19,7 @@
 // Thread-safety: reentrant.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/un.h>
 
 #include <cstdint>
@@ -28,7 +33,17 @@ namespace arcstore::nbd {
 // not fit.
 Result<sockaddr_un> UnixSocketAddress(const std::string& path);
 
+// A TCP address to listen on, parsed from "HOST:PORT" or "[IPV6]:PORT".
+struct TcpAddress {
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  bool loopback = false;  // 127.0.0.0/8, ::1 or ::ffff:127.x.x.x
+  std::string host;       // as given, without brackets
+};
+Result<TcpAddress> ParseTcpAddress(const std::string& text);
+
 Result<int> ListenUnix(const std::string& path, uint32_t mode, int backlog);
+Result<int> ListenTcp(const TcpAddress& address, int backlog, uint16_t* bound_port);
 Result<int> ListenLoopbackTcp(const std::string& address, int backlog, uint16_t* bound_port);
 
 }  // namespace arcstore::nbd

@@ -22,6 +22,8 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kHandshakeTimeout: return "handshake_timeout";
     case ErrorKind::kVolumeError: return "volume_error";
     case ErrorKind::kSendFailed: return "send_failed";
+    case ErrorKind::kTlsRequired: return "tls_required";
+    case ErrorKind::kDeniedVolume: return "denied_volume";
     case ErrorKind::kCount: break;
   }
   return "unknown";
@@ -61,6 +63,18 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
                                          "were polling");
   poll.poll_ns = registry_->AddCounter("nbd", "poll_ns", Unit::kNanoseconds,
                                        "time connection threads spent polling");
+  tls_handshakes =
+      registry_->AddCounter("nbd", "tls_handshakes", Unit::kOps, "TLS handshakes that succeeded");
+  starttls_plaintext_dropped_bytes = registry_->AddCounter(
+      "nbd", "starttls_plaintext_dropped_bytes", Unit::kBytes,
+      "bytes a client sent after NBD_OPT_STARTTLS before its TLS handshake (dropped unread)");
+  for (int k = 1; k < static_cast<int>(TlsFailure::kCount); k++) {
+    std::string name = std::string("tls_fail_") + TlsFailureName(static_cast<TlsFailure>(k));
+    tls_failures_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "failed TLS handshakes");
+  }
+  tls_failures_[0] = tls_failures_[static_cast<int>(TlsFailure::kOther)];
+  modules_.push_back("nbd_tls");
+  modules_.push_back("nbd_identity");
   for (int k = 0; k < static_cast<int>(ErrorKind::kCount); k++) {
     std::string name = std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k));
     errors_[k] = registry_->AddCounter("nbd", name, Unit::kOps, "client or protocol errors");
@@ -85,6 +99,49 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
     }
     exports_.push_back(es);
   }
+}
+
+namespace {
+
+// A stat name from free text: [A-Za-z0-9_] kept, anything else '_'.
+std::string StatName(const std::string& prefix, const std::string& text) {
+  std::string out = prefix;
+  for (char c : text.substr(0, 128)) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out += keep ? c : '_';
+  }
+  return out;
+}
+
+}  // namespace
+
+stats::Counter* NbdStats::Labelled(const std::string& module, const std::string& name) {
+  const std::string key = module + "." + name;
+  auto it = labelled_.find(key);
+  if (it != labelled_.end()) return it->second;
+  stats::Counter* c = registry_->AddCounter(module, name, stats::Unit::kOps,
+                                            module == "nbd_tls" ? "TLS sessions"
+                                                                : "connections by identity");
+  labelled_.emplace(key, c);
+  return c;
+}
+
+void NbdStats::TlsSucceeded(const TlsOutcome& outcome) {
+  tls_handshakes->Add();
+  MutexLock l(&labels_mu_);
+  Labelled("nbd_tls", StatName("version_", outcome.version))->Add();
+  Labelled("nbd_tls", StatName("cipher_", outcome.cipher))->Add();
+  Labelled("nbd_tls", StatName("ktls_", outcome.ktls))->Add();
+}
+
+void NbdStats::NoteIdentity(const std::string& identity) {
+  MutexLock l(&labels_mu_);
+  std::string name = StatName("", identity);
+  if (labelled_.count("nbd_identity." + name) == 0) {
+    if (identities_ >= kMaxIdentityStats) name = "other";
+    else identities_++;
+  }
+  Labelled("nbd_identity", name)->Add();
 }
 
 NbdStats::~NbdStats() {

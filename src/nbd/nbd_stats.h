@@ -2,7 +2,12 @@
 //
 // Module "nbd" holds the server-wide stats: requests run inline or sent to
 // the engine on the volume's "may wait", connections (accepted, refused,
-// active), handshakes, and protocol errors by kind. Each export has a module
+// active), handshakes, protocol errors by kind, and TLS: handshakes and
+// failures by reason (tls_fail_<reason>), plaintext dropped at STARTTLS.
+// Module "nbd_tls" counts sessions by version, cipher and kernel offload
+// ("version_TLS1_3", "cipher_AES_256_GCM", "ktls_off"), module "nbd_identity" connections that reached
+// transmission by identity (names made of [A-Za-z0-9_]; at most
+// kMaxIdentityStats identities, the rest in "other"). Each export has a module
 // "nbd_export.<name>" with, per command, ops, bytes, errors and a latency
 // histogram (request read to reply sent), plus its open connections.
 //
@@ -11,12 +16,15 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "nbd/adaptive_poll.h"
+#include "base/thread_annotations.h"
 #include "nbd/protocol.h"
+#include "nbd/tls.h"
 #include "stats/registry.h"
 
 namespace arcstore::nbd {
@@ -41,6 +49,8 @@ enum class ErrorKind {
   kHandshakeTimeout,     // the handshake took longer than allowed
   kVolumeError,          // the volume failed an operation
   kSendFailed,           // a reply could not be written (client gone)
+  kTlsRequired,          // an option before STARTTLS under --tls require
+  kDeniedVolume,         // an export the client's identity may not open
   kCount,
 };
 const char* ErrorKindName(ErrorKind kind);
@@ -65,6 +75,12 @@ class NbdStats {
   NbdStats& operator=(const NbdStats&) = delete;
 
   void Error(ErrorKind kind) { errors_[static_cast<int>(kind)]->Add(); }
+  void TlsFailed(TlsFailure reason) { tls_failures_[static_cast<int>(reason)]->Add(); }
+  void TlsSucceeded(const TlsOutcome& outcome);
+  // A connection of `identity` reached transmission.
+  void NoteIdentity(const std::string& identity);
+
+  static constexpr size_t kMaxIdentityStats = 256;
   ExportStats* export_stats(size_t index) { return &exports_[index]; }
 
   stats::Counter* connections_accepted = nullptr;
@@ -74,12 +90,21 @@ class NbdStats {
   stats::Counter* requests_inline = nullptr;    // run on the connection's thread
   stats::Counter* requests_may_wait = nullptr;  // submitted: Volume::MayWait said so
   stats::Counter* commits_ahead = nullptr;      // log commits started before a FLUSH came
+  stats::Counter* tls_handshakes = nullptr;     // TLS handshakes that succeeded
+  stats::Counter* starttls_plaintext_dropped_bytes = nullptr;
   PollCounters poll;                            // adaptive_poll.h
 
  private:
   stats::Registry* const registry_;
   std::vector<std::string> modules_;
   std::array<stats::Counter*, static_cast<int>(ErrorKind::kCount)> errors_{};
+  std::array<stats::Counter*, static_cast<int>(TlsFailure::kCount)> tls_failures_{};
+  // The labelled counters, made on first use.
+  stats::Counter* Labelled(const std::string& module, const std::string& name)
+      ARC_REQUIRES(labels_mu_);
+  Mutex labels_mu_;
+  std::map<std::string, stats::Counter*> labelled_ ARC_GUARDED_BY(labels_mu_);
+  size_t identities_ ARC_GUARDED_BY(labels_mu_) = 0;
   std::vector<ExportStats> exports_;
 };
 

@@ -64,8 +64,18 @@ int Run(int argc, char** argv) {
   int threads = 0;
   bool print_stats = false;
   std::string max_payload;
+  std::string tls_mode = "off";
   app.add_option("--socket", o.socket_path, "unix socket path");
-  app.add_option("--listen", o.listen_address, "127.0.0.1:PORT");
+  app.add_option("--listen", o.listen_addresses, "HOST:PORT or [IPV6]:PORT (repeatable)");
+  app.add_flag("--insecure", o.allow_insecure_network, "allow plaintext beyond loopback");
+  app.add_option("--tls", tls_mode, "off, on or require");
+  app.add_option("--tls-certificates", o.tls.certificates_dir, "X.509 directory");
+  app.add_flag("--tls-verify-peer", o.tls.verify_peer, "require client certificates");
+  app.add_option("--tls-psk", o.tls.psk_file, "psktool file");
+  app.add_option("--access", o.access_file, "access file (access.h); SIGHUP reloads it");
+  app.add_option("--handshake-timeout-ms", o.handshake_timeout_ns, "handshake deadline")
+      ->transform([](std::string v) { return std::to_string(std::stoull(v) * 1000000); });
+  app.add_option("--max-handshakes", o.max_handshakes, "connections in their handshake at once");
   app.add_option("--export", specs, "NAME:SIZE:RECORDSIZE[:ro]")->required();
   app.add_option("--threads", threads, "complete volume operations on N threads");
   app.add_option("--max-connections", o.max_connections);
@@ -77,6 +87,12 @@ int Run(int argc, char** argv) {
                "every request goes through Submit* (ServerOptions::inline_idle_requests off)");
   CLI11_PARSE(app, argc, argv);
   o.inline_idle_requests = !no_inline;
+  Result<TlsMode> mode = ParseTlsMode(tls_mode);
+  if (!mode.ok()) {
+    std::fprintf(stderr, "nbd_test_server: --tls: %s\n", mode.status().message().c_str());
+    return 2;
+  }
+  o.tls.mode = *mode;
   if (!max_payload.empty()) {
     Result<uint64_t> mp = ParseSizeBytes(max_payload);
     if (!mp.ok() || *mp > UINT32_MAX) {
@@ -100,6 +116,7 @@ int Run(int argc, char** argv) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   stats::Registry registry;
@@ -108,10 +125,20 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "nbd_test_server: %s\n", server.status().ToString().c_str());
     return 1;
   }
+  for (const std::string& a : (*server)->addresses()) std::printf("listening %s\n", a.c_str());
   std::printf("ready %s\n", (*server)->address().c_str());
   std::fflush(stdout);
   int sig = 0;
-  sigwait(&sigs, &sig);
+  while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+    Status reloaded = (*server)->ReloadAccess();
+    if (reloaded.ok()) {
+      std::printf("access reloaded\n");
+    } else {
+      std::printf("access reload failed, keeping the old policy: %s\n",
+                  reloaded.message().c_str());
+    }
+    std::fflush(stdout);
+  }
   (*server)->Shutdown();
   if (print_stats) {
     std::fprintf(stderr, "%s", stats::ToKstatText(registry.TakeSnapshot()).c_str());

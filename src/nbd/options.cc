@@ -5,6 +5,7 @@
 #include <set>
 #include <sys/un.h>
 
+#include "nbd/listen.h"
 #include "nbd/protocol.h"
 
 namespace arcstore::nbd {
@@ -70,16 +71,27 @@ Status Export::Validate() const {
 }
 
 Status ServerOptions::Validate() const {
-  if (socket_path.empty() == listen_address.empty()) {
-    return Bad("socket_path/listen_address", "exactly one must be set");
+  if (socket_path.empty() && listen_addresses.empty()) {
+    return Bad("socket_path/listen_addresses", "give a unix socket path or a TCP address");
   }
   if (!socket_path.empty() && socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return Bad("socket_path", "longer than " + std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
                                   " bytes");
   }
-  if (!listen_address.empty()) {
-    Result<ListenAddress> a = ParseListenAddress(listen_address);
-    if (!a.ok()) return Bad("listen_address", a.status().message());
+  for (const std::string& text : listen_addresses) {
+    Result<TcpAddress> a = ParseTcpAddress(text);
+    if (!a.ok()) return Bad("listen_addresses", a.status().message());
+    if (!a->loopback && tls.mode != TlsMode::kRequire && !allow_insecure_network) {
+      return Bad("listen_addresses",
+                 "'" + text + "' is not a loopback address; serving beyond this machine needs "
+                 "--tls require (plaintext NBD lets anyone who reaches the port read and "
+                 "write the volumes), or --insecure to accept that");
+    }
+  }
+  Status t = tls.Validate();
+  if (!t.ok()) return Bad("tls", t.message());
+  if (max_handshakes < 1 || max_handshakes > 65536) {
+    return Bad("max_handshakes", "must be in [1, 65536]");
   }
   if (socket_mode > 0777) return Bad("socket_mode", "not a permission mode (0..0777)");
   if (max_connections < 1 || max_connections > 65536) {

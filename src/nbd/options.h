@@ -15,6 +15,7 @@
 #include "arcstore/volume.h"
 #include "base/result.h"
 #include "base/units.h"
+#include "nbd/tls_options.h"
 
 namespace arcstore::nbd {
 
@@ -28,12 +29,27 @@ struct Export {
 };
 
 struct ServerOptions {
-  // Exactly one of the two: a unix socket path, or "127.0.0.1:PORT" (a
-  // loopback IPv4 address; port 0 picks a free port, see Server::port()).
+  // At least one of the two: a unix socket path, and/or TCP addresses
+  // ("127.0.0.1:10809", "[::]:10809", "0.0.0.0:0": listen.h,
+  // ParseTcpAddress; port 0 picks a free port, see Server::addresses()).
+  // An address beyond loopback needs tls.mode kRequire, or
+  // allow_insecure_network: plaintext NBD lets anyone who can reach the
+  // port read and write the volumes.
   std::string socket_path;
-  std::string listen_address;
-  // Permissions of the unix socket file.
+  std::vector<std::string> listen_addresses;
+  bool allow_insecure_network = false;
+  // Permissions of the unix socket file: the only access control of unix
+  // connections that do not negotiate TLS.
   uint32_t socket_mode = 0600;
+  // NBD_OPT_STARTTLS and its credentials (tls_options.h).
+  TlsOptions tls;
+  // Who may see and open which export (access.h); empty: everyone, every
+  // export. Read at Start; Server::ReloadAccess re-reads it.
+  std::string access_file;
+  // Connections in their handshake (options and TLS) at once; while that
+  // many are, the server accepts no more (they wait in the listen
+  // backlog). Each handshake ends by handshake_timeout_ns.
+  uint32_t max_handshakes = 128;
 
   // Connections served at once; one more is answered with an error
   // (NBD_REP_ERR_POLICY to its options) and closed.
@@ -50,7 +66,8 @@ struct ServerOptions {
   // One BLOCK_STATUS (and the hole map of one structured READ) describes at
   // most this many bytes; the protocol allows a shorter answer.
   uint64_t max_block_status_bytes = 1 * kGiB;
-  // A client must finish its handshake within this time.
+  // A client must finish its handshake (options and TLS) within this time
+  // of being accepted; past it the server closes the connection.
   uint64_t handshake_timeout_ns = 30 * kNsPerSec;
   // Shutdown() waits this long for clients to take their replies before it
   // closes their sockets outright.

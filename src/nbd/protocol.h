@@ -58,6 +58,7 @@ inline constexpr uint32_t kRepErrBit = 1u << 31;
 inline constexpr uint32_t kRepErrUnsup = kRepErrBit | 1;
 inline constexpr uint32_t kRepErrPolicy = kRepErrBit | 2;
 inline constexpr uint32_t kRepErrInvalid = kRepErrBit | 3;
+inline constexpr uint32_t kRepErrTlsReqd = kRepErrBit | 5;
 inline constexpr uint32_t kRepErrUnknown = kRepErrBit | 6;
 inline constexpr uint32_t kRepErrShutdown = kRepErrBit | 7;
 inline constexpr uint32_t kRepErrTooBig = kRepErrBit | 9;

@@ -6,6 +6,30 @@
 // handshake, simple and structured replies, base:allocation block status.
 // The server uses only the public Volume interface (include/arcstore/).
 //
+// Where it listens, and who gets in. A unix socket (its file's permissions
+// decide who connects) and/or TCP addresses, IPv4 or IPv6, one listening
+// socket each, all served by the one accept thread. An address beyond
+// loopback is refused at Validate unless TLS is required (or the caller
+// accepts plaintext explicitly, allow_insecure_network). TLS is
+// negotiated with NBD_OPT_STARTTLS (tls.cc has its theory); under
+// --tls require every option before it except ABORT is answered
+// NBD_REP_ERR_TLS_REQD (EXPORT_NAME: disconnect); unix clients are exempt.
+// Each connection has an identity (PSK username, verified certificate
+// subject, @anonymous, @unix) and the access policy (access.h) decides
+// which exports LIST/INFO/GO show it and whether read-only; a denied
+// export is answered as unknown. The policy is a shared_ptr swapped whole
+// by ReloadAccess (SIGHUP in the CLI): a handshake takes the policy of the
+// moment it was accepted and keeps it; open connections are never dropped.
+//
+// Handshake limits. Every accepted connection has a deadline
+// (handshake_timeout_ns from accept, covering options and TLS alike); the
+// accept thread wakes for the nearest one and closes connections still in
+// their handshake past it (err_handshake_timeout). At most max_handshakes
+// connections are in their handshake at once; while that many are, the
+// accept thread stops accepting and new clients wait in the kernel's listen
+// backlog (1024), so a flood of slow or stalled handshakes costs a bounded
+// number of threads and never touches a volume.
+//
 // Model.
 //
 //   accept thread                connection thread (one per client)
@@ -121,13 +145,20 @@
 //   bad option or request magic, unknown client flags,
 //   option data > 64 KiB, > 1024 options,
 //   NBD_OPT_EXPORT_NAME of an unknown export    hard disconnect
-//   unknown option (STARTTLS included)           NBD_REP_ERR_UNSUP
+//   unknown option (STARTTLS with TLS off)       NBD_REP_ERR_UNSUP
+//   an option before STARTTLS under require      NBD_REP_ERR_TLS_REQD
+//   STARTTLS twice or with data                  NBD_REP_ERR_INVALID
+//   TLS handshake fails (certificate, PSK user,
+//     key, garbage, deadline)                    disconnect, tls_fail_<why>
+//   an export the identity may not open          NBD_REP_ERR_UNKNOWN, absent
+//                                                from LIST (err_denied_volume)
 //   malformed option, string > 4096 bytes,
 //   meta context before structured replies,
 //   structured replies twice, data on LIST      NBD_REP_ERR_INVALID
 //   unknown export in INFO/GO/meta context      NBD_REP_ERR_UNKNOWN
 //   unknown command, flag not valid for it       NBD_EINVAL
-//   write-type command on a read-only export     NBD_EPERM
+//   write-type command on a read-only export
+//     or a read-only grant                       NBD_EPERM
 //   offset + length past the end or overflowing  NBD_ENOSPC (write, zeroes),
 //                                                NBD_EINVAL (others)
 //   READ/WRITE longer than max_payload_bytes     NBD_EINVAL (structured READ:
@@ -148,7 +179,7 @@
 // sessions at once, beyond that the socket is closed at once),
 // max_in_flight_per_connection and max_in_flight_bytes_per_connection
 // (backpressure, not errors), max_payload_bytes (the advertised maximum),
-// max_block_status_bytes, handshake_timeout_ns, shutdown_grace_ns.
+// max_block_status_bytes, handshake_timeout_ns, max_handshakes, shutdown_grace_ns.
 //
 // Shutdown. Stop the accept thread, close the listening socket (and remove
 // the unix socket file), shut down the read side of every connection, wait
@@ -173,6 +204,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/thread_name.h"
 #include "nbd/connection.h"
 #include "nbd/listen.h"
@@ -184,17 +216,15 @@ namespace {
 // Sessions answering NBD_REP_ERR_POLICY at once (connections past the limit).
 constexpr size_t kMaxRefusing = 8;
 
-Status Errno(const std::string& what) {
-  return Status::IOError(what + ": " + std::strerror(errno));
-}
-
 }  // namespace
 
 struct Server::Session {
   std::unique_ptr<Connection> connection;
   std::thread thread;
   bool refused = false;
-  bool done = false;  // guarded by Server::mu_
+  uint64_t handshake_deadline_ns = 0;
+  bool expired = false;  // closed at its handshake deadline (guarded by Server::mu_)
+  bool done = false;     // guarded by Server::mu_
 };
 
 Server::Server(ServerOptions options, std::vector<Export> exports, stats::Registry* registry)
@@ -209,6 +239,15 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector
   ARC_RETURN_IF_ERROR(options.Validate());
   ARC_RETURN_IF_ERROR(ValidateExports(exports, options));
   std::unique_ptr<Server> s(new Server(std::move(options), std::move(exports), registry));
+  if (s->options_.tls.mode != TlsMode::kOff) {
+    ARC_ASSIGN_OR_RETURN(s->tls_, TlsCredentials::Load(s->options_.tls));
+  }
+  if (s->options_.access_file.empty()) {
+    MutexLock l(&s->access_mu_);
+    s->access_ = AccessPolicy::AllowAll();
+  } else {
+    ARC_RETURN_IF_ERROR(s->ReloadAccess());
+  }
   std::vector<std::string> names;
   for (const Export& e : s->exports_) names.push_back(e.name);
   s->stats_ = std::make_unique<NbdStats>(s->registry_, names);
@@ -218,24 +257,6 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, std::vector
     p->AcceptLoop();
   });
   return s;
-}
-
-Status Server::Listen() {
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return Errno("eventfd");
-  if (!options_.socket_path.empty()) {
-    ARC_ASSIGN_OR_RETURN(listen_fd_, ListenUnix(options_.socket_path, options_.socket_mode, 128));
-    bound_socket_file_ = true;
-  } else {
-    ARC_ASSIGN_OR_RETURN(listen_fd_, ListenLoopbackTcp(options_.listen_address, 128, &port_));
-  }
-  return Status::Ok();
-}
-
-std::string Server::address() const {
-  if (!options_.socket_path.empty()) return options_.socket_path;
-  std::string host = options_.listen_address.substr(0, options_.listen_address.rfind(':'));
-  return host + ":" + std::to_string(port_);
 }
 
 size_t Server::active_connections() {
@@ -251,12 +272,40 @@ void Server::Wake() {
   (void)w;  // a full counter already means "wake up"
 }
 
+size_t Server::ExpireHandshakes(int* timeout_ms) {
+  const uint64_t now = DefaultClock()->NowNs();
+  uint64_t next = UINT64_MAX;
+  size_t handshaking = 0;
+  MutexLock l(&mu_);
+  for (auto& s : sessions_) {
+    if (s->done || s->expired || !s->connection->in_handshake()) continue;
+    if (now >= s->handshake_deadline_ns) {
+      s->expired = true;
+      stats_->Error(ErrorKind::kHandshakeTimeout);
+      s->connection->ForceClose();  // its thread sees the stream end
+      continue;
+    }
+    handshaking++;
+    next = std::min(next, s->handshake_deadline_ns);
+  }
+  *timeout_ms = next == UINT64_MAX ? -1 : static_cast<int>((next - now) / 1000000 + 1);
+  return handshaking;
+}
+
 void Server::AcceptLoop() {
+  std::vector<pollfd> p(listeners_.size() + 1);
   while (true) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    int r = ::poll(p, 2, -1);
+    int timeout_ms = -1;
+    const size_t handshaking = ExpireHandshakes(&timeout_ms);
+    // At the bound on handshakes, new clients wait in the listen backlog.
+    const short listen_events = handshaking < options_.max_handshakes ? POLLIN : 0;
+    // A handshake that ends does not wake this loop: look again soon.
+    if (listen_events == 0 && (timeout_ms < 0 || timeout_ms > 10)) timeout_ms = 10;
+    for (size_t i = 0; i < listeners_.size(); i++) p[i] = {listeners_[i].fd, listen_events, 0};
+    p.back() = {wake_fd_, POLLIN, 0};
+    int r = ::poll(p.data(), p.size(), timeout_ms);
     if (r < 0 && errno != EINTR) break;
-    if (p[1].revents & POLLIN) {
+    if (p.back().revents & POLLIN) {
       uint64_t v;
       ssize_t got = ::read(wake_fd_, &v, sizeof(v));
       (void)got;
@@ -266,18 +315,26 @@ void Server::AcceptLoop() {
       if (stopping_) break;
     }
     Reap();
-    if (p[0].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) Admit(fd);
+    for (size_t i = 0; r > 0 && i < listeners_.size(); i++) {
+      if ((p[i].revents & POLLIN) == 0) continue;
+      int fd = ::accept4(listeners_[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) Admit(fd, listeners_[i].unix_socket);
     }
   }
 }
 
-void Server::Admit(int fd) {
-  if (options_.socket_path.empty()) {
+void Server::Admit(int fd, bool unix_socket) {
+  if (!unix_socket) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   }
+  HandshakeSecurity security;
+  security.mode = options_.tls.mode;
+  security.credentials = tls_.get();
+  security.unix_socket = unix_socket;
+  security.access = access();
+  const uint64_t deadline_ns = DefaultClock()->NowNs() + options_.handshake_timeout_ns;
+  security.deadline_ns = deadline_ns;
   MutexLock l(&mu_);
   size_t serving = 0, refusing = 0;
   for (const auto& s : sessions_) {
@@ -297,9 +354,11 @@ void Server::Admit(int fd) {
   }
   auto s = std::make_unique<Session>();
   s->refused = refuse;
+  s->handshake_deadline_ns = deadline_ns;
   s->connection = std::make_unique<Connection>(std::make_unique<SocketTransport>(fd), &exports_,
                                                &options_, stats_.get(), &poll_budget_,
-                                               &flushing_connections_, refuse);
+                                               &flushing_connections_, refuse,
+                                               std::move(security));
   Session* raw = s.get();
   sessions_.push_back(std::move(s));
   raw->thread = std::thread([this, raw] {
@@ -345,8 +404,10 @@ void Server::Shutdown() {
   }
   Wake();
   if (accept_thread_.joinable()) accept_thread_.join();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  listen_fd_ = -1;
+  for (Listener& listener : listeners_) {
+    if (listener.fd >= 0) ::close(listener.fd);
+    listener.fd = -1;
+  }
   if (bound_socket_file_) ::unlink(options_.socket_path.c_str());
   {
     MutexLock l(&mu_);

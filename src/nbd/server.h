@@ -1,5 +1,6 @@
-// Server: serves arcstore Volumes to NBD clients over a unix socket or a
-// loopback TCP port.
+// Server: serves arcstore Volumes to NBD clients over a unix socket and/or
+// TCP addresses, in plaintext or TLS (tls.h), each client seeing only the
+// exports its identity may open (access.h).
 //
 //   auto server = Server::Start(options, {{"vol0", volume}}, &registry);
 //   ... clients connect (nbdinfo, nbdcopy, qemu-img, fio's nbd engine) ...
@@ -26,8 +27,10 @@
 
 #include "base/result.h"
 #include "base/thread_annotations.h"
+#include "nbd/access.h"
 #include "nbd/adaptive_poll.h"
 #include "nbd/options.h"
+#include "nbd/tls.h"
 #include "stats/registry.h"
 
 namespace arcstore::nbd {
@@ -45,10 +48,17 @@ class Server {
 
   void Shutdown();
 
-  // The unix socket path, or "127.0.0.1:PORT" with the bound port.
+  // The first listening address: the unix socket path, or "HOST:PORT"
+  // with the bound port ("[::1]:PORT" for IPv6).
   std::string address() const;
-  // The bound TCP port (0 for a unix socket).
+  // Every listening address, in the order of the options (socket first).
+  std::vector<std::string> addresses() const;
+  // The first bound TCP port (0 with only a unix socket).
   uint16_t port() const { return port_; }
+  // Re-reads ServerOptions::access_file. On success new handshakes use it;
+  // connections already open keep what they negotiated. On error the
+  // policy in force stays and the error says why (file:line).
+  Status ReloadAccess();
   // The registry holding the server's stats.
   stats::Registry* registry() const { return registry_; }
   // Connections being served now (refused ones excluded).
@@ -56,11 +66,20 @@ class Server {
 
  private:
   struct Session;
+  struct Listener {
+    int fd = -1;
+    bool unix_socket = false;
+    std::string address;  // as address() reports it
+  };
 
   Server(ServerOptions options, std::vector<Export> exports, stats::Registry* registry);
   Status Listen();
   void AcceptLoop();
-  void Admit(int fd);
+  void Admit(int fd, bool unix_socket);
+  // Closes connections past their handshake deadline; returns how many
+  // are in their handshake, and the poll timeout to the next deadline.
+  size_t ExpireHandshakes(int* timeout_ms) ARC_EXCLUDES(mu_);
+  std::shared_ptr<const AccessPolicy> access() ARC_EXCLUDES(access_mu_);
   void RunSession(Session* s);
   // Joins and frees sessions whose thread has finished.
   void Reap() ARC_EXCLUDES(mu_);
@@ -74,7 +93,11 @@ class Server {
   PollBudget poll_budget_;
   std::atomic<int> flushing_connections_{0};  // Connection: commit ahead
 
-  int listen_fd_ = -1;
+  std::shared_ptr<const TlsCredentials> tls_;  // null: TLS off
+  Mutex access_mu_;
+  std::shared_ptr<const AccessPolicy> access_ ARC_GUARDED_BY(access_mu_);
+
+  std::vector<Listener> listeners_;
   int wake_fd_ = -1;  // eventfd: wakes the accept loop
   uint16_t port_ = 0;
   bool bound_socket_file_ = false;  // ours to remove

@@ -605,16 +605,31 @@ TEST(ServerOptionsTest, ValidateNamesTheOption) {
   EXPECT_NE(o.Validate().message().find("socket_path"), std::string::npos);
   o.socket_path = "/tmp/x.sock";
   EXPECT_TRUE(o.Validate().ok());
-  o.listen_address = "127.0.0.1:1";
-  EXPECT_FALSE(o.Validate().ok());
+  o.listen_addresses = {"127.0.0.1:1"};
+  EXPECT_TRUE(o.Validate().ok());  // a unix socket and TCP together
   o.socket_path.clear();
   EXPECT_TRUE(o.Validate().ok());
-  o.listen_address = "10.0.0.1:1";
+  o.listen_addresses = {"10.0.0.1:1"};
   EXPECT_NE(o.Validate().message().find("loopback"), std::string::npos);
-  o.listen_address = "127.0.0.1:70000";
-  EXPECT_FALSE(o.Validate().ok());
-  o.listen_address = "localhost:0";
+  EXPECT_NE(o.Validate().message().find("--tls require"), std::string::npos);
+  o.allow_insecure_network = true;
   EXPECT_TRUE(o.Validate().ok());
+  o.allow_insecure_network = false;
+  o.listen_addresses = {"[::1]:0", "127.0.0.1:70000"};
+  EXPECT_NE(o.Validate().message().find("bad port"), std::string::npos);
+  o.listen_addresses = {"::1:0"};
+  EXPECT_NE(o.Validate().message().find("brackets"), std::string::npos);
+  o.listen_addresses = {"example.com:0"};
+  EXPECT_NE(o.Validate().message().find("numeric"), std::string::npos);
+  o.listen_addresses = {"localhost:0", "[::1]:0", "[::ffff:127.0.0.1]:0"};
+  EXPECT_TRUE(o.Validate().ok());
+  o.tls.mode = TlsMode::kRequire;
+  EXPECT_NE(o.Validate().message().find("--tls-certificates"), std::string::npos);
+  o.tls.psk_file = "/x.psk";
+  o.listen_addresses = {"0.0.0.0:0", "[::]:0"};
+  EXPECT_TRUE(o.Validate().ok());
+  o.tls = {};
+  o.listen_addresses = {"localhost:0"};
   o.max_payload_bytes = 4096;
   EXPECT_NE(o.Validate().message().find("max_payload_bytes"), std::string::npos);
   o.max_payload_bytes = 32 << 20;
@@ -632,7 +647,7 @@ TEST(ServerOptionsTest, ValidateNamesTheOption) {
   o.max_pollers = 0;
   EXPECT_TRUE(o.Validate().ok());
   o.socket_path = std::string(200, 'x');
-  o.listen_address.clear();
+  o.listen_addresses.clear();
   EXPECT_NE(o.Validate().message().find("socket_path"), std::string::npos);
 }
 
@@ -651,7 +666,7 @@ TEST(ServerOptionsTest, ExportsAreChecked) {
 
 TEST(ServerStartTest, ServesOverLoopbackTcp) {
   ServerOptions o;
-  o.listen_address = "127.0.0.1:0";  // a free port
+  o.listen_addresses = {"127.0.0.1:0"};  // a free port
   auto v = std::make_shared<arcstore::testing::MemoryVolume>(VolumeInfo{"a", 1, 1 << 20, 4096, ""});
   auto server = Server::Start(o, {{"a", v, false, ""}});
   ASSERT_TRUE(server.ok()) << server.status().ToString();

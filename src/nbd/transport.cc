@@ -1,6 +1,7 @@
 #include "nbd/transport.h"
 
 #include <limits.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -38,24 +39,41 @@ Result<size_t> ReceiveV(int fd, const iovec* iov, int count, int flags) {
 }  // namespace
 
 Result<size_t> SocketTransport::ReadSome(uint8_t* buf, size_t n) {
+  if (tls_) return tls_->Recv(buf, n);
   const iovec iov{buf, n};
   return ReceiveV(fd_, &iov, 1, 0);
 }
 
 Result<size_t> SocketTransport::ReadSomeNow(uint8_t* buf, size_t n) {
   const iovec iov{buf, n};
-  return ReceiveV(fd_, &iov, 1, MSG_DONTWAIT);
+  return ReadSomeVNow(&iov, 1);
 }
 
 Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
+  if (tls_) return tls_->Recv(static_cast<uint8_t*>(iov[0].iov_base), iov[0].iov_len);
   return ReceiveV(fd_, iov, count, 0);
 }
 
 Result<size_t> SocketTransport::ReadSomeVNow(const iovec* iov, int count) {
-  return ReceiveV(fd_, iov, count, MSG_DONTWAIT);
+  if (!tls_) return ReceiveV(fd_, iov, count, MSG_DONTWAIT);
+  // Decrypted bytes held, or a record arriving: read it (a record that
+  // arrives in pieces is waited for, briefly). Otherwise nothing yet.
+  if (tls_->Pending() == 0) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return Status::Busy("nothing to read yet");
+  }
+  return tls_->Recv(static_cast<uint8_t*>(iov[0].iov_base), iov[0].iov_len);
+}
+
+TlsOutcome SocketTransport::StartTls(const TlsCredentials* credentials, uint64_t deadline_ns) {
+  auto session = std::make_unique<TlsSession>(credentials, fd_);
+  TlsOutcome outcome = session->Handshake(deadline_ns);
+  if (outcome.failure == TlsFailure::kNone) tls_ = std::move(session);
+  return outcome;
 }
 
 Status SocketTransport::WriteAll(const iovec* iov_in, int count) {
+  if (tls_) return tls_->SendAll(iov_in, count);
   // Copy, so that partial writes can advance the vector; on the stack for
   // the usual few entries (no allocation per reply).
   constexpr int kSmall = 8;

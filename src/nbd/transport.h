@@ -5,8 +5,13 @@
 // interface only, so the same code runs over a socket in the server and over
 // a byte buffer in the fuzzer and in unit tests.
 //
-// Thread-safety: Read* is called by one thread (the connection's reader);
-// WriteAll by one thread at a time (the connection serializes replies);
+// A SocketTransport can be upgraded to TLS in place (StartTls, for
+// NBD_OPT_STARTTLS): from then on its reads and writes go through the TLS
+// session (tls.h), so the protocol code above never knows the difference.
+//
+// Thread-safety: Read* and StartTls are called by one thread (the
+// connection's reader); WriteAll by one thread at a time (the connection
+// serializes replies); StartTls only before any other thread writes.
 // CloseRead/CloseAll may be called from any thread at any time, and wake a
 // blocked reader.
 #pragma once
@@ -23,6 +28,7 @@
 #include "arcstore/status.h"
 #include "base/result.h"
 #include "nbd/adaptive_poll.h"
+#include "nbd/tls.h"
 
 namespace arcstore::nbd {
 
@@ -52,6 +58,13 @@ class Transport {
   virtual void CloseAll() = 0;
   // Reads that wait longer than this fail (0 = wait forever).
   virtual void SetReadTimeoutNs(uint64_t timeout_ns) {}
+  // Runs a TLS handshake as the server on this stream, to finish by
+  // `deadline_ns` (steady clock); on success every later read and write is
+  // encrypted. The caller must have dropped any plaintext it buffered.
+  // A transport without a socket fails it (kOther).
+  virtual TlsOutcome StartTls(const TlsCredentials* credentials, uint64_t deadline_ns) {
+    return TlsOutcome::Failed(TlsFailure::kOther, "this transport cannot carry TLS");
+  }
 };
 
 // A connected stream socket (unix or TCP). Owns the descriptor.
@@ -67,9 +80,13 @@ class SocketTransport final : public Transport {
   void CloseRead() override;
   void CloseAll() override;
   void SetReadTimeoutNs(uint64_t timeout_ns) override;
+  TlsOutcome StartTls(const TlsCredentials* credentials, uint64_t deadline_ns) override;
 
  private:
   const int fd_;
+  // Set once by StartTls on success (reader thread, before any other
+  // thread writes); then every read and write goes through it.
+  std::unique_ptr<TlsSession> tls_;
 };
 
 // Reads from a fixed byte string; writes are appended to `output()` (up to a
@@ -135,6 +152,13 @@ class Reader {
   }
   // Reads and drops exactly `n` bytes.
   Outcome Skip(uint64_t n);
+  // Drops every byte received and not consumed; returns how many (STARTTLS:
+  // nothing sent before the TLS handshake may be read as if sent after).
+  size_t DiscardBuffered() {
+    const size_t n = end_ - begin_;
+    begin_ = end_ = 0;
+    return n;
+  }
 
  private:
   // Refills the buffer; false at end of stream or on error.

@@ -1,0 +1,155 @@
+// The option phase around NBD_OPT_STARTTLS, byte by byte (RawClient over
+// loopback TCP and the unix socket): what --tls require refuses before
+// STARTTLS, STARTTLS's own errors, the unix socket's exemption, and the
+// handshake deadline against a client that trickles bytes.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "nbd/raw_client.h"
+#include "nbd/server.h"
+#include "testing/memory_volume.h"
+
+namespace arcstore::nbd {
+namespace {
+
+using testing::OptionReply;
+using testing::RawClient;
+
+class TlsOptionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nbd_tls_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/keys.psk") << "alice:00112233445566778899aabbccddeeff\n";
+  }
+  void TearDown() override {
+    server_.reset();
+    std::system(("rm -rf " + dir_).c_str());
+  }
+
+  void Start(TlsMode mode, uint64_t handshake_timeout_ns = 30 * kNsPerSec) {
+    ServerOptions o;
+    o.socket_path = dir_ + "/s.sock";
+    o.listen_addresses = {"127.0.0.1:0"};
+    o.tls.mode = mode;
+    if (mode != TlsMode::kOff) o.tls.psk_file = dir_ + "/keys.psk";
+    o.handshake_timeout_ns = handshake_timeout_ns;
+    auto v = std::make_shared<arcstore::testing::MemoryVolume>(
+        VolumeInfo{"vol0", 1, 1 << 20, 4096, ""});
+    auto s = Server::Start(o, {{"vol0", v, false, ""}});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+
+  std::unique_ptr<RawClient> Tcp() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(server_->port());
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    return std::make_unique<RawClient>(fd);
+  }
+
+  int64_t Stat(const std::string& name) {
+    return server_->registry()->TakeSnapshot().Get("nbd", name, -1);
+  }
+
+  // One option and its final reply's type.
+  static uint32_t Ask(RawClient& c, uint32_t option, const std::vector<uint8_t>& data = {}) {
+    c.SendOption(option, data);
+    std::vector<OptionReply> r = c.ReadOptionReplies();
+    EXPECT_FALSE(r.empty()) << "no reply to option " << option;
+    if (r.empty()) return 0;
+    EXPECT_EQ(r.back().option, option);
+    return r.back().type;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(TlsOptionTest, RequireRefusesEveryOptionButAbortBeforeStartTls) {
+  Start(TlsMode::kRequire);
+  auto c = Tcp();
+  c->Greet();
+  const uint32_t options[] = {kOptList,           kOptStructuredReply, kOptInfo, kOptGo,
+                             kOptListMetaContext, kOptSetMetaContext,  99u};
+  for (uint32_t option : options) {
+    std::vector<uint8_t> data;
+    if (option == kOptInfo || option == kOptGo) data = RawClient::GoData("vol0");
+    EXPECT_EQ(Ask(*c, option, data), kRepErrTlsReqd) << "option " << option;
+  }
+  EXPECT_EQ(Ask(*c, kOptAbort), kRepAck);
+  EXPECT_TRUE(c->Closed());
+  EXPECT_EQ(Stat("err_tls_required"), 7);
+  EXPECT_EQ(Stat("handshakes_completed"), 0);
+}
+
+TEST_F(TlsOptionTest, ExportNameBeforeStartTlsDisconnects) {
+  Start(TlsMode::kRequire);
+  auto c = Tcp();
+  c->Greet();
+  c->SendOption(kOptExportName, {'v', 'o', 'l', '0'});
+  EXPECT_TRUE(c->Closed());
+  EXPECT_EQ(Stat("handshakes_completed"), 0);
+}
+
+TEST_F(TlsOptionTest, StartTlsWithTlsOffIsUnsupported) {
+  Start(TlsMode::kOff);
+  auto off = Tcp();
+  off->Greet();
+  EXPECT_EQ(Ask(*off, kOptStartTls), kRepErrUnsup);
+}
+
+TEST_F(TlsOptionTest, StartTlsWithDataIsInvalid) {
+  Start(TlsMode::kOn);
+  auto on = Tcp();
+  on->Greet();
+  EXPECT_EQ(Ask(*on, kOptStartTls, {1}), kRepErrInvalid);  // STARTTLS carries no data
+  // Under "on", plaintext may go on.
+  EXPECT_EQ(Ask(*on, kOptGo, RawClient::GoData("vol0")), kRepAck);
+  EXPECT_EQ(on->Do(kCmdFlush, 0, 0), 0u);
+}
+
+TEST_F(TlsOptionTest, UnixSocketIsExemptFromRequire) {
+  Start(TlsMode::kRequire);
+  RawClient u(dir_ + "/s.sock");
+  EXPECT_NE(u.Connect("vol0", true), 0);
+  EXPECT_EQ(u.Do(kCmdFlush, 0, 0), 0u);
+}
+
+TEST_F(TlsOptionTest, HandshakeDeadlineIsTotalNotPerRead) {
+  Start(TlsMode::kRequire, 300 * kNsPerMs);
+  auto c = Tcp();
+  c->Greet();
+  // A byte every 50 ms: no single read waits long, the whole handshake does.
+  const auto start = std::chrono::steady_clock::now();
+  uint8_t header[16];
+  Store64(header, kOptionMagic);
+  Store32(header + 8, kOptList);
+  Store32(header + 12, 0);
+  bool closed = false;
+  for (int i = 0; i < 16 && !closed; i++) {
+    c->Send(&header[i], 1);
+    pollfd p{c->fd(), POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) closed = c->Closed();
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(closed || c->Closed()) << "a trickling client outlived its handshake deadline";
+  EXPECT_LT(took, std::chrono::seconds(2));
+  EXPECT_GE(Stat("err_handshake_timeout"), 1);
+}
+
+}  // namespace
+}  // namespace arcstore::nbd
