@@ -177,7 +177,7 @@ void AddSimCommand(CLI::App& app) {
                   "(16M), or a percentage of the trace's distinct keys (10%)")
       ->required();
   cmd->add_option("--policy", args->policy, "Policies, comma-separated, or all: arc (the engine's policy, paper mode), lru, "
-                  "2q, lirs, s3fifo, wtinylfu, min (offline optimum; loads the trace)")
+                  "2q, lirs, s3fifo, wtinylfu, duet (arcstore's own), min (offline optimum; loads the trace)")
       ->capture_default_str();
   cmd->add_option("--page-size", args->page_bytes,
                   "Bytes per page: every simulated buffer's size; CSV requests are split by it")

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arc/duet.h"
 #include "tools/sim/belady.h"
 #include "tools/sim/lirs.h"
 #include "tools/sim/s3fifo.h"
@@ -100,8 +101,8 @@ Status RunReference(TraceReader& reader, const SimOptions& options, uint64_t sta
   return Status::Ok();
 }
 
-constexpr std::string_view kPolicyNames[] = {"arc",    "lru",      "2q", "lirs",
-                                             "s3fifo", "wtinylfu", "min"};
+constexpr std::string_view kPolicyNames[] = {"arc",    "lru",      "2q",  "lirs",
+                                             "s3fifo", "wtinylfu", "min", "duet"};
 
 }  // namespace
 
@@ -114,7 +115,7 @@ Result<SimPolicy> ParseSimPolicy(std::string_view name) {
     if (name == kPolicyNames[i]) return static_cast<SimPolicy>(i);
   }
   return Status::InvalidArgument("unknown policy '" + std::string(name) +
-                                 "' (arc, lru, 2q, lirs, s3fifo, wtinylfu or min)");
+                                 "' (arc, lru, 2q, lirs, s3fifo, wtinylfu, duet or min)");
 }
 
 Status SimOptions::Validate() const {
@@ -148,6 +149,8 @@ Status RunOther(TraceReader& reader, const SimOptions& options, uint64_t start_n
       return RunReference<WTinyLfuSim, WTinyLfuOptions>(reader, options, start_ns, result);
     case SimPolicy::kMin:
       return RunMin(reader, options, result);
+    case SimPolicy::kDuet:
+      return RunReference<arc::Duet, arc::DuetOptions>(reader, options, start_ns, result);
     default:
       return Status::InvalidArgument("sim: no such policy");
   }

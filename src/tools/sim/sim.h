@@ -20,14 +20,14 @@
 namespace arcstore::sim {
 
 // The policies `arcstore sim` runs: the engine's ARC, the reference
-// policies (two_q.h, lirs.h, s3fifo.h, tinylfu.h) and the offline optimum
-// (belady.h, which loads the trace).
-enum class SimPolicy { kArc, kLru, kTwoQ, kLirs, kS3Fifo, kWTinyLfu, kMin };
+// policies (two_q.h, lirs.h, s3fifo.h, tinylfu.h), arcstore's own Duet
+// (arc/duet.h) and the offline optimum (belady.h, which loads the trace).
+enum class SimPolicy { kArc, kLru, kTwoQ, kLirs, kS3Fifo, kWTinyLfu, kMin, kDuet };
 inline constexpr SimPolicy kAllSimPolicies[] = {SimPolicy::kLru,    SimPolicy::kArc,
                                                 SimPolicy::kTwoQ,   SimPolicy::kLirs,
                                                 SimPolicy::kS3Fifo, SimPolicy::kWTinyLfu,
-                                                SimPolicy::kMin};
-// "arc", "lru", "2q", "lirs", "s3fifo", "wtinylfu", "min".
+                                                SimPolicy::kDuet,   SimPolicy::kMin};
+// "arc", "lru", "2q", "lirs", "s3fifo", "wtinylfu", "min", "duet".
 std::string_view SimPolicyName(SimPolicy policy);
 Result<SimPolicy> ParseSimPolicy(std::string_view name);
 
