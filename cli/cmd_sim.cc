@@ -1,13 +1,19 @@
-// arcstore sim TRACE --cache-size N: the engine's ARC policy on a block trace.
+// arcstore sim TRACE --policy P[,P...] --cache-size N[,N...]: cache policies
+// on a block trace. One policy at one size prints the detail of that run;
+// more print one table of hit ratios (sim_table.h). --json FILE writes the
+// hit-ratio curve.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "base/units.h"
 #include "cli/commands.h"
 #include "tools/sim/sim.h"
+#include "tools/sim/sim_table.h"
 
 namespace arcstore::cli {
 namespace {
@@ -20,19 +26,10 @@ struct SimArgs {
   std::string format = "auto";
   std::string csv_columns = "0,1,2";
   bool reads_only = false;
-  bool json = false;
+  std::string json_path;
+  bool force = false;
   bool progress = false;
 };
-
-// "N" pages, or a size with a unit ("16M") divided into pages.
-uint64_t ParseCacheSize(const std::string& text, uint64_t page_bytes) {
-  bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  if (digits) return std::stoull(text);
-  Result<uint64_t> bytes = ParseSizeBytes(text);
-  if (!bytes.ok()) throw CommandFailed("--cache-size: " + bytes.status().message(), 2);
-  if (*bytes < page_bytes) throw CommandFailed("--cache-size: less than one page", 2);
-  return *bytes / page_bytes;
-}
 
 void ParseCsvColumns(const std::string& text, sim::TraceOptions* t) {
   int cols[3] = {-1, -1, -1};
@@ -55,7 +52,8 @@ std::string Pages(uint64_t bytes, uint64_t page_bytes) {
 void PrintText(const SimArgs& a, const sim::SimOptions& o, const sim::SimResult& r) {
   std::printf("trace       %s (%s, %s, %" PRIu64 " lines)\n", a.trace.c_str(),
               r.trace_format.c_str(), r.encoding.c_str(), r.lines);
-  std::printf("policy      %s, c = %s, pages of %" PRIu64 " B\n", a.policy.c_str(),
+  std::printf("policy      %s, c = %s, pages of %" PRIu64 " B\n",
+              std::string(sim::SimPolicyName(o.policy)).c_str(),
               Pages(o.cache_pages * o.page_bytes, o.page_bytes).c_str(), o.page_bytes);
   std::printf("requests    %" PRIu64 "\n", r.requests);
   std::printf("hits        %" PRIu64 "\n", r.hits);
@@ -75,54 +73,93 @@ void PrintText(const SimArgs& a, const sim::SimOptions& o, const sim::SimResult&
               static_cast<double>(r.requests_per_sec()) / 1e6);
 }
 
-void PrintJson(const SimArgs& a, const sim::SimOptions& o, const sim::SimResult& r) {
-  std::printf(
-      "{\"trace\": \"%s\", \"policy\": \"%s\", \"cache_pages\": %" PRIu64 ", \"page_bytes\": %" PRIu64
-      ", \"requests\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"misses\": %" PRIu64
-      ", \"hits_per_million\": %" PRIu64 ", \"p_bytes\": %" PRIu64 ", \"c_bytes\": %" PRIu64
-      ", \"mru_bytes\": %" PRIu64 ", \"mfu_bytes\": %" PRIu64 ", \"mru_ghost_bytes\": %" PRIu64
-      ", \"mfu_ghost_bytes\": %" PRIu64 ", \"lines\": %" PRIu64 ", \"elapsed_ns\": %" PRIu64
-      ", \"requests_per_sec\": %" PRIu64 "}\n",
-      a.trace.c_str(), a.policy.c_str(), o.cache_pages, o.page_bytes, r.requests, r.hits, r.misses,
-      r.requests == 0 ? 0 : r.hits * 1000000 / r.requests, static_cast<uint64_t>(r.p_bytes),
-      r.c_bytes, r.mru_bytes, r.mfu_bytes, r.mru_ghost_bytes, r.mfu_ghost_bytes, r.lines,
-      r.elapsed_ns, r.requests_per_sec());
-}
-
-void RunSimCommand(const SimArgs& a) {
+sim::SimOptions BaseOptions(const SimArgs& a) {
   sim::SimOptions o;
   o.trace_path = a.trace;
   o.page_bytes = a.page_bytes;
   if (o.page_bytes == 0) throw CommandFailed("--page-size must be > 0", 2);
-  o.cache_pages = ParseCacheSize(a.cache_size, a.page_bytes);
-  auto policy = sim::ParseSimPolicy(a.policy);
-  if (!policy.ok()) throw CommandFailed(policy.status().message(), 2);
-  o.policy = *policy;
   auto format = sim::ParseTraceFormat(a.format);
   if (!format.ok()) throw CommandFailed(format.status().message(), 2);
   o.trace.format = *format;
   o.trace.reads_only = a.reads_only;
+  o.trace.page_bytes = a.page_bytes;
   ParseCsvColumns(a.csv_columns, &o.trace);
-  const bool show_progress = a.progress || ::isatty(STDERR_FILENO) == 1;
-  bool printed = false;
-  if (show_progress) {
-    o.progress = [&printed](const sim::SimProgress& p) {
-      double pct = p.file_bytes == 0 ? 100.0 : 100.0 * static_cast<double>(p.file_offset) / static_cast<double>(p.file_bytes);
-      double rate = p.elapsed_ns == 0 ? 0 : static_cast<double>(p.requests) * 1e3 / static_cast<double>(p.elapsed_ns);
-      std::fprintf(stderr, "\rsim: %.1fM requests, %.1f%% hits, %.0f%% of the file, %.2fM requests/s   ",
-                   static_cast<double>(p.requests) / 1e6,
-                   p.requests == 0 ? 0.0 : 100.0 * static_cast<double>(p.hits) / static_cast<double>(p.requests),
-                   pct, rate);
-      printed = true;
-    };
+  return o;
+}
+
+std::vector<uint64_t> CacheSizes(const SimArgs& a, const sim::SimOptions& o) {
+  auto specs = sim::ParseCacheSizeList(a.cache_size);
+  if (!specs.ok()) throw CommandFailed("--cache-size: " + specs.status().message(), 2);
+  uint64_t distinct = 0;
+  for (const sim::CacheSizeSpec& spec : *specs) {
+    if (spec.percent_of_distinct > 0 && distinct == 0) {
+      auto d = sim::CountDistinctKeys(o.trace_path, o.trace);
+      if (!d.ok()) throw CommandFailed(d.status().ToString());
+      distinct = *d;
+    }
   }
-  Result<sim::SimResult> r = sim::RunSim(o);
+  std::vector<uint64_t> pages;
+  for (const sim::CacheSizeSpec& spec : *specs) {
+    auto p = sim::ResolveCacheSize(spec, o.page_bytes, distinct);
+    if (!p.ok()) throw CommandFailed("--cache-size: " + p.status().message(), 2);
+    pages.push_back(*p);
+  }
+  return pages;
+}
+
+void SetProgress(const SimArgs& a, sim::SimOptions* o, bool* printed) {
+  if (!a.progress && ::isatty(STDERR_FILENO) != 1) return;
+  o->progress = [printed](const sim::SimProgress& p) {
+    double pct = p.file_bytes == 0 ? 100.0 : 100.0 * static_cast<double>(p.file_offset) / static_cast<double>(p.file_bytes);
+    double rate = p.elapsed_ns == 0 ? 0 : static_cast<double>(p.requests) * 1e3 / static_cast<double>(p.elapsed_ns);
+    std::fprintf(stderr, "\rsim: %.1fM requests, %.1f%% hits, %.0f%% of the file, %.2fM requests/s   ",
+                 static_cast<double>(p.requests) / 1e6,
+                 p.requests == 0 ? 0.0 : 100.0 * static_cast<double>(p.hits) / static_cast<double>(p.requests),
+                 pct, rate);
+    *printed = true;
+  };
+}
+
+// Refuses before the runs what WriteNewFile would refuse after them.
+void CheckJsonPath(const SimArgs& a) {
+  if (a.json_path.empty()) return;
+  struct stat st;
+  if (!a.force && ::stat(a.json_path.c_str(), &st) == 0) {
+    throw CommandFailed("--json: " + a.json_path + " exists (--force replaces it)", 2);
+  }
+  const size_t slash = a.json_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : a.json_path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw CommandFailed("--json: directory " + dir + " does not exist", 2);
+  }
+}
+
+void RunSimCommand(const SimArgs& a) {
+  sim::SimTableOptions t;
+  t.base = BaseOptions(a);
+  auto policies = sim::ParsePolicyList(a.policy);
+  if (!policies.ok()) throw CommandFailed("--policy: " + policies.status().message(), 2);
+  t.policies = *policies;
+  t.cache_pages = CacheSizes(a, t.base);
+  Status valid = t.Validate();
+  if (!valid.ok()) throw CommandFailed(valid.message(), 2);
+  CheckJsonPath(a);
+  bool printed = false;
+  SetProgress(a, &t.base, &printed);
+  Result<std::vector<sim::SimCell>> cells = sim::RunSimTable(t);
   if (printed) std::fprintf(stderr, "\n");
-  if (!r.ok()) throw CommandFailed(r.status().ToString());
-  if (a.json) {
-    PrintJson(a, o, *r);
+  if (!cells.ok()) throw CommandFailed(cells.status().ToString());
+  if (cells->size() == 1) {
+    sim::SimOptions o = t.base;
+    o.policy = cells->front().policy;
+    o.cache_pages = cells->front().cache_pages;
+    PrintText(a, o, cells->front().result);
   } else {
-    PrintText(a, o, *r);
+    std::fputs(sim::FormatSimTable(a.trace, t, *cells).c_str(), stdout);
+  }
+  if (!a.json_path.empty()) {
+    Status w = sim::WriteNewFile(a.json_path, sim::FormatSimCurveJson(a.trace, t, *cells), a.force);
+    if (!w.ok()) throw CommandFailed("--json: " + w.message());
   }
 }
 
@@ -131,14 +168,16 @@ void RunSimCommand(const SimArgs& a) {
 void AddSimCommand(CLI::App& app) {
   auto args = std::make_shared<SimArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "sim", "Run the engine's ARC policy (or LRU) over a block trace and count hits");
+      "sim", "Run cache policies (the engine's ARC, references, the optimum) over a block trace");
   cmd->add_option("TRACE", args->trace,
                   "Trace file: ARC paper .lis[.zst], LIRS .trace[.gz], or CSV offset,size[,op]")
       ->required();
   cmd->add_option("--cache-size,-c", args->cache_size,
-                  "Cache size in pages (one page = one key), or bytes with a unit (16M)")
+                  "Cache sizes, comma-separated: pages (one page = one key), bytes with a unit "
+                  "(16M), or a percentage of the trace's distinct keys (10%)")
       ->required();
-  cmd->add_option("--policy", args->policy, "arc (the engine's policy, paper mode) or lru")
+  cmd->add_option("--policy", args->policy, "Policies, comma-separated, or all: arc (the engine's policy, paper mode), lru, "
+                  "2q, lirs, s3fifo, wtinylfu, duet (arcstore's own), min (offline optimum; loads the trace)")
       ->capture_default_str();
   cmd->add_option("--page-size", args->page_bytes,
                   "Bytes per page: every simulated buffer's size; CSV requests are split by it")
@@ -149,7 +188,10 @@ void AddSimCommand(CLI::App& app) {
                   "CSV: 0-based columns of OFFSET,SIZE[,OP]; SIZE -1: OFFSET is a page key")
       ->capture_default_str();
   cmd->add_flag("--reads-only", args->reads_only, "CSV: skip write requests (op W..., w... or 1)");
-  cmd->add_flag("--json", args->json, "Print one JSON object of integers (and the names)");
+  cmd->add_option("--json", args->json_path,
+                  "Write the hit-ratio curve (policy, cache size, requests, hits, ratio) as JSON "
+                  "to this new file");
+  cmd->add_flag("--force", args->force, "Replace the --json file if it exists");
   cmd->add_flag("--progress", args->progress,
                 "Progress line on stderr even when it is not a terminal");
   cmd->callback([args] { RunSimCommand(*args); });

@@ -19,7 +19,15 @@
 
 namespace arcstore::sim {
 
-enum class SimPolicy { kArc, kLru };
+// The policies `arcstore sim` runs: the engine's ARC, the reference
+// policies (two_q.h, lirs.h, s3fifo.h, tinylfu.h), arcstore's own Duet
+// (arc/duet.h) and the offline optimum (belady.h, which loads the trace).
+enum class SimPolicy { kArc, kLru, kTwoQ, kLirs, kS3Fifo, kWTinyLfu, kMin, kDuet };
+inline constexpr SimPolicy kAllSimPolicies[] = {SimPolicy::kLru,    SimPolicy::kArc,
+                                                SimPolicy::kTwoQ,   SimPolicy::kLirs,
+                                                SimPolicy::kS3Fifo, SimPolicy::kWTinyLfu,
+                                                SimPolicy::kDuet,   SimPolicy::kMin};
+// "arc", "lru", "2q", "lirs", "s3fifo", "wtinylfu", "min", "duet".
 std::string_view SimPolicyName(SimPolicy policy);
 Result<SimPolicy> ParseSimPolicy(std::string_view name);
 
@@ -42,6 +50,8 @@ struct SimOptions {
   // Called about every progress_every_requests requests, and once at the end.
   std::function<void(const SimProgress&)> progress;
   uint64_t progress_every_requests = uint64_t{1} << 22;
+  // MIN only: the most requests it loads (12 bytes each).
+  uint64_t min_max_requests = uint64_t{256} << 20;
 
   Status Validate() const;
 };

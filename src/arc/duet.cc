@@ -1,0 +1,172 @@
+// Duet: theory of operation.
+//
+// PURPOSE
+//   ARC adapts between recency and frequency and wins wherever those two
+//   explain the workload, but a loop or scan longer than the cache defeats
+//   it: every page is evicted before its reuse, no ghost is hit, and ARC's
+//   hit ratio falls to LRU's, near zero. LIRS keeps a stable set of pages
+//   with short reuse distances and rides out loops and scans, but loses to
+//   ARC (and to LRU) where recency matters: on zigzag and backf it keeps
+//   almost nothing, on OLTP it is 4 points under ARC. Duet runs both
+//   orderings over one cache and lets the one that is winning choose.
+//
+// MODEL
+//
+//        request ----------------------+---------------------------+
+//           |                          | one key in R (hash)        |
+//           v                          v                            v
+//   +------------------------+   +-------------+            +-------------+
+//   | resident set (<= c)    |   | shadow ARC  |            | shadow LIRS |
+//   |  ArcOrder:  T1 T2 B1 B2 p  |  c / R pages|            |  c / R pages|
+//   |  LirsOrder: S  Q  non-res |  evicts for |            |  evicts for |
+//   +------------------------+   |  itself     |            |  itself     |
+//        ^ victim                +------+------+            +------+------+
+//        |                              | hit, other missed:       |
+//   leader's Victim()                   +---> selector +1 / -1 <---+
+//        |                                     |
+//        +------------- leader = ARC while selector >= 0, else LIRS
+//
+//   - Both orderings see every request: a hit is a hit in both, a miss is
+//     admitted by both. On a miss with c pages resident, the leader names
+//     the victim (ARC: REPLACE with its p; LIRS: Q's oldest page) and both
+//     evict it: ARC moves it to its ghost list, LIRS keeps it as a
+//     non-resident entry in S when it is there. A leader that keeps leading
+//     is therefore exactly its own policy; the follower keeps a consistent
+//     state and takes over with the cache as it is.
+//   - ARC's p keeps adapting on ARC's ghost hits whoever leads, and LIRS's
+//     LIR set refills from misses after ARC has evicted LIR pages.
+//   - The selector is set dueling (Qureshi et al., ISCA '07) between two
+//     miniature simulations (Waldspurger et al., ATC '17): full policies on
+//     one key in R = max(1, c / shadow_pages), with c / R pages each. A
+//     sampled request that hits one shadow and misses the other moves the
+//     selector one step towards the winner, saturating at +-selector_limit.
+//     The sample keeps the shadows' cost at about 2 / R of a full policy.
+//   - There is nothing to tune per workload: ARC's p, the LIR set and the
+//     selector all move on their own evidence.
+//
+// INVARIANTS (CheckInvariants)
+//   - Both orderings hold the same resident set, of at most c pages.
+//   - ARC: |T1| + |B1| <= c, |T1| + |T2| + |B1| + |B2| <= 2c, p in [0, c].
+//   - LIRS: |LIR| <= c - Lhirs, S's bottom is LIR, non-residents <= 2c.
+//   - The selector stays in [-selector_limit, +selector_limit].
+//
+// LIMITS
+//   Memory: the two orderings track at most 2c (ARC) and 3c (LIRS) keys;
+//   the shadows 5c / R more. Time: two orderings and, for a sampled key,
+//   two shadow policies per request.
+//
+// TUNABLES (DuetOptions)
+//   shadow_pages   (4096) the shadows' size; smaller is cheaper and noisier.
+//   selector_limit (1024) the selector's memory, in disagreements.
+#include "arc/duet.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace arcstore::arc {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+// The two miniature policies, each evicting its own victims.
+struct Duet::Shadows {
+  explicit Shadows(uint64_t pages) : c(pages), arc(pages), lirs(pages) {}
+  bool ArcAccess(uint64_t key) {
+    if (arc.Resident(key)) {
+      arc.Reference(key);
+      return true;
+    }
+    arc.NoteMiss(key);
+    if (arc.resident() == c) arc.Evict(arc.Victim(key));
+    arc.Reference(key);
+    return false;
+  }
+  bool LirsAccess(uint64_t key) {
+    if (lirs.Resident(key)) {
+      lirs.Reference(key);
+      return true;
+    }
+    if (lirs.resident() == c) lirs.Evict(lirs.Victim());
+    lirs.Reference(key);
+    return false;
+  }
+  const uint64_t c;
+  ArcOrder arc;
+  LirsOrder lirs;
+};
+
+Status DuetOptions::Validate() const {
+  if (cache_pages < 2) return Status::InvalidArgument("duet: cache size must be at least two pages");
+  if (shadow_pages < 2) return Status::InvalidArgument("duet: shadows need at least two pages");
+  if (selector_limit < 1) return Status::InvalidArgument("duet: selector limit must be positive");
+  return Status::Ok();
+}
+
+Duet::Duet(const DuetOptions& o)
+    : options_(o),
+      c_(o.cache_pages),
+      sample_every_(std::max<uint64_t>(1, o.cache_pages / o.shadow_pages)),
+      arc_(c_),
+      lirs_(c_),
+      shadows_(std::make_unique<Shadows>(std::max<uint64_t>(2, c_ / sample_every_))),
+      leader_(o.fixed_leader ? o.leader : DuetLeader::kArc) {}
+
+Duet::~Duet() = default;
+
+void Duet::Duel(uint64_t key) {
+  if (options_.fixed_leader || Mix(key) % sample_every_ != 0) return;
+  stats_.sampled++;
+  const bool a = shadows_->ArcAccess(key);
+  const bool l = shadows_->LirsAccess(key);
+  stats_.shadow_arc_hits += a ? 1 : 0;
+  stats_.shadow_lirs_hits += l ? 1 : 0;
+  if (a == l) return;
+  selector_ = std::clamp(selector_ + (a ? 1 : -1), -options_.selector_limit, options_.selector_limit);
+  const DuetLeader next = selector_ >= 0 ? DuetLeader::kArc : DuetLeader::kLirs;
+  if (next == leader_) return;
+  stats_.leader_switches++;
+  leader_ = next;
+}
+
+bool Duet::Access(uint64_t key) {
+  Duel(key);
+  stats_.requests++;
+  const bool hit = arc_.Resident(key);
+  if (hit) {
+    stats_.hits++;
+  } else {
+    arc_.NoteMiss(key);
+    if (arc_.resident() == c_) {
+      const bool by_arc = leader_ == DuetLeader::kArc;
+      const uint64_t victim = by_arc ? arc_.Victim(key) : lirs_.Victim();
+      (by_arc ? stats_.evictions_by_arc : stats_.evictions_by_lirs)++;
+      arc_.Evict(victim);
+      lirs_.Evict(victim);
+    }
+  }
+  arc_.Reference(key);
+  lirs_.Reference(key);
+  return hit;
+}
+
+Status Duet::CheckInvariants() const {
+  ARC_RETURN_IF_ERROR(arc_.CheckInvariants());
+  ARC_RETURN_IF_ERROR(lirs_.CheckInvariants());
+  if (arc_.resident() != lirs_.resident()) return Status::Internal("duet: the orderings' resident sets differ");
+  if (selector_ < -options_.selector_limit || selector_ > options_.selector_limit) {
+    return Status::Internal("duet: selector out of bounds");
+  }
+  ARC_RETURN_IF_ERROR(shadows_->arc.CheckInvariants());
+  return shadows_->lirs.CheckInvariants();
+}
+
+}  // namespace arcstore::arc

@@ -1,0 +1,98 @@
+// Duet (duet.h) on hand-made traces: the invariants of both orderings and of
+// the shadows after every request, the leader the selector settles on for a
+// loop and for a recency-friendly trace, and the options' checks.
+#include "arc/duet.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "base/random.h"
+
+namespace arcstore::arc {
+namespace {
+
+DuetOptions Options(uint64_t c) {
+  DuetOptions o;
+  o.cache_pages = c;
+  return o;
+}
+
+std::vector<uint64_t> Loop(uint64_t distinct, uint64_t rounds) {
+  std::vector<uint64_t> keys;
+  for (uint64_t r = 0; r < rounds; r++) {
+    for (uint64_t k = 0; k < distinct; k++) keys.push_back(k);
+  }
+  return keys;
+}
+
+TEST(DuetTest, InvariantsHoldAfterEveryRequest) {
+  SeededRandom rng = SeededRandom::FromEnvironment("DuetTest");
+  for (uint64_t c : {2u, 3u, 17u, 64u, 300u}) {
+    for (uint64_t shadow : {2u, 8u, 4096u}) {
+      DuetOptions o = Options(c);
+      o.shadow_pages = shadow;
+      o.selector_limit = 8;  // switches often
+      ASSERT_TRUE(o.Validate().ok());
+      Duet d(o);
+      for (int i = 0; i < 8000; i++) {
+        // Hot keys, a warm range, and loops over a range larger than c.
+        const uint64_t kind = rng.Uniform(4);
+        const uint64_t key = kind == 0   ? rng.Uniform(8)
+                             : kind == 1 ? 100 + rng.Uniform(4 * c)
+                                         : 100000 + static_cast<uint64_t>(i) % (3 * c + 7);
+        d.Access(key);
+        Status s = d.CheckInvariants();
+        ASSERT_TRUE(s.ok()) << "c=" << c << " shadow=" << shadow << " request " << i << ": "
+                            << s.ToString();
+        ASSERT_LE(d.resident(), c);
+      }
+      EXPECT_EQ(d.stats().requests, 8000u);
+      EXPECT_EQ(d.stats().evictions_by_arc + d.stats().evictions_by_lirs + d.resident(),
+                d.stats().requests - d.hits());
+    }
+  }
+}
+
+// A loop of 10 keys through 5 pages: ARC and LRU never hit; the LIRS shadow
+// keeps 4 pages and hits 4 times a round, the selector hands LIRS the cache
+// and the cache then hits 4 times a round as well.
+TEST(DuetTest, LoopHandsTheCacheToLirs) {
+  Duet d(Options(5));
+  uint64_t round_hits = 0;
+  const std::vector<uint64_t> keys = Loop(10, 200);
+  for (size_t i = 0; i < keys.size(); i++) {
+    const bool hit = d.Access(keys[i]);
+    if (i >= keys.size() - 10) round_hits += hit ? 1 : 0;
+  }
+  EXPECT_EQ(d.leader(), DuetLeader::kLirs);
+  EXPECT_EQ(round_hits, 4u);
+  EXPECT_EQ(d.stats().shadow_arc_hits, 0u);
+  EXPECT_GE(d.hits(), 4u * 190u);
+}
+
+// A working set that fits: nothing is ever evicted after warm-up, the
+// shadows never disagree and ARC keeps the lead.
+TEST(DuetTest, FittingWorkingSetStaysWithArc) {
+  Duet d(Options(100));
+  SeededRandom rng(7);
+  for (int i = 0; i < 20000; i++) d.Access(rng.Uniform(90));
+  EXPECT_EQ(d.leader(), DuetLeader::kArc);
+  EXPECT_EQ(d.stats().leader_switches, 0u);
+  EXPECT_EQ(d.hits(), 20000u - 90u);
+}
+
+TEST(DuetTest, BadOptionsAreRejected) {
+  EXPECT_FALSE(DuetOptions{}.Validate().ok());
+  DuetOptions o = Options(10);
+  o.shadow_pages = 1;
+  EXPECT_FALSE(o.Validate().ok());
+  o = Options(10);
+  o.selector_limit = 0;
+  EXPECT_FALSE(o.Validate().ok());
+  EXPECT_TRUE(Options(10).Validate().ok());
+}
+
+}  // namespace
+}  // namespace arcstore::arc
