@@ -35,6 +35,7 @@
 #include "cli/commands.h"
 #include "cli/observe.h"
 #include "cli/progress.h"
+#include "cli/report_sink.h"
 #include "format/output_file.h"
 #ifdef ARCSTORE_HAVE_DOCTOR
 #include "tools/doctor/doctor.h"
@@ -216,42 +217,6 @@ bench::RunnerOptions MakeRunnerOptions(const BenchArgs& a, bench::VolumeProvider
   return o;
 }
 
-// Where a report goes: standard output, or a file created under the
-// output-file rule (format/output_file.h) before the jobs run, so that a
-// refused path costs no run.
-class ReportSink {
- public:
-  ReportSink() = default;
-  ReportSink(const std::string& path, bool replace_existing) {
-    format::OutputFileOptions o;
-    o.replace_existing = replace_existing;
-    path_ = OrFail(format::ResolveOutputPath(path), "--output");
-    fd_ = OrFail(format::CreateOutputFile(path_, o), "--output");
-  }
-  ~ReportSink() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ReportSink(const ReportSink&) = delete;
-  ReportSink& operator=(const ReportSink&) = delete;
-
-  void Write(const std::string& text) {
-    if (fd_ < 0) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      return;
-    }
-    for (size_t done = 0; done < text.size();) {
-      ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw CommandFailed("cannot write " + path_ + ": " + std::strerror(errno));
-      done += static_cast<size_t>(n);
-    }
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // The doctor's verdict on the pool after the run, when the doctor is built.
 struct Verdict {
@@ -326,7 +291,7 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   if (Status s = vo.Validate(); !s.ok()) throw UsageError("--recordsize " + a.recordsize + ": " + s.message());
   MakeRunnerOptions(a, nullptr);  // parses --max-runtime and --max-size
   std::optional<ReportSink> file_out;
-  if (!a.output.empty()) file_out.emplace(a.output, a.force);
+  if (!a.output.empty()) file_out.emplace(a.output, a.force, "--output");
   RunPool rp;
   OpenRunPool(a, set, &rp);
   signal(SIGINT, OnInterrupt);
@@ -364,7 +329,7 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
     ReportSink().Write(report);
     std::string json_path = "arcstore-bench-" + std::to_string(run->timestamp_unix_s) + ".json";
     if (access(".", W_OK) != 0) json_path = (fs::temp_directory_path() / json_path).string();
-    ReportSink json(json_path, /*replace_existing=*/false);
+    ReportSink json(json_path, /*replace_existing=*/false, "the JSON report");
     json.Write(Render(*run, bench::OutputFormat::kJson, rp, a, verdict));
     std::printf("arcstore: fio-format JSON report written to %s\n", json.path().c_str());
   } else {

@@ -7,11 +7,13 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/units.h"
 #include "cli/commands.h"
+#include "cli/report_sink.h"
 #include "tools/sim/sim.h"
 #include "tools/sim/sim_table.h"
 
@@ -35,7 +37,7 @@ void ParseCsvColumns(const std::string& text, sim::TraceOptions* t) {
   int cols[3] = {-1, -1, -1};
   int n = std::sscanf(text.c_str(), "%d,%d,%d", &cols[0], &cols[1], &cols[2]);
   if (n < 2 || cols[0] < 0 || cols[1] < -1 || cols[0] > 15 || cols[1] > 15 || cols[2] > 15) {
-    throw CommandFailed("--csv-columns: want OFFSET,SIZE[,OP] column numbers (0-15; SIZE -1: OFFSET is a page key)", 2);
+    throw UsageError("--csv-columns: want OFFSET,SIZE[,OP] column numbers (0-15; SIZE -1: OFFSET is a page key)");
   }
   t->csv_offset_column = cols[0];
   t->csv_size_column = cols[1];
@@ -77,9 +79,9 @@ sim::SimOptions BaseOptions(const SimArgs& a) {
   sim::SimOptions o;
   o.trace_path = a.trace;
   o.page_bytes = a.page_bytes;
-  if (o.page_bytes == 0) throw CommandFailed("--page-size must be > 0", 2);
+  if (o.page_bytes == 0) throw UsageError("--page-size must be > 0");
   auto format = sim::ParseTraceFormat(a.format);
-  if (!format.ok()) throw CommandFailed(format.status().message(), 2);
+  if (!format.ok()) throw UsageError(format.status().message());
   o.trace.format = *format;
   o.trace.reads_only = a.reads_only;
   o.trace.page_bytes = a.page_bytes;
@@ -89,7 +91,7 @@ sim::SimOptions BaseOptions(const SimArgs& a) {
 
 std::vector<uint64_t> CacheSizes(const SimArgs& a, const sim::SimOptions& o) {
   auto specs = sim::ParseCacheSizeList(a.cache_size);
-  if (!specs.ok()) throw CommandFailed("--cache-size: " + specs.status().message(), 2);
+  if (!specs.ok()) throw UsageError("--cache-size: " + specs.status().message());
   uint64_t distinct = 0;
   for (const sim::CacheSizeSpec& spec : *specs) {
     if (spec.percent_of_distinct > 0 && distinct == 0) {
@@ -101,7 +103,7 @@ std::vector<uint64_t> CacheSizes(const SimArgs& a, const sim::SimOptions& o) {
   std::vector<uint64_t> pages;
   for (const sim::CacheSizeSpec& spec : *specs) {
     auto p = sim::ResolveCacheSize(spec, o.page_bytes, distinct);
-    if (!p.ok()) throw CommandFailed("--cache-size: " + p.status().message(), 2);
+    if (!p.ok()) throw UsageError("--cache-size: " + p.status().message());
     pages.push_back(*p);
   }
   return pages;
@@ -120,30 +122,18 @@ void SetProgress(const SimArgs& a, sim::SimOptions* o, bool* printed) {
   };
 }
 
-// Refuses before the runs what WriteNewFile would refuse after them.
-void CheckJsonPath(const SimArgs& a) {
-  if (a.json_path.empty()) return;
-  struct stat st;
-  if (!a.force && ::stat(a.json_path.c_str(), &st) == 0) {
-    throw CommandFailed("--json: " + a.json_path + " exists (--force replaces it)", 2);
-  }
-  const size_t slash = a.json_path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : a.json_path.substr(0, slash);
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw CommandFailed("--json: directory " + dir + " does not exist", 2);
-  }
-}
-
 void RunSimCommand(const SimArgs& a) {
   sim::SimTableOptions t;
   t.base = BaseOptions(a);
   auto policies = sim::ParsePolicyList(a.policy);
-  if (!policies.ok()) throw CommandFailed("--policy: " + policies.status().message(), 2);
+  if (!policies.ok()) throw UsageError("--policy: " + policies.status().message());
   t.policies = *policies;
   t.cache_pages = CacheSizes(a, t.base);
   Status valid = t.Validate();
-  if (!valid.ok()) throw CommandFailed(valid.message(), 2);
-  CheckJsonPath(a);
+  if (!valid.ok()) throw UsageError(valid.message());
+  // The curve's file is claimed before the runs: a refused path costs none.
+  std::optional<ReportSink> json;
+  if (!a.json_path.empty()) json.emplace(a.json_path, a.force, "--json");
   bool printed = false;
   SetProgress(a, &t.base, &printed);
   Result<std::vector<sim::SimCell>> cells = sim::RunSimTable(t);
@@ -157,10 +147,7 @@ void RunSimCommand(const SimArgs& a) {
   } else {
     std::fputs(sim::FormatSimTable(a.trace, t, *cells).c_str(), stdout);
   }
-  if (!a.json_path.empty()) {
-    Status w = sim::WriteNewFile(a.json_path, sim::FormatSimCurveJson(a.trace, t, *cells), a.force);
-    if (!w.ok()) throw CommandFailed("--json: " + w.message());
-  }
+  if (json) json->Write(sim::FormatSimCurveJson(a.trace, t, *cells));
 }
 
 }  // namespace

@@ -1,10 +1,7 @@
 #include "tools/sim/sim_table.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -185,30 +182,6 @@ std::string FormatSimCurveJson(std::string_view trace, const SimTableOptions& op
   }
   out += "\n]}\n";
   return out;
-}
-
-Status WriteNewFile(const std::string& path, std::string_view content, bool force) {
-  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-  const int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == EEXIST) return Status::AlreadyExists(path + " exists (--force replaces it)");
-    if (err == ENOENT) return Status::NotFound(path + ": its directory does not exist");
-    return Status::IOError(path + ": " + std::strerror(err));
-  }
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Status::IOError(path + ": write: " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) return Status::IOError(path + ": close: " + std::strerror(errno));
-  return Status::Ok();
 }
 
 }  // namespace arcstore::sim

@@ -59,8 +59,5 @@ std::string FormatSimTable(std::string_view trace, const SimTableOptions& option
 std::string FormatSimCurveJson(std::string_view trace, const SimTableOptions& options,
                                const std::vector<SimCell>& cells);
 
-// Creates `path` and writes `content`. Without `force` an existing file is
-// AlreadyExists; with it the file is replaced. A missing directory is NotFound.
-Status WriteNewFile(const std::string& path, std::string_view content, bool force);
 
 }  // namespace arcstore::sim
