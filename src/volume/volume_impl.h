@@ -34,6 +34,7 @@
 #include "txg/txg_manager.h"
 #include "volume/block_tree.h"
 #include "volume/handle_cache.h"
+#include "volume/prefetcher.h"
 #include "zil/intent_log.h"
 
 namespace arcstore::volume {
@@ -211,6 +212,10 @@ class VolumeImpl final : public Volume {
   };
   class RecordPreparedWrite;
 
+  // Attempts of one operation on a record that keeps changing under it (a
+  // txg committing or syncing it meanwhile) before it fails.
+  static constexpr int kMaxAttempts = 32;
+
   // MayWait's two halves (volume_hint.cc), for a range of at most
   // kHintMaxRecords records [first, last].
   bool ReadMayWait(uint64_t offset, uint64_t length, uint64_t first, uint64_t last);
@@ -304,10 +309,12 @@ class VolumeImpl final : public Volume {
   // newer version of the record meanwhile (then only the caller gets it).
   arc::ArcHold FinishRecordRead(uint64_t record, const format::BlockPointer& bp,
                                 uint64_t commits_seen, arc::FillToken fill, bool* cached);
-  // The sequential-stream prefetcher: called for each demand read of a
-  // committed record; after kStreamTrigger records in a row it reads ahead
-  // kPrefetchRecords records, on the work queue, as prefetch reads.
+  // Tells the prefetcher of a demand read of a committed record (when the
+  // pool prefetches and has a work queue).
   void NoteSequential(uint64_t record);
+  // Queues a prefetch read of committed record `record` on the work queue
+  // (the prefetcher's ReadAhead).
+  void ReadAhead(uint64_t record);
   // The newest dirty version of `record` (nullptr: none), and its txg.
   const Dirty* NewestDirty(uint64_t record, uint64_t* txg = nullptr) ARC_REQUIRES(mu_);
   Status CheckOpen() const;
@@ -343,11 +350,23 @@ class VolumeImpl final : public Volume {
   std::atomic<bool> has_tree_read_hook_{false};
   std::function<void(uint64_t)> publish_hook_ ARC_GUARDED_BY(mu_);
   std::function<void(uint64_t)> complete_hook_ ARC_GUARDED_BY(mu_);
-  // Prefetcher state: the last demand record, the run length, and how far
-  // ahead prefetch reads have been issued.
-  uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
-  uint64_t stream_run_ ARC_GUARDED_BY(mu_) = 0;
-  uint64_t stream_issued_ ARC_GUARDED_BY(mu_) = 0;
+  Prefetcher prefetcher_;  // sequential-stream detection (prefetcher.h)
+};
+
+// The engine's PreparedWrite: one piece per record of the range, a lent
+// record buffer for each whole record, heap bytes for the partial ends.
+class VolumeImpl::RecordPreparedWrite final : public PreparedWrite {
+ public:
+  RecordPreparedWrite(const VolumeImpl* volume, uint64_t offset, uint64_t length)
+      : PreparedWrite(offset, length), owner(volume) {}
+  void Add(std::span<uint8_t> bytes, arc::ArcHold buffer) {
+    pieces_.push_back(bytes);
+    lent.push_back(std::move(buffer));
+  }
+
+  const VolumeImpl* const owner;
+  std::vector<arc::ArcHold> lent;   // per piece; empty: the piece is in `heap`
+  std::unique_ptr<uint8_t[]> heap;  // the partial pieces' bytes
 };
 
 }  // namespace arcstore::volume
