@@ -275,6 +275,10 @@ class VolumeImpl final : public Volume {
   // Completes every partial copy of txg `txg` before its sync writes it:
   // the committed records are read in parallel (up to kBaseReaders).
   Status CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& partials);
+  // One of them: builds the whole copy of partial copy `d` of `record` in
+  // a new buffer without mu_ (from its held base, else the committed
+  // record read now), runs `hook`, and swaps it in under mu_.
+  Status CompletePartial(uint64_t record, Dirty* d, const std::function<void(uint64_t)>& hook);
   // Applies `piece` to txg's copy of `record`, making the copy from an
   // older dirty version when there is one. kNeedBase: only the committed
   // record can be the base; kNeedBuffer: `spare` was needed and empty.
@@ -284,6 +288,28 @@ class VolumeImpl final : public Volume {
   // txg's copy (or makes a whole one) from `base` and applies `piece`.
   Applied ApplyWithBase(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare,
                         const arc::ArcHold& base) ARC_REQUIRES(mu_);
+  // One writer's piece in its txg, as WritePiece's attempts share it.
+  struct PieceWrite {
+    uint64_t txg = 0, record = 0;
+    const Piece* piece = nullptr;
+    arc::ArcHold* spare = nullptr;  // a buffer for a new copy (may be empty)
+    bool applied = false;           // to the txg's copy; newer ones may lack it
+    uint64_t new_copy_bytes = 0;    // data the txg's sync allocates for this piece
+  };
+  // What a writer saw before reading the committed record without mu_.
+  struct TreeSeen {
+    uint64_t commits = 0, changes = 0;  // commits_, tree_changes_
+  };
+  // WritePiece once it holds its txg: applies the piece until done, reading
+  // the committed record when the copy needs it and a buffer when it is
+  // short of one; Internal after kMaxAttempts.
+  Status ApplyRetrying(PieceWrite* w);
+  // One attempt under mu_: TryApply (then ApplyWithBase with `base`, the
+  // committed record read since `seen`, unless a commit or a tree change
+  // came since), then FinishPiece. kDone when the piece is applied to every
+  // copy and logged.
+  Applied ApplyAndFinish(PieceWrite* w, const arc::ArcHold* base, const TreeSeen& seen)
+      ARC_REQUIRES(mu_);
   // After `piece` applied to txg's copy: applies it to newer txgs' copies
   // of the record and appends it to the intent log. False when a newer
   // copy needs `spare` and it is empty (call again with one).

@@ -74,39 +74,12 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < partials.size();) {
       const auto& [record, d] = partials[i];
-      arc::ArcHold base;
-      {
-        MutexLock l(&mu_);
-        // Only this sync completes the quiesced txg's copies (see above), so
-        // every copy listed is still partial; a whole one must not be
-        // rebuilt from the committed record, which would lose its bytes.
-        if (!d->partial) continue;
-        // The committed record, held since its txg committed: no read.
-        if (d->base) base = d->base.Clone(arc::HolderKind::kDirtyRecord);
+      Status s = CompletePartial(record, d, hook);
+      if (!s.ok()) {
+        MutexLock l(&error_mu);
+        if (error.ok()) error = std::move(s);
+        return;
       }
-      const bool held = static_cast<bool>(base);
-      if (!held) {
-        Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
-        if (!read.ok()) {
-          MutexLock l(&error_mu);
-          if (error.ok()) {
-            error = read.status().WithContext("volume " + entry_.name + ": completing record " +
-                                              std::to_string(record));
-          }
-          return;
-        }
-        base = std::move(*read);  // empty: a hole, zeros
-      }
-      arc::ArcHold whole = NewBuffer();
-      WholeFrom(*d, BytesOf(base), whole.mutable_data().data());
-      stats_->rmw_reads->Add();
-      if (held) stats_->rmw_held_bases->Add();
-      if (hook) hook(record);
-      MutexLock l(&mu_);
-      d->buf = std::move(whole);
-      d->partial = false;
-      d->known.clear();
-      d->base.Reset();
     }
   };
   std::vector<std::thread> readers;
@@ -115,6 +88,41 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   for (auto& t : readers) t.join();
   MutexLock l(&error_mu);
   return error;
+}
+
+Status VolumeImpl::CompletePartial(uint64_t record, Dirty* d,
+                                   const std::function<void(uint64_t)>& hook) {
+  arc::ArcHold base;
+  {
+    MutexLock l(&mu_);
+    // Only this sync completes the quiesced txg's copies (see
+    // CompletePartials), so every copy listed is still partial; a whole one
+    // must not be rebuilt from the committed record, which would lose its
+    // bytes.
+    if (!d->partial) return Status::Ok();
+    // The committed record, held since its txg committed: no read.
+    if (d->base) base = d->base.Clone(arc::HolderKind::kDirtyRecord);
+  }
+  const bool held = static_cast<bool>(base);
+  if (!held) {
+    Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
+    if (!read.ok()) {
+      return read.status().WithContext("volume " + entry_.name + ": completing record " +
+                                        std::to_string(record));
+    }
+    base = std::move(*read);  // empty: a hole, zeros
+  }
+  arc::ArcHold whole = NewBuffer();
+  WholeFrom(*d, BytesOf(base), whole.mutable_data().data());
+  stats_->rmw_reads->Add();
+  if (held) stats_->rmw_held_bases->Add();
+  if (hook) hook(record);
+  MutexLock l(&mu_);
+  d->buf = std::move(whole);
+  d->partial = false;
+  d->known.clear();
+  d->base.Reset();
+  return Status::Ok();
 }
 
 Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* entry) {

@@ -255,64 +255,64 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
       piece.lent != nullptr ? spare.Clone(arc::HolderKind::kDirtyRecord) : arc::ArcHold();
   const uint64_t t = hold.txg();
   SpaceSettlement settlement(space, reserved, t);
-  bool applied = false;
-  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
-    if (!applied) {
-      Applied a;
-      uint64_t commits_seen = 0, changes_seen = 0;
-      {
-        MutexLock l(&mu_);
-        const bool had_copy = HasDataCopy(t, record);
-        a = TryApply(t, record, piece, &spare);
-        if (a == Applied::kDone) {
-          applied = true;
-          // The sync of t allocates the record: this piece made its copy.
-          if (!had_copy && HasDataCopy(t, record)) settlement.Use(record_bytes_);
-          if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
-        }
-        commits_seen = commits_;
-        changes_seen = tree_changes_;
-      }
-      if (a == Applied::kNeedBase) {
-        // Read-modify-write from the committed record, without the lock;
-        // then look again, since another writer may have made a copy
-        // meanwhile. A txg that committed meanwhile may have changed the
-        // record (its dirty copy is gone now): the base read before is
-        // stale then, and is read again.
-        Result<arc::ArcHold> read = HoldCommitted(record, arc::AccessKind::kDemand);
-        if (!read.ok()) {
-          // A partial copy's base read while a sync replaced the record
-          // with a block still being written: read again.
-          MutexLock l(&mu_);
-          if (commits_ == commits_seen && tree_changes_ == changes_seen) return read.status();
-          continue;
-        }
-        const arc::ArcHold& base = *read;
-        stats_->rmw_reads->Add();
-        if (!spare) spare = NewBuffer();
-        MutexLock l(&mu_);
-        const bool had_copy = HasDataCopy(t, record);
-        a = TryApply(t, record, piece, &spare);
-        if (a == Applied::kNeedBase &&
-            (commits_ != commits_seen || tree_changes_ != changes_seen)) {
-          continue;
-        }
-        if (a == Applied::kNeedBase) a = ApplyWithBase(t, record, piece, &spare, base);
-        if (a == Applied::kDone) {
-          applied = true;
-          // The sync of t allocates the record: this piece made its copy.
-          if (!had_copy && HasDataCopy(t, record)) settlement.Use(record_bytes_);
-          if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
-        }
-        continue;  // kNeedBuffer or a newer copy needs one: allocate below
-      }
-    } else {
-      MutexLock l(&mu_);
-      if (FinishPiece(t, record, piece, &spare)) return Status::Ok();
+  PieceWrite w{t, record, &piece, &spare};
+  const Status s = ApplyRetrying(&w);
+  settlement.Use(w.new_copy_bytes);
+  return s;
+}
+
+VolumeImpl::Applied VolumeImpl::ApplyAndFinish(PieceWrite* w, const arc::ArcHold* base,
+                                               const TreeSeen& seen) {
+  if (!w->applied) {
+    const bool had_copy = HasDataCopy(w->txg, w->record);
+    Applied a = TryApply(w->txg, w->record, *w->piece, w->spare);
+    if (a == Applied::kNeedBase && base != nullptr) {
+      // A txg committed since the base was read (it may be older than the
+      // record's version now), or a sync began changing the tree (it may
+      // be a block still being written): the caller reads it again.
+      if (commits_ != seen.commits || tree_changes_ != seen.changes) return Applied::kNeedBase;
+      a = ApplyWithBase(w->txg, w->record, *w->piece, w->spare, *base);
     }
-    if (!spare) spare = NewBuffer();
+    if (a != Applied::kDone) return a;
+    w->applied = true;
+    // The sync of the txg allocates the record: this piece made its copy.
+    if (!had_copy && HasDataCopy(w->txg, w->record)) w->new_copy_bytes += record_bytes_;
   }
-  return Status::Internal("volume " + entry_.name + ": record " + std::to_string(record) +
+  return FinishPiece(w->txg, w->record, *w->piece, w->spare) ? Applied::kDone
+                                                             : Applied::kNeedBuffer;
+}
+
+Status VolumeImpl::ApplyRetrying(PieceWrite* w) {
+  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
+    Applied a;
+    TreeSeen seen;
+    {
+      MutexLock l(&mu_);
+      a = ApplyAndFinish(w, nullptr, seen);
+      if (a == Applied::kDone) return Status::Ok();
+      seen = TreeSeen{commits_, tree_changes_};
+    }
+    if (a == Applied::kNeedBase) {
+      // Read-modify-write from the committed record, without the lock;
+      // then look again, since another writer may have made a copy
+      // meanwhile.
+      Result<arc::ArcHold> read = HoldCommitted(w->record, arc::AccessKind::kDemand);
+      if (!read.ok()) {
+        // A partial copy's base read while a sync replaced the record
+        // with a block still being written: read again.
+        MutexLock l(&mu_);
+        if (commits_ == seen.commits && tree_changes_ == seen.changes) return read.status();
+        continue;
+      }
+      stats_->rmw_reads->Add();
+      if (!*w->spare) *w->spare = NewBuffer();
+      MutexLock l(&mu_);
+      if (ApplyAndFinish(w, &*read, seen) == Applied::kDone) return Status::Ok();
+      continue;  // kNeedBuffer or a newer copy needs one: allocated next time
+    }
+    if (!*w->spare) *w->spare = NewBuffer();
+  }
+  return Status::Internal("volume " + entry_.name + ": record " + std::to_string(w->record) +
                           " kept changing under a write");
 }
 
