@@ -216,9 +216,45 @@ class IntentLog {
     uint64_t max_txg = 0;  // newest txg of its records
     uint64_t batch = 0;    // the batch writing it (0: written by an earlier life)
   };
+  // A block of a batch, placed in the arena, with the changes it holds.
+  struct PlannedBlock {
+    Block block;
+    std::vector<Pending> records;
+  };
+  // A batch's blocks encoded, and what its release counts.
+  struct EncodedBatch {
+    std::vector<io::AlignedBuffer> buffers;  // per block, from buffers_
+    std::vector<Block> targets;              // where each goes
+    uint64_t records = 0, bytes = 0;
+    uint64_t io_ns = 0;  // device time of the writes and the flush
+  };
   // Writes the batch taken by the committer. Called and returns with mu_
-  // held; drops it for the I/O.
+  // held; drops it for the I/O. Its steps: take the pending changes, plan
+  // the blocks (under mu_), encode them and write them (without it), and
+  // release the batch (under mu_ again).
   Status CommitBatch() ARC_REQUIRES(mu_);
+  // Takes every pending change of a txg not yet committed.
+  std::deque<Pending> TakePending() ARC_REQUIRES(mu_);
+  // Packs `batch` (batch `id`) into blocks and places each in the arena;
+  // false, with nothing placed, when the arena is full (the changes left
+  // in `batch` and `planned` are for the fallback to drop).
+  bool PlanBlocks(uint64_t id, std::deque<Pending>* batch, std::vector<PlannedBlock>* planned)
+      ARC_REQUIRES(mu_);
+  // Counts the planned bytes towards sync_kick_percent: whether to ask
+  // for a txg sync now.
+  bool NoteKick(const std::vector<PlannedBlock>& planned) ARC_REQUIRES(mu_);
+  // Encodes the planned blocks and lets go of their changes (and of
+  // encoding_); buffers taken are in `out` even on error.
+  Status EncodeBatch(uint64_t guid, std::vector<PlannedBlock>* planned, EncodedBatch* out)
+      ARC_EXCLUDES(mu_);
+  // Writes the encoded blocks into `arena` and makes them durable (FUA for
+  // one block, else a flush).
+  Status WriteBatch(const format::IntentLogHeader& arena, EncodedBatch* encoded)
+      ARC_EXCLUDES(mu_);
+  // The batch's writes are over with `s`: fails the log, or counts the
+  // batch; then durability advances (BatchDone).
+  Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded)
+      ARC_REQUIRES(mu_);
   Status Fallback(uint64_t id, uint64_t batch_last) ARC_REQUIRES(mu_);
   // The writer thread: writes batches back to back while callers wait.
   void WriterLoop();
