@@ -242,8 +242,7 @@ arc::ArcHold VolumeImpl::NewBuffer() {
 VolumeImpl::DirtyMap& VolumeImpl::MapOf(uint64_t txg) {
   auto [it, created] = dirty_.try_emplace(txg);
   // Sized like the last txg committed: growing a map rehashes every copy in
-  // it under mu_ (a txg of 12k records grew through a rehash of 6k that
-  // stalled every writer 1-3 ms).
+  // it under mu_, which stalls every writer of the volume meanwhile.
   if (created) it->second.reserve(records_per_txg_);
   return it->second;
 }

@@ -56,13 +56,11 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   // Each whole copy is built in a new buffer without mu_ and swapped in
   // under it. The txg is quiesced, so nothing but this sync changes its
   // copies (writers of the next txg and readers only read them, under
-  // mu_), and reading them here without the lock is safe. Filling the
-  // copies in place under mu_ instead kept every writer of the volume
-  // waiting for it: these threads run at the sync thread's nice value (19,
-  // --sync-nice), and one preempted while holding mu_ stalled 4 KiB writes
-  // for up to 230 ms (8 NBD clients writing 4 KiB at random into 64 KiB
-  // records with a flush after each, ~6.5k partial copies a txg; p99.9 of
-  // a WRITE 21-33 ms).
+  // mu_), and reading them here without the lock is safe. The copies are
+  // not filled in place under mu_, because that would keep every writer of
+  // the volume waiting: these threads run at the sync thread's nice value
+  // (--sync-nice), and one preempted while holding mu_ would stall small
+  // writes for as long as it stays off the CPU.
   std::function<void(uint64_t)> hook;
   {
     MutexLock l(&mu_);
@@ -134,7 +132,8 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
     if (it != dirty_.end()) mine = &it->second;
   }
   // Quiesced: no writer adds to or removes from the txg's map any more, so
-  // it is walked without mu_ (12k records took 3.5 ms under it).
+  // it is walked without mu_ (a walk under it would stop every writer and
+  // reader of the volume for a time that grows with the txg).
   if (mine != nullptr) {
     records.reserve(mine->size());
     for (auto& [record, d] : *mine) {
@@ -184,8 +183,8 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
   // thread takes or lets go of their holds: each written record becomes the
   // cached version of its key in place, without mu_, while readers may
   // still copy its bytes from the dirty copy (either way they read the
-  // same bytes). Publishing a whole txg under mu_ took 12-29 ms for 12k
-  // records, every writer and reader of the volume blocked meanwhile.
+  // same bytes). Publishing under mu_ would block every writer and reader
+  // of the volume for a time that grows with the txg.
   std::vector<DirtyMap*> committed;
   std::function<void(uint64_t)> hook;
   {

@@ -32,9 +32,10 @@
 //   callers B..H wait on the slot of the batch holding their change, so a
 //   batch's end wakes its own callers only (kWaitSlots condition variables).
 //
-// Without the writer, each batch's end woke every waiter, one of them became
-// the next writer after a context switch, and the caller whose batch just
-// finished often got in first with a batch of its own one change.
+// The writer exists because without it each batch's end would wake every
+// waiter, one of them would become the next writer after a context switch,
+// and the caller whose batch just finished would often get in first with a
+// batch of its own one change.
 //
 // Gathering: callers that flush after every write come back to the log
 // soon after their batch releases them: microseconds for threads in
@@ -70,11 +71,10 @@
 // of the log, and a txg that opens while another syncs is asked for as
 // soon as it has its share, so that it syncs right after. Else flush-heavy
 // work that outruns the txg timeout fills the arena and every commit falls
-// back to a synchronous txg sync, all writers waiting for it. (Counting
-// from the last txg commit instead, each txg also took the log written
-// while the one before it synced: with 8 threads flushing every 4 KiB
-// write in a slow phase of the machine, txgs of up to 121 MiB of dirty
-// data, the 256 MiB arena full and a fallback every 1.6 s.)
+// back to a synchronous txg sync, all writers waiting for it. The count
+// runs from the last kick, not from the last txg commit: counted from the
+// commit, each txg would also take the log written while the one before
+// it synced, and grow until the arena fills.
 //
 // The arena is a contiguous extent of pool space (allocated by the pool in
 // a txg sync, named by the uberblock). Blocks are written at the arena's

@@ -47,10 +47,9 @@ struct IntentLogOptions {
   uint64_t max_pending_bytes = 256u << 20;  // changes kept (copies or held buffers) not yet logged
   // Batches written and flushed at once. One: callers arriving while a
   // batch is at the device form the next batch, which then costs one write
-  // and one flush for all of them. Measured with 8 threads doing 4 KiB
-  // writes with a flush after each: 17.5k-18.6k writes/s with 1, 16k with 2
-  // or 4, 13k with 8 (the device's flushes do not overlap well); with the
-  // writer thread below, 21k-23k with 1 and 19k with 4.
+  // and one flush for all of them. More than one rarely pays: a device's
+  // flushes do not overlap well, so batches in flight together mostly
+  // split the callers that one batch would serve.
   uint32_t max_inflight_commits = 1;
   // A log writer thread takes over while callers queue up: when a batch
   // finishes and callers are waiting for the next, the writer writes it
@@ -64,15 +63,11 @@ struct IntentLogOptions {
   // they are still writing their next change),
   // it waits for them for up to this share of the last batch's device
   // time, at most gather_max_ns, so that one write and flush serves them
-  // all. Measured with 8 threads doing 4 KiB writes with a flush after
-  // each: records per batch 3.96 -> 7.9, 21k -> 24.5k writes/s. A caller
-  // alone is never kept waiting (its batch released one record). 0: never.
-  // Up to one batch's device time: a caller that misses the batch waits
-  // at least that long for the next one anyway. Eight NBD clients (fio,
-  // 4 KiB writes each followed by a FLUSH, 4 KiB records) come back more
-  // slowly than threads in process, a WRITE and a FLUSH round trip each:
-  // 50% at most 200 us gathered 5.8 records a batch, 100% at most 1 ms
-  // 7.7, and 4-10% more writes/s (three alternating runs).
+  // all. A caller alone is never kept waiting (its batch released one
+  // record). 0: never. Up to one batch's device time: a caller that misses
+  // the batch waits at least that long for the next one anyway, and NBD
+  // clients, which come back a WRITE and a FLUSH round trip later, need
+  // the whole of it to make the batch.
   uint32_t gather_percent = 100;
   uint64_t gather_max_ns = 1000 * 1000;
   // Every time the log has placed this share of the arena (percent), it
