@@ -34,6 +34,7 @@
 #include "txg/txg_manager.h"
 #include "volume/block_tree.h"
 #include "volume/handle_cache.h"
+#include "volume/prefetcher.h"
 #include "zil/intent_log.h"
 
 namespace arcstore::volume {
@@ -211,6 +212,10 @@ class VolumeImpl final : public Volume {
   };
   class RecordPreparedWrite;
 
+  // Attempts of one operation on a record that keeps changing under it (a
+  // txg committing or syncing it meanwhile) before it fails.
+  static constexpr int kMaxAttempts = 32;
+
   // MayWait's two halves (volume_hint.cc), for a range of at most
   // kHintMaxRecords records [first, last].
   bool ReadMayWait(uint64_t offset, uint64_t length, uint64_t first, uint64_t last);
@@ -270,6 +275,10 @@ class VolumeImpl final : public Volume {
   // Completes every partial copy of txg `txg` before its sync writes it:
   // the committed records are read in parallel (up to kBaseReaders).
   Status CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& partials);
+  // One of them: builds the whole copy of partial copy `d` of `record` in
+  // a new buffer without mu_ (from its held base, else the committed
+  // record read now), runs `hook`, and swaps it in under mu_.
+  Status CompletePartial(uint64_t record, Dirty* d, const std::function<void(uint64_t)>& hook);
   // Applies `piece` to txg's copy of `record`, making the copy from an
   // older dirty version when there is one. kNeedBase: only the committed
   // record can be the base; kNeedBuffer: `spare` was needed and empty.
@@ -279,6 +288,28 @@ class VolumeImpl final : public Volume {
   // txg's copy (or makes a whole one) from `base` and applies `piece`.
   Applied ApplyWithBase(uint64_t txg, uint64_t record, const Piece& piece, arc::ArcHold* spare,
                         const arc::ArcHold& base) ARC_REQUIRES(mu_);
+  // One writer's piece in its txg, as WritePiece's attempts share it.
+  struct PieceWrite {
+    uint64_t txg = 0, record = 0;
+    const Piece* piece = nullptr;
+    arc::ArcHold* spare = nullptr;  // a buffer for a new copy (may be empty)
+    bool applied = false;           // to the txg's copy; newer ones may lack it
+    uint64_t new_copy_bytes = 0;    // data the txg's sync allocates for this piece
+  };
+  // What a writer saw before reading the committed record without mu_.
+  struct TreeSeen {
+    uint64_t commits = 0, changes = 0;  // commits_, tree_changes_
+  };
+  // WritePiece once it holds its txg: applies the piece until done, reading
+  // the committed record when the copy needs it and a buffer when it is
+  // short of one; Internal after kMaxAttempts.
+  Status ApplyRetrying(PieceWrite* w);
+  // One attempt under mu_: TryApply (then ApplyWithBase with `base`, the
+  // committed record read since `seen`, unless a commit or a tree change
+  // came since), then FinishPiece. kDone when the piece is applied to every
+  // copy and logged.
+  Applied ApplyAndFinish(PieceWrite* w, const arc::ArcHold* base, const TreeSeen& seen)
+      ARC_REQUIRES(mu_);
   // After `piece` applied to txg's copy: applies it to newer txgs' copies
   // of the record and appends it to the intent log. False when a newer
   // copy needs `spare` and it is empty (call again with one).
@@ -304,10 +335,12 @@ class VolumeImpl final : public Volume {
   // newer version of the record meanwhile (then only the caller gets it).
   arc::ArcHold FinishRecordRead(uint64_t record, const format::BlockPointer& bp,
                                 uint64_t commits_seen, arc::FillToken fill, bool* cached);
-  // The sequential-stream prefetcher: called for each demand read of a
-  // committed record; after kStreamTrigger records in a row it reads ahead
-  // kPrefetchRecords records, on the work queue, as prefetch reads.
+  // Tells the prefetcher of a demand read of a committed record (when the
+  // pool prefetches and has a work queue).
   void NoteSequential(uint64_t record);
+  // Queues a prefetch read of committed record `record` on the work queue
+  // (the prefetcher's ReadAhead).
+  void ReadAhead(uint64_t record);
   // The newest dirty version of `record` (nullptr: none), and its txg.
   const Dirty* NewestDirty(uint64_t record, uint64_t* txg = nullptr) ARC_REQUIRES(mu_);
   Status CheckOpen() const;
@@ -343,11 +376,23 @@ class VolumeImpl final : public Volume {
   std::atomic<bool> has_tree_read_hook_{false};
   std::function<void(uint64_t)> publish_hook_ ARC_GUARDED_BY(mu_);
   std::function<void(uint64_t)> complete_hook_ ARC_GUARDED_BY(mu_);
-  // Prefetcher state: the last demand record, the run length, and how far
-  // ahead prefetch reads have been issued.
-  uint64_t stream_last_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
-  uint64_t stream_run_ ARC_GUARDED_BY(mu_) = 0;
-  uint64_t stream_issued_ ARC_GUARDED_BY(mu_) = 0;
+  Prefetcher prefetcher_;  // sequential-stream detection (prefetcher.h)
+};
+
+// The engine's PreparedWrite: one piece per record of the range, a lent
+// record buffer for each whole record, heap bytes for the partial ends.
+class VolumeImpl::RecordPreparedWrite final : public PreparedWrite {
+ public:
+  RecordPreparedWrite(const VolumeImpl* volume, uint64_t offset, uint64_t length)
+      : PreparedWrite(offset, length), owner(volume) {}
+  void Add(std::span<uint8_t> bytes, arc::ArcHold buffer) {
+    pieces_.push_back(bytes);
+    lent.push_back(std::move(buffer));
+  }
+
+  const VolumeImpl* const owner;
+  std::vector<arc::ArcHold> lent;   // per piece; empty: the piece is in `heap`
+  std::unique_ptr<uint8_t[]> heap;  // the partial pieces' bytes
 };
 
 }  // namespace arcstore::volume

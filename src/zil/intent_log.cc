@@ -32,9 +32,10 @@
 //   callers B..H wait on the slot of the batch holding their change, so a
 //   batch's end wakes its own callers only (kWaitSlots condition variables).
 //
-// Without the writer, each batch's end woke every waiter, one of them became
-// the next writer after a context switch, and the caller whose batch just
-// finished often got in first with a batch of its own one change.
+// The writer exists because without it each batch's end would wake every
+// waiter, one of them would become the next writer after a context switch,
+// and the caller whose batch just finished would often get in first with a
+// batch of its own one change.
 //
 // Gathering: callers that flush after every write come back to the log
 // soon after their batch releases them: microseconds for threads in
@@ -70,11 +71,10 @@
 // of the log, and a txg that opens while another syncs is asked for as
 // soon as it has its share, so that it syncs right after. Else flush-heavy
 // work that outruns the txg timeout fills the arena and every commit falls
-// back to a synchronous txg sync, all writers waiting for it. (Counting
-// from the last txg commit instead, each txg also took the log written
-// while the one before it synced: with 8 threads flushing every 4 KiB
-// write in a slow phase of the machine, txgs of up to 121 MiB of dirty
-// data, the 256 MiB arena full and a fallback every 1.6 s.)
+// back to a synchronous txg sync, all writers waiting for it. The count
+// runs from the last kick, not from the last txg commit: counted from the
+// commit, each txg would also take the log written while the one before
+// it synced, and grow until the arena fills.
 //
 // The arena is a contiguous extent of pool space (allocated by the pool in
 // a txg sync, named by the uberblock). Blocks are written at the arena's
@@ -150,6 +150,17 @@ namespace arcstore::zil {
 using format::LogRecord;
 
 namespace {
+
+// Runs `fn` with `mu` released and takes `mu` again before returning: the
+// scoped form of unlock ... lock around work done without the lock. (A
+// scoped unlocking object is not understood by every clang's analysis.)
+// `fn` is analysed as holding no lock, as it runs.
+template <typename Fn>
+void RunUnlocked(Mutex* mu, Fn&& fn) ARC_REQUIRES(mu) ARC_NO_THREAD_SAFETY_ANALYSIS {
+  mu->Unlock();
+  fn();
+  mu->Lock();
+}
 uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
 }  // namespace
 
@@ -534,9 +545,8 @@ void IntentLog::BatchDone(uint64_t id) {
 
 Status IntentLog::Fallback(uint64_t id, uint64_t batch_last) {
   stats_.fallback_syncs->Add();
-  mu_.Unlock();
-  Status s = env_.sync_all();
-  mu_.Lock();
+  Status s;
+  RunUnlocked(&mu_, [&] { s = env_.sync_all(); });
   if (!s.ok()) {
     // The batch is not durable: fail the log, so that no later Commit
     // acknowledges it (BatchDone below advances durable_itx_ past it).
@@ -571,13 +581,7 @@ Status IntentLog::CommitBatch() {
   taken_itx_ = batch_last;
   const uint64_t id = next_batch_id_++;
   inflight_.push_back(Batch{id, batch_last, false});
-  std::deque<Pending> batch;
-  batch.swap(pending_);
-  pending_bytes_ = 0;
-  stats_.pending_bytes->Set(0);
-  // Changes a committed txg holds need no log record.
-  const uint64_t committed = committed_txg_;
-  std::erase_if(batch, [committed](const Pending& p) { return p.rec.txg <= committed; });
+  std::deque<Pending> batch = TakePending();
   if (!options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_)) {
     batch.clear();  // let go of the holds: the txg sync publishes their buffers
     return Fallback(id, batch_last);
@@ -586,20 +590,55 @@ Status IntentLog::CommitBatch() {
     BatchDone(id);
     return Status::Ok();
   }
-  // Pack the records into blocks and place each in the arena.
-  std::vector<std::pair<Block, std::vector<Pending>>> planned;
+  std::vector<PlannedBlock> planned;
+  if (!PlanBlocks(id, &batch, &planned)) {
+    // Let go of the holds first: the txg sync publishes their buffers.
+    planned.clear();
+    batch.clear();
+    return Fallback(id, batch_last);
+  }
+  const bool kick = NoteKick(planned);
+  const uint64_t guid = guid_;
+  const format::IntentLogHeader arena = arena_;
+  encoding_++;
+  EncodedBatch encoded;
+  Status s;
+  RunUnlocked(&mu_, [&] {
+    if (kick && env_.request_sync) {
+      stats_.sync_kicks->Add();
+      env_.request_sync();
+    }
+    s = EncodeBatch(guid, &planned, &encoded);
+    if (s.ok()) s = WriteBatch(arena, &encoded);
+    for (io::AlignedBuffer& buf : encoded.buffers) buffers_.Give(std::move(buf));
+  });
+  return ReleaseBatch(id, s, encoded);
+}
+
+std::deque<IntentLog::Pending> IntentLog::TakePending() {
+  std::deque<Pending> batch;
+  batch.swap(pending_);
+  pending_bytes_ = 0;
+  stats_.pending_bytes->Set(0);
+  // Changes a committed txg holds need no log record.
+  const uint64_t committed = committed_txg_;
+  std::erase_if(batch, [committed](const Pending& p) { return p.rec.txg <= committed; });
+  return batch;
+}
+
+bool IntentLog::PlanBlocks(uint64_t id, std::deque<Pending>* batch,
+                           std::vector<PlannedBlock>* planned) {
   const uint64_t unit = env_.unit_bytes;
   const uint64_t saved_offset = next_offset_, saved_seq = next_seq_;
   const size_t saved_blocks = blocks_.size();
-  size_t i = 0;
-  while (i < batch.size()) {
+  for (size_t i = 0; i < batch->size();) {
     std::vector<Pending> in_block;
     uint64_t need = format::kLogBlockHeaderBytes, max_txg = 0;
-    while (i < batch.size() &&
-           (in_block.empty() || need + batch[i].rec.EncodedBytes() <= options_.max_block_bytes)) {
-      need += batch[i].rec.EncodedBytes();
-      max_txg = std::max(max_txg, batch[i].rec.txg);
-      in_block.push_back(std::move(batch[i++]));
+    while (i < batch->size() && (in_block.empty() || need + (*batch)[i].rec.EncodedBytes() <=
+                                                         options_.max_block_bytes)) {
+      need += (*batch)[i].rec.EncodedBytes();
+      max_txg = std::max(max_txg, (*batch)[i].rec.txg);
+      in_block.push_back(std::move((*batch)[i++]));
     }
     const uint64_t bytes = RoundUp(need, unit);
     const uint64_t at = Place(bytes);
@@ -612,41 +651,36 @@ Status IntentLog::CommitBatch() {
       }
       next_offset_ = saved_offset;
       next_seq_ = saved_seq;
-      // Let go of the holds first: the txg sync publishes their buffers.
-      in_block.clear();
-      planned.clear();
-      batch.clear();
-      return Fallback(id, batch_last);
+      return false;
     }
     Block b{at, bytes, next_seq_++, guid_, max_txg, id};
     next_offset_ = at + bytes;
     blocks_.push_back(b);
     blocks_bytes_ += b.bytes;
-    planned.emplace_back(b, std::move(in_block));
+    planned->push_back(PlannedBlock{b, std::move(in_block)});
   }
   UpdateGauges();
-  for (const auto& p : planned) placed_since_kick_ += p.first.bytes;
+  return true;
+}
+
+bool IntentLog::NoteKick(const std::vector<PlannedBlock>& planned) {
+  for (const PlannedBlock& p : planned) placed_since_kick_ += p.block.bytes;
   const bool kick = options_.sync_kick_percent > 0 &&
                     placed_since_kick_ * 100 >= arena_.arena_bytes * options_.sync_kick_percent;
   if (kick) placed_since_kick_ = 0;
-  const uint64_t guid = guid_;
-  const format::IntentLogHeader arena = arena_;
-  encoding_++;
-  mu_.Unlock();
-  if (kick && env_.request_sync) {
-    stats_.sync_kicks->Add();
-    env_.request_sync();
-  }
-  Status s;
-  uint64_t records = 0, bytes = 0;
+  return kick;
+}
+
+Status IntentLog::EncodeBatch(uint64_t guid, std::vector<PlannedBlock>* planned,
+                              EncodedBatch* out) {
   // Every block is encoded first, each change's bytes copied once from
   // where they lie, and the held buffers let go of before any I/O: a txg
   // commit waits for that (encoding_), never for the device.
-  std::vector<io::AlignedBuffer> encoded;
-  encoded.reserve(planned.size());
-  for (auto& [b, recs] : planned) {
-    records += recs.size();
-    bytes += b.bytes;
+  Status s;
+  out->buffers.reserve(planned->size());
+  for (auto& [b, recs] : *planned) {
+    out->records += recs.size();
+    out->bytes += b.bytes;
     std::vector<format::LogRecordRef> refs;
     refs.reserve(recs.size());
     for (const Pending& p : recs) refs.push_back({&p.rec, p.data()});
@@ -654,24 +688,27 @@ Status IntentLog::CommitBatch() {
     io::AlignedBuffer buf = buffers_.Take(b.bytes, &made);
     if (made) stats_.buffers_allocated->Add();
     s = format::EncodeLogBlockInto(guid, b.seq, refs, {buf.data(), b.bytes});
-    encoded.push_back(std::move(buf));
+    out->buffers.push_back(std::move(buf));
     if (!s.ok()) break;
   }
-  std::vector<Block> targets;
-  for (auto& p : planned) targets.push_back(p.first);
-  planned.clear();
-  {
-    MutexLock l(&mu_);
-    if (--encoding_ == 0) encoded_cv_.SignalAll();
-  }
+  for (const PlannedBlock& p : *planned) out->targets.push_back(p.block);
+  planned->clear();
+  MutexLock l(&mu_);
+  if (--encoding_ == 0) encoded_cv_.SignalAll();
+  return s;
+}
+
+Status IntentLog::WriteBatch(const format::IntentLogHeader& arena, EncodedBatch* encoded) {
   // A batch of one block is written with FUA: durable when the write
   // completes, one device request instead of a write and a flush.
+  const std::vector<Block>& targets = encoded->targets;
   const bool fua = options_.use_fua && targets.size() == 1 && !options_.unsafe_skip_flush;
   const uint64_t io_start_ns = env_.clock->NowNs();
-  for (size_t k = 0; s.ok() && k < encoded.size(); k++) {
+  Status s;
+  for (size_t k = 0; s.ok() && k < encoded->buffers.size(); k++) {
     io::IoRequest w{.op = io::IoOp::kWrite,
                     .offset = arena.arena_offset_bytes + targets[k].offset,
-                    .iov = {{encoded[k].data(), targets[k].bytes}}};
+                    .iov = {{encoded->buffers[k].data(), targets[k].bytes}}};
     w.io_class = io::IoClass::kLogWrite;
     w.fua = fua;
     s = io::SubmitAndWait(*env_.device, std::move(w));
@@ -682,8 +719,11 @@ Status IntentLog::CommitBatch() {
     s = io::FlushSync(*env_.device);
     stats_.flushes->Add();
   }
-  for (io::AlignedBuffer& buf : encoded) buffers_.Give(std::move(buf));
-  mu_.Lock();
+  encoded->io_ns = env_.clock->NowNs() - io_start_ns;
+  return s;
+}
+
+Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded) {
   if (!s.ok()) {
     if (failed_.ok()) {
       failed_ = s.WithContext("intent log commit");
@@ -693,16 +733,16 @@ Status IntentLog::CommitBatch() {
     WakeAll();
     return failed_;
   }
-  last_io_ns_ = env_.clock->NowNs() - io_start_ns;
+  last_io_ns_ = encoded.io_ns;
   // The callers this batch releases: at most one per record, at most every
   // caller in Commit now (one caller's many writes are one caller).
-  released_callers_ = std::min<uint64_t>(records, committers_);
+  released_callers_ = std::min<uint64_t>(encoded.records, committers_);
   appends_since_release_ = 0;
   stats_.commits->Add();
-  stats_.records->Add(records);
-  stats_.bytes->Add(bytes);
-  stats_.blocks->Add(targets.size());
-  stats_.batch_records->Record(records);
+  stats_.records->Add(encoded.records);
+  stats_.bytes->Add(encoded.bytes);
+  stats_.blocks->Add(encoded.targets.size());
+  stats_.batch_records->Record(encoded.records);
   BatchDone(id);
   return Status::Ok();
 }

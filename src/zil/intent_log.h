@@ -47,10 +47,9 @@ struct IntentLogOptions {
   uint64_t max_pending_bytes = 256u << 20;  // changes kept (copies or held buffers) not yet logged
   // Batches written and flushed at once. One: callers arriving while a
   // batch is at the device form the next batch, which then costs one write
-  // and one flush for all of them. Measured with 8 threads doing 4 KiB
-  // writes with a flush after each: 17.5k-18.6k writes/s with 1, 16k with 2
-  // or 4, 13k with 8 (the device's flushes do not overlap well); with the
-  // writer thread below, 21k-23k with 1 and 19k with 4.
+  // and one flush for all of them. More than one rarely pays: a device's
+  // flushes do not overlap well, so batches in flight together mostly
+  // split the callers that one batch would serve.
   uint32_t max_inflight_commits = 1;
   // A log writer thread takes over while callers queue up: when a batch
   // finishes and callers are waiting for the next, the writer writes it
@@ -64,15 +63,11 @@ struct IntentLogOptions {
   // they are still writing their next change),
   // it waits for them for up to this share of the last batch's device
   // time, at most gather_max_ns, so that one write and flush serves them
-  // all. Measured with 8 threads doing 4 KiB writes with a flush after
-  // each: records per batch 3.96 -> 7.9, 21k -> 24.5k writes/s. A caller
-  // alone is never kept waiting (its batch released one record). 0: never.
-  // Up to one batch's device time: a caller that misses the batch waits
-  // at least that long for the next one anyway. Eight NBD clients (fio,
-  // 4 KiB writes each followed by a FLUSH, 4 KiB records) come back more
-  // slowly than threads in process, a WRITE and a FLUSH round trip each:
-  // 50% at most 200 us gathered 5.8 records a batch, 100% at most 1 ms
-  // 7.7, and 4-10% more writes/s (three alternating runs).
+  // all. A caller alone is never kept waiting (its batch released one
+  // record). 0: never. Up to one batch's device time: a caller that misses
+  // the batch waits at least that long for the next one anyway, and NBD
+  // clients, which come back a WRITE and a FLUSH round trip later, need
+  // the whole of it to make the batch.
   uint32_t gather_percent = 100;
   uint64_t gather_max_ns = 1000 * 1000;
   // Every time the log has placed this share of the arena (percent), it
@@ -216,9 +211,45 @@ class IntentLog {
     uint64_t max_txg = 0;  // newest txg of its records
     uint64_t batch = 0;    // the batch writing it (0: written by an earlier life)
   };
+  // A block of a batch, placed in the arena, with the changes it holds.
+  struct PlannedBlock {
+    Block block;
+    std::vector<Pending> records;
+  };
+  // A batch's blocks encoded, and what its release counts.
+  struct EncodedBatch {
+    std::vector<io::AlignedBuffer> buffers;  // per block, from buffers_
+    std::vector<Block> targets;              // where each goes
+    uint64_t records = 0, bytes = 0;
+    uint64_t io_ns = 0;  // device time of the writes and the flush
+  };
   // Writes the batch taken by the committer. Called and returns with mu_
-  // held; drops it for the I/O.
+  // held; drops it for the I/O. Its steps: take the pending changes, plan
+  // the blocks (under mu_), encode them and write them (without it), and
+  // release the batch (under mu_ again).
   Status CommitBatch() ARC_REQUIRES(mu_);
+  // Takes every pending change of a txg not yet committed.
+  std::deque<Pending> TakePending() ARC_REQUIRES(mu_);
+  // Packs `batch` (batch `id`) into blocks and places each in the arena;
+  // false, with nothing placed, when the arena is full (the changes left
+  // in `batch` and `planned` are for the fallback to drop).
+  bool PlanBlocks(uint64_t id, std::deque<Pending>* batch, std::vector<PlannedBlock>* planned)
+      ARC_REQUIRES(mu_);
+  // Counts the planned bytes towards sync_kick_percent: whether to ask
+  // for a txg sync now.
+  bool NoteKick(const std::vector<PlannedBlock>& planned) ARC_REQUIRES(mu_);
+  // Encodes the planned blocks and lets go of their changes (and of
+  // encoding_); buffers taken are in `out` even on error.
+  Status EncodeBatch(uint64_t guid, std::vector<PlannedBlock>* planned, EncodedBatch* out)
+      ARC_EXCLUDES(mu_);
+  // Writes the encoded blocks into `arena` and makes them durable (FUA for
+  // one block, else a flush).
+  Status WriteBatch(const format::IntentLogHeader& arena, EncodedBatch* encoded)
+      ARC_EXCLUDES(mu_);
+  // The batch's writes are over with `s`: fails the log, or counts the
+  // batch; then durability advances (BatchDone).
+  Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded)
+      ARC_REQUIRES(mu_);
   Status Fallback(uint64_t id, uint64_t batch_last) ARC_REQUIRES(mu_);
   // The writer thread: writes batches back to back while callers wait.
   void WriterLoop();
