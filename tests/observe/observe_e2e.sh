@@ -12,6 +12,10 @@ P=$NBD_WORK/p.pool
 S=$NBD_WORK/s.sock
 "$ARCSTORE" pool create "$P" --size 256M --sparse >/dev/null
 "$ARCSTORE" vol create "$P" vol0 --size 32M --recordsize 64K >/dev/null
+# Thin provisioning is allowed, and said so.
+"$ARCSTORE" vol create "$P" big --size 1G 2>"$NBD_WORK/big.err" >/dev/null || fail "vol create big"
+grep -q "larger than the pool's free space" "$NBD_WORK/big.err" || fail "no thin warning: $(cat "$NBD_WORK/big.err")"
+"$ARCSTORE" vol destroy "$P" big >/dev/null || fail "vol destroy big"
 
 "$ARCSTORE" serve "$P" --socket "$S" --metrics 127.0.0.1:0 >"$NBD_WORK/serve.out" 2>"$NBD_WORK/serve.err" &
 NBD_SERVER_PID=$!

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "stats/registry.h"
 #include "tools/doctor/arcstats_reader.h"
+#include "tools/doctor/stats_view.h"
 #include "tools/doctor/test_fixtures.h"
 
 namespace arcstore::doctor {
@@ -21,6 +23,20 @@ std::string Row(const std::string& text, const std::string& label) {
   size_t at = text.find("        " + label + " ");
   if (at == std::string::npos) return "";
   return text.substr(at, text.find('\n', at) - at);
+}
+
+// An arcstore pool's read-modify-writes are labelled by what the counter
+// counts: completions from the committed record, whether the ARC held it
+// or it came from disk.
+TEST(Summary, ReadModifyWritesAreLabelledByWhatTheyCount) {
+  stats::Registry r;
+  r.AddGauge("arcstats", "c", stats::Unit::kBytes, "")->Set(1 << 30);
+  r.AddGauge("txg", "dirty_max_bytes", stats::Unit::kBytes, "")->Set(1 << 28);
+  r.AddCounter("volumes", "rmw_reads", stats::Unit::kOps, "")->Add(42);
+  std::string s = RenderSummary(FromSnapshot(r.TakeSnapshot()));
+  EXPECT_NE(Row(s, "rmw from the committed record (ARC or disk)").find("42"), std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("rmw reads from disk"), std::string::npos) << s;
 }
 
 TEST(Summary, LondonShowsSizeFarAboveTarget) {
