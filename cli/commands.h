@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/result.h"
+
 namespace arcstore::cli {
 
 // Exit codes, the same for every subcommand (README.md, "Exit codes").
@@ -34,6 +36,13 @@ inline CommandFailed UsageError(const std::string& message) {
 }
 inline CommandFailed NoInput(const std::string& message) {
   return CommandFailed(message, kExitNoInput);
+}
+
+// The value of `r`, or CommandFailed "what: message".
+template <typename T>
+T OrFail(Result<T> r, const std::string& what) {
+  if (!r.ok()) throw CommandFailed(what + ": " + r.status().message());
+  return std::move(*r);
 }
 
 // A subcommand that succeeded but wants a non-zero status (doctor's verdict,

@@ -52,12 +52,6 @@ inline tools::OpenedSource OpenSource(const SourceArgs& a) {
   return std::move(*s);
 }
 
-template <typename T>
-T OrFail(Result<T> r, const std::string& what) {
-  if (!r.ok()) throw CommandFailed(what + ": " + r.status().message());
-  return std::move(*r);
-}
-
 // INTERVAL [COUNT] as arcstat and zpool iostat take them: no interval means
 // one sample over 1 s; COUNT 0 means until interrupted.
 struct Sampling {

@@ -14,7 +14,6 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/observe.h"
 #include "format/output_file.h"
 
 namespace arcstore::cli {
