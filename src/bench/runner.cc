@@ -5,9 +5,10 @@
 // fio's figures plus arcstore's own view of each job.
 //
 //   JobSet ──> batches (split at stonewall) ──> for each batch:
+//     for each job, each clone: OpenVolume(name, size) (a new volume a job
+//       reads is laid out, as fio lays out a new file)
 //     provider.DropCaches() if --cold
-//     stats_hook() ─┐                                         ┌─ stats_hook()
-//     for each job, each clone: OpenVolume(name, size) ──> thread: RunWorker
+//     stats_hook() ──────────────────────> thread: RunWorker ──> stats_hook()
 //     status thread (optional): sums Progress, prints fio's status line
 //     sampler thread (optional): stats_hook() every stats_sample_ns
 //     join ──> JobResult per clone ──> fold (group_reporting) ──> RunResult
@@ -183,13 +184,16 @@ void StatusLoop(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOpt
 Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o, Clock* clock) {
   static const std::atomic<bool> kNever{false};
   const std::atomic<bool>* abort = o.stop != nullptr ? o.stop : &kNever;
+  // Volumes first (a new one a job reads is laid out there), then the cold
+  // cache and the "before" snapshot: neither the layout's writes nor its
+  // cached data count in the job.
+  for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, abort));
   std::shared_ptr<const stats::Snapshot> before;
   if (o.cold) ARC_RETURN_IF_ERROR(o.provider->DropCaches());
   if (o.stats_hook) {
     ARC_ASSIGN_OR_RETURN(stats::Snapshot s, o.stats_hook());
     before = std::make_shared<stats::Snapshot>(std::move(s));
   }
-  for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, abort));
   std::atomic<bool> all_done{false};
   std::thread status, sampler;
   if (o.status_out != nullptr) status = std::thread(StatusLoop, std::cref(tasks), std::cref(o), clock, &all_done);
