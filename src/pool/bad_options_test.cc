@@ -290,7 +290,7 @@ TEST_F(BadOptionsTest, CommandLine) {
       {"bench --pool POOL DIR/nosuch.fio", {"cannot open job file", "nosuch.fio"}},
       // sim
       {"sim DIR/t.lis --cache-size 0", {"cache size", "at least one page"}},
-      {"sim DIR/t.lis --cache-size 10 --policy foo", {"policy 'foo'", "arc or lru"}},
+      {"sim DIR/t.lis --cache-size 10 --policy foo", {"policy 'foo'", "arc, lru, 2q"}},
       {"sim DIR/t.lis --cache-size 10 --format xyz", {"trace format 'xyz'", "auto, lis, lirs or csv"}},
       {"sim DIR/nosuch.lis --cache-size 10", {"nosuch.lis", "no such file"}},
   };
