@@ -88,12 +88,6 @@ struct BenchArgs {
   bool print_stats = false;
 };
 
-uint64_t SizeArg(const std::string& option, const std::string& text) {
-  Result<uint64_t> r = ParseSizeBytes(text);
-  if (!r.ok()) throw UsageError(option + ": " + r.status().message());
-  return *r;
-}
-
 void Check(const Status& s, const std::string& what) {
   if (!s.ok()) throw CommandFailed(what + ": " + s.ToString());
 }

@@ -20,12 +20,6 @@ bool IsBlockDevice(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
 }
 
-uint64_t SizeArg(const std::string& option, const std::string& text) {
-  Result<uint64_t> r = ParseSizeBytes(text);
-  if (!r.ok()) throw UsageError(option + ": " + r.status().message());
-  return *r;
-}
-
 void Check(const Status& s, const std::string& what) {
   if (!s.ok()) throw CommandFailed(what + ": " + s.ToString());
 }

@@ -24,15 +24,18 @@
 // docs/serving.md), or --insecure, which then warns at every start.
 #include <signal.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "arcstore/pool.h"
 #include "base/units.h"
 #include "cli/commands.h"
-#include "nbd/listen.h"
+#include "net/listen.h"
 #include "nbd/server.h"
 #include "tools/source/control.h"
 #include "tools/source/socket_server.h"
@@ -101,9 +104,9 @@ nbd::ServerOptions ServerOptionsFrom(const ServeArgs& a) {
   if (!tls_mode.ok()) throw CommandFailed("--tls: " + tls_mode.status().message());
   o.tls.mode = *tls_mode;
   if (!a.max_payload.empty()) {
-    Result<uint64_t> mp = ParseSizeBytes(a.max_payload);
-    if (!mp.ok() || *mp > UINT32_MAX) throw CommandFailed("--max-payload: bad size " + a.max_payload);
-    o.max_payload_bytes = static_cast<uint32_t>(*mp);
+    const uint64_t mp = SizeArg("--max-payload", a.max_payload);
+    if (mp > UINT32_MAX) throw UsageError("--max-payload: " + a.max_payload + " is over 4 GiB");
+    o.max_payload_bytes = static_cast<uint32_t>(mp);
   }
   char* end = nullptr;
   unsigned long mode = std::strtoul(a.socket_mode.c_str(), &end, 8);
@@ -153,7 +156,7 @@ std::vector<nbd::Export> OpenExports(Pool& pool, const ServeArgs& a) {
 void WarnIfInsecure(const nbd::ServerOptions& o) {
   if (o.tls.mode == nbd::TlsMode::kRequire) return;
   for (const std::string& text : o.listen_addresses) {
-    Result<nbd::TcpAddress> a = nbd::ParseTcpAddress(text);
+    Result<net::TcpAddress> a = net::ParseTcpAddress(text);
     if (a.ok() && !a->loopback) {
       std::fprintf(stderr,
                    "arcstore serve: WARNING: --insecure: %s is reachable beyond this machine "
@@ -162,6 +165,50 @@ void WarnIfInsecure(const nbd::ServerOptions& o) {
     }
   }
 }
+
+// One line on stderr per client turned away for who it is (a failed TLS
+// handshake, a denied volume), at most kLines per window: a flood of bad
+// clients costs a line a window saying how many went unlogged, and the
+// stats (nbd.tls_fail_*, nbd.err_denied_volume) count every one.
+class RefusalLog {
+ public:
+  static constexpr int kLines = 20;
+  static constexpr auto kWindow = std::chrono::seconds(10);
+
+  void Log(const std::string& peer, const std::string& why) {
+    std::lock_guard<std::mutex> l(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start_ >= kWindow) {
+      if (unlogged_ > 0) {
+        std::fprintf(stderr, "arcstore serve: %llu more refusals were not logged\n",
+                     static_cast<unsigned long long>(unlogged_));
+      }
+      window_start_ = now;
+      lines_ = 0;
+      unlogged_ = 0;
+    }
+    if (lines_ >= kLines) {
+      unlogged_++;
+      return;
+    }
+    lines_++;
+    std::fprintf(stderr, "arcstore serve: refused %s: %s\n", peer.c_str(), Printable(why).c_str());
+  }
+
+ private:
+  // The client chose some of these bytes (a certificate subject, a volume
+  // name): control characters are not echoed to the log.
+  static std::string Printable(const std::string& text) {
+    std::string out;
+    for (unsigned char c : text) out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+    return out;
+  }
+
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point window_start_{};
+  int lines_ = 0;
+  uint64_t unlogged_ = 0;
+};
 
 // SIGHUP: re-read the access file; on error the old policy stays.
 void ReloadAccess(nbd::Server& server) {
@@ -176,6 +223,10 @@ void ReloadAccess(nbd::Server& server) {
 
 void Serve(const ServeArgs& a) {
   nbd::ServerOptions options = ServerOptionsFrom(a);
+  auto refusals = std::make_shared<RefusalLog>();
+  options.on_security_refusal = [refusals](const std::string& peer, const std::string& why) {
+    refusals->Log(peer, why);
+  };
   // Signals are taken synchronously below; block them before the engine
   // starts its threads, which inherit the mask.
   sigset_t sigs;
@@ -190,11 +241,7 @@ void Serve(const ServeArgs& a) {
   po.intent_log = !a.no_intent_log;
   po.io.backend = a.io_backend;
   po.txg_sync_nice = a.sync_nice;
-  if (!a.arc_max.empty()) {
-    Result<uint64_t> bytes = ParseSizeBytes(a.arc_max);
-    if (!bytes.ok()) throw CommandFailed("--arc-max: " + bytes.status().ToString());
-    po.arc_max_bytes = *bytes;
-  }
+  if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
   if (!a.read_only) {
     // A writable open rewrites the pool at Close: check the exports on a
     // read-only open first, so that a refused command changes nothing.

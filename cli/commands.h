@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "base/units.h"
 
 namespace arcstore::cli {
 
@@ -43,6 +44,14 @@ template <typename T>
 T OrFail(Result<T> r, const std::string& what) {
   if (!r.ok()) throw CommandFailed(what + ": " + r.status().message());
   return std::move(*r);
+}
+
+// The bytes of a size option ("64M", "1G", "4096"); a usage error naming
+// the option and the text otherwise.
+inline uint64_t SizeArg(const std::string& option, const std::string& text) {
+  Result<uint64_t> r = ParseSizeBytes(text);
+  if (!r.ok()) throw UsageError(option + ": " + r.status().message());
+  return *r;
 }
 
 // A subcommand that succeeded but wants a non-zero status (doctor's verdict,

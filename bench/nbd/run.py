@@ -323,7 +323,7 @@ def parse_args(argv):
                     help="runtime 2 s, no ramp, 1 run, rows " + ",".join(QUICK_ROWS) + ", 64 MiB")
     ap.add_argument("--arcstore", default=os.path.join(REPO, "build/release/arcstore"))
     ap.add_argument("--nbd-test-server",
-                    default=os.path.join(REPO, "build/release/src/nbd/nbd_test_server"))
+                    default=os.path.join(REPO, "build/release/testing/nbd/nbd_test_server"))
     ap.add_argument("--recordsize", default="64K",
                     help="record size of the arcstore volume (64K: see README.md)")
     ap.add_argument("--compression", default="lz4", choices=["lz4", "zstd", "off"],

@@ -2,7 +2,7 @@
 # Reproduces the figures in docs/plots/ (issue 10's closing note): the seeds'
 # job (examples/jobs/seed000-randwrite-4k.fio, 4 KiB random writes at QD1 on a
 # 1 GiB volume) run with real fio over NBD against `arcstore serve`, after the
-# 1 MiB sequential fill of issue 5 (examples/jobs/issue5-fill.fio), twice:
+# 1 MiB sequential fill of issue 5 (examples/jobs/fill-1g.fio), twice:
 #
 #   healthy   arcstore serve POOL                 (the ARC's default size)
 #   arc256m   arcstore serve POOL --arc-max 256M  (the ARC smaller than the volume)
@@ -32,7 +32,7 @@ OUT=${OUT:-$HERE}
 RUNTIME_S=${RUNTIME_S:-25}       # the job's runtime (the job file says 60 s)
 SAMPLE_S=${SAMPLE_S:-0.5}        # seconds between stats samples
 POOL_SIZE=${POOL_SIZE:-4G}
-FILL_JOB=$ROOT/examples/jobs/issue5-fill.fio
+FILL_JOB=$ROOT/examples/jobs/fill-1g.fio
 SEED_JOB=$ROOT/examples/jobs/seed000-randwrite-4k.fio
 VOLUME=vol1g                     # the fill job's volume; the seed job is pointed at it
 

@@ -49,9 +49,9 @@ void Unpoison(const uint8_t*, uint64_t) {}
 #endif
 
 // A slab, populated at once: one system call instead of a fault per page
-// on first touch. (Huge pages were measured and not kept: on this kind of
-// virtual machine, zeroing 2 MiB pages of memory the guest had not touched
-// cost 15% of a writer's time.) The advice is a hint; a kernel without it
+// on first touch. Huge pages are refused: on a virtual machine, zeroing a
+// 2 MiB page of memory the guest has not touched yet stalls the writer
+// that touches it first. The advice is a hint; a kernel without it
 // faults the pages in one by one on first touch.
 uint8_t* MapSlab(uint64_t slab_bytes) {
   uint8_t* slab = MapPages(slab_bytes);

@@ -5,7 +5,7 @@
 // such block is freed; it then raises its mmap threshold and serves them
 // from its per-thread arenas, where freed blocks stay resident. An ARC that
 // evicts and refills records all day then leaves the process's resident set
-// far above what the ARC holds (measured: 282.7 MiB RSS for a 64 MiB ARC).
+// far above what the ARC holds, several times the ARC's own size.
 // So buffers of at least map_min_bytes are mapped by this allocator itself
 // (anonymous mmap, page-rounded) and unmapped when freed, except for a
 // bounded cache of freed power-of-two buffers that the next allocation of
@@ -17,14 +17,13 @@
 // an ARC that fills (a pool just opened, writes of new records) takes a
 // new 4 KiB buffer per write, and glibc grows a thread's arena for each
 // one with an mprotect call (taking the process's mmap lock) and a page
-// fault: 16% of a writer's time, 4 KiB writes with a flush after each. A
+// fault, a large share of a writer's time when each write is small. A
 // slab costs one mapping and one populate per slab_bytes instead, and with
 // the filler thread (StartFiller) neither is on the allocating thread:
 // when a class starts cutting a slab (the ready one, or one it had to map
 // itself), the filler maps and populates the next one ("ready").
-// Populating is not cheap on a virtual machine (about 1.7 us a page,
-// measured: 140 us for 256 KiB), so a writer that populated inline would
-// pay it in one write of every slab.
+// Populating is not cheap on a virtual machine (it costs per page), so a
+// writer that populated inline would pay it in one write of every slab.
 //
 // Freed pieces are cached like mapped buffers; a piece given back beyond
 // the cache's limit has its page returned (MADV_DONTNEED) and keeps its
@@ -66,9 +65,9 @@
 // thousands of frees, then as many allocations for the next txg's dirty
 // copies. A 2 MiB cache absorbs none of that, and each 128 KiB buffer then
 // costs an mmap, 32 page faults with their zeroing, and an munmap with a
-// TLB shootdown (measured: a third of the CPU of 4 KiB random writes into
-// 128 KiB records). So the cache may also hold up to the room the ARC
-// leaves below its target, c - size (AttachRoom): memory the ARC may use
+// TLB shootdown, all on the writers' path. So the cache may also hold up
+// to the room the ARC leaves below its target, c - size (AttachRoom):
+// memory the ARC may use
 // anyway, so the process's resident set still follows c, not what was
 // ever freed. When the room shrinks (c falls, or the ARC grows in other
 // size classes) Trim() gives back what no longer fits; the ARC calls it on

@@ -3,11 +3,9 @@
 // On x86-64, libxxhash's dispatching entry points pick the widest vector
 // unit the CPU has (AVX2 or AVX-512) at the first call; the plain ones are
 // built for the baseline (SSE2). The header maps XXH3_* to them. The hash
-// is the same on every path; only the speed differs: 128-bit XXH3 of a
-// 64 KiB buffer measured 5 GB/s plain and 39-52 GB/s dispatched here
-// (format_bench: BM_Checksum128 against BM_Checksum128Baseline), and with
-// 1 MiB writes over NBD the plain form was 13% of the server's CPU, all of
-// it in the txg sync.
+// is the same on every path; only the speed differs, several times over
+// for 128-bit XXH3 of a record (format_bench: BM_Checksum128 against
+// BM_Checksum128Baseline), and the txg sync checksums every block written.
 #if defined(__x86_64__)
 #include <xxh_x86dispatch.h>
 #else

@@ -6,8 +6,8 @@
 #include "base/random.h"
 #include "format/label_io.h"
 #include "format/test_samples.h"
-#include "io/fault_device.h"
 #include "io/memory_device.h"
+#include "testing/io/fault_device.h"
 
 namespace arcstore::format {
 namespace {

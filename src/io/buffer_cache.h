@@ -4,9 +4,8 @@
 // (AlignedBuffer): making one faults in each of its pages, and unmapping it
 // in a process with threads on other CPUs makes the kernel flush their TLBs
 // (an interrupt to each). A block read that took a fresh 64 KiB buffer for
-// its physical bytes and dropped it after decompressing paid both on every
-// read: munmap's TLB flushes were 20% of the CPU samples of a cold 64 KiB
-// random-read job. Work that needs a buffer for the length of one I/O
+// its physical bytes and dropped it after decompressing would pay both on
+// every read. Work that needs a buffer for the length of one I/O
 // takes one here and gives it back: the block reader (its physical bytes),
 // the intent log (the blocks a commit encodes) and the txg writers (each
 // compressed or metadata block, until its write completes).

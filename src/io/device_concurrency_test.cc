@@ -6,9 +6,9 @@
 #include <atomic>
 #include <thread>
 
-#include "io/fault_device.h"
 #include "io/memory_device.h"
-#include "io/recording_device.h"
+#include "testing/io/fault_device.h"
+#include "testing/io/recording_device.h"
 
 namespace arcstore::io {
 namespace {

@@ -1,7 +1,8 @@
 // ForwardingDevice: a Device that passes every request to another device it
 // does not own. Tests give a pool a ForwardingDevice so that they keep the
-// real device (to damage it, reopen it, or look at it); wrappers that count
-// or alter requests derive from it and override Submit.
+// real device (to damage it, reopen it, or look at it); wrappers that queue,
+// count, record or alter requests (QueuedDevice, FaultDevice,
+// RecordingDevice) derive from it and override Submit.
 //
 // Thread-safety: as the inner device's. The inner device must outlive it.
 #pragma once
@@ -20,7 +21,6 @@ class ForwardingDevice : public Device {
   bool supports_discard() const override { return inner_->supports_discard(); }
   void Submit(IoRequest request) override { inner_->Submit(std::move(request)); }
 
- protected:
   Device* inner() const { return inner_; }
 
  private:

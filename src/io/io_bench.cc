@@ -13,8 +13,8 @@
 #include "io/aligned_buffer.h"
 #include "io/file_device.h"
 #include "io/memory_device.h"
-#include "io/recording_device.h"
 #include "io/uring_device.h"
+#include "testing/io/recording_device.h"
 
 namespace arcstore::io {
 namespace {

@@ -106,7 +106,7 @@ Status IoQueueOptions::Validate() const {
 
 QueuedDevice::QueuedDevice(std::unique_ptr<Device> inner, const IoQueueOptions& options,
                            stats::Registry* r, Clock* clock, std::string_view module)
-    : inner_(std::move(inner)), options_(options), clock_(clock) {
+    : ForwardingDevice(inner.get()), owned_inner_(std::move(inner)), options_(options), clock_(clock) {
   ARC_CHECK(options.Validate().ok()) << options.Validate().ToString();
   using stats::Unit;
   for (int c = 0; c < kNumIoClasses; c++) {
@@ -163,7 +163,7 @@ std::shared_ptr<QueuedDevice::Op> QueuedDevice::NewOp(IoRequest request) {
 }
 
 void QueuedDevice::Submit(IoRequest request) {
-  Status s = CheckRequest(*inner_, request);
+  Status s = CheckRequest(*inner(), request);
   if (!s.ok()) {
     request.done(s);
     return;
@@ -173,7 +173,7 @@ void QueuedDevice::Submit(IoRequest request) {
   {
     MutexLock l(&mu_);
     if (queued_[c].size() >= options_.max_queued_per_class) {
-      s = Status::ResourceExhausted(DescribeIo(*inner_, op->io_op, op->offset, op->bytes) +
+      s = Status::ResourceExhausted(DescribeIo(*inner(), op->io_op, op->offset, op->bytes) +
                                     ": " + std::to_string(queued_[c].size()) + " " +
                                     std::string(IoClassName(op->cls)) +
                                     " requests already queued (the limit)");
@@ -191,7 +191,7 @@ void QueuedDevice::Submit(IoRequest request) {
 
 Status QueuedDevice::Execute(IoRequest request) {
   if (!request.done) request.done = [](const Status&) {};
-  ARC_RETURN_IF_ERROR(CheckRequest(*inner_, request));
+  ARC_RETURN_IF_ERROR(CheckRequest(*inner(), request));
   const IoClass cls = request.EffectiveClass();
   if (cls == IoClass::kAsyncRead || cls == IoClass::kAsyncWrite) {
     return SubmitThenWait(*this, std::move(request));
@@ -211,7 +211,7 @@ Status QueuedDevice::Execute(IoRequest request) {
     op->request.done = std::move(op->done);
     return SubmitThenWait(*this, std::move(op->request));
   }
-  Status s = inner_->Execute(std::move(op->request));
+  Status s = inner()->Execute(std::move(op->request));
   const uint64_t done_ns = clock_->NowNs();
   {
     MutexLock l(&mu_);
@@ -334,7 +334,7 @@ std::shared_ptr<QueuedDevice::Op> QueuedDevice::MergeReadsLocked(std::shared_ptr
   uint64_t at = start;
   for (const auto& p : parts) {
     if (p->offset > at) {
-      m->gaps.emplace_back(p->offset - at, BufferAlignmentFor(*inner_));
+      m->gaps.emplace_back(p->offset - at, BufferAlignmentFor(*inner()));
       m->request.iov.push_back(IoVec{m->gaps.back().data(), p->offset - at});
     }
     for (const IoVec& v : p->request.iov) m->request.iov.push_back(v);
@@ -351,7 +351,7 @@ void QueuedDevice::Issue(const std::shared_ptr<Op>& op) {
   IoRequest req = std::move(op->request);
   req.done = [this, op](const Status& s) { Complete(op, s); };
   op->in_submit.store(true);
-  inner_->Submit(std::move(req));
+  inner()->Submit(std::move(req));
   op->in_submit.store(false);
 }
 

@@ -50,7 +50,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "base/thread_annotations.h"
-#include "io/device.h"
+#include "io/forwarding_device.h"
 #include "io/io_trace.h"
 #include "stats/registry.h"
 
@@ -80,7 +80,7 @@ struct IoQueueOptions {
   Status Validate() const;
 };
 
-class QueuedDevice final : public Device {
+class QueuedDevice final : public ForwardingDevice {
  public:
   // `registry` receives the io.* stats under `module`; `clock` times
   // queueing, latency and the trace. Both must outlive the queue.
@@ -88,11 +88,6 @@ class QueuedDevice final : public Device {
                stats::Registry* registry, Clock* clock, std::string_view module = "io");
   ~QueuedDevice() override;
 
-  const std::string& name() const override { return inner_->name(); }
-  uint32_t logical_block_size() const override { return inner_->logical_block_size(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
-  uint32_t buffer_alignment() const override { return inner_->buffer_alignment(); }
-  bool supports_discard() const override { return inner_->supports_discard(); }
   void Submit(IoRequest request) override;
   // A sync read, sync write or log write that finds its class with a free
   // slot and nobody of its class waiting takes the slot and runs on the
@@ -115,7 +110,6 @@ class QueuedDevice final : public Device {
 
   // The async-write max_active for fraction f (exposed for tests).
   uint32_t AsyncWriteMaxActive(double fraction) const;
-  Device* inner() const { return inner_.get(); }
 
  private:
   struct Op;
@@ -143,7 +137,7 @@ class QueuedDevice final : public Device {
   void Complete(const std::shared_ptr<Op>& op, const Status& status);
   void Account(const Op& op, uint64_t done_ns, const Status& status);
 
-  const std::unique_ptr<Device> inner_;
+  const std::unique_ptr<Device> owned_inner_;  // what ForwardingDevice forwards to
   const IoQueueOptions options_;
   Clock* const clock_;
   std::array<ClassStats, kNumIoClasses> class_stats_;

@@ -8,12 +8,10 @@
 // client's send waking it on another CPU: on a 2-CPU virtual machine that
 // is about as long as serving a 4 KiB cached read. Polling (reading without
 // waiting, in a loop) for a short window catches the request with the
-// thread still running; over NBD on such a machine it raised the IOPS of
-// 4 KiB cached reads at queue depth 1 by about 85% and of 4 KiB writes by
-// about 60%. A 1 MiB WRITE's payload passes through the socket's buffer in
-// pieces while the client writes it, and the receiver used to sleep for
-// each piece: polling for the payload too raised 1 MiB writes at queue
-// depth 8 by about 12%.
+// thread still running, which matters most to small requests at low queue
+// depth. A 1 MiB WRITE's payload passes through the socket's buffer in
+// pieces while the client writes it, and a receiver that slept would sleep
+// for each piece: the payload is polled for too.
 //
 // The window adapts per connection, the way a hypervisor polls before
 // halting a virtual CPU:

@@ -20,16 +20,6 @@ inline constexpr size_t kPendingFlushBytes = 128 * 1024;
 // Structured READs up to this size skip the hole map (one volume operation
 // instead of two) and are sent as one hole chunk when they read as zeros.
 inline constexpr uint32_t kHoleMapMinBytes = 64 * 1024;
-// Requests of at most this length may run inline (see server.cc).
-inline constexpr uint32_t kInlineMaxBytes = 64 * 1024;
-// Inline requests in a row before the replies held back are sent, even
-// though more requests are buffered.
-inline constexpr uint32_t kMaxInlineBurst = 16;
-// Commit ahead while the WRITE-then-FLUSH score is at least this (of at
-// most kCommitAheadMax): four such pairs in a row turn it on, two WRITEs
-// in a row without a FLUSH take back one pair each.
-inline constexpr int kCommitAheadScore = 4;
-inline constexpr int kCommitAheadMax = 8;
 // Block status descriptors per reply (the specification: at most 2^20).
 inline constexpr size_t kMaxDescriptors = 1 << 16;
 
@@ -98,6 +88,14 @@ std::vector<Segment> Segments(const std::vector<Extent>& extents, uint64_t offse
   return out;
 }
 
+RequestPolicy::Options PolicyOptions(const ServerOptions& o) {
+  RequestPolicy::Options p;
+  p.inline_idle_requests = o.inline_idle_requests;
+  p.inline_requests_that_do_not_wait = o.inline_requests_that_do_not_wait;
+  p.commit_ahead = o.commit_ahead;
+  return p;
+}
+
 }  // namespace
 
 Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
@@ -113,13 +111,9 @@ Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<E
       security_(std::move(security)),
       clock_(DefaultClock()),
       poll_(options->poll_window_ns, poll_budget, clock_, stats->poll),
-      flushing_connections_(flushing_connections) {}
+      policy_(PolicyOptions(*options), flushing_connections) {}
 
-Connection::~Connection() {
-  if (flush_after_write_score_ >= kCommitAheadScore) {
-    flushing_connections_->fetch_sub(1, std::memory_order_relaxed);
-  }
-}
+Connection::~Connection() = default;
 
 void Connection::StopReading() {
   stopping_ = true;
@@ -211,7 +205,7 @@ bool Connection::HandleRequest(const uint8_t* h) {
     return true;
   }
   if (r->type == kCmdDisc) return false;
-  NoteCommand(r->type);
+  policy_.NoteCommand(r->type);
 
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
   bool idle = false;
@@ -226,39 +220,15 @@ bool Connection::HandleRequest(const uint8_t* h) {
   r->volume = run_inline ? inline_volume_.get() : volume_;
   if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
-  // (A WRITE to a read-only export was refused above.)
-  commit_ahead_candidate_ = run_inline && write && (r->flags & kCmdFlagFua) == 0;
-  // A long run of inline requests (a client keeping its queue full of
-  // cache hits) still gets its replies in bounded batches.
-  if (run_inline && ++inline_burst_ >= kMaxInlineBurst) FlushPending();
+  // (A WRITE to a read-only export was refused above.) A long run of
+  // inline requests (a client keeping its queue full of cache hits) still
+  // gets its replies in bounded batches.
+  if (policy_.Dispatched(run_inline, write, (r->flags & kCmdFlagFua) != 0)) FlushPending();
   return true;
 }
 
-void Connection::NoteCommand(uint16_t type) {
-  commit_ahead_candidate_ = false;
-  const bool was_flushing = flush_after_write_score_ >= kCommitAheadScore;
-  if (type == kCmdFlush && last_command_ == kCmdWrite) {
-    flush_after_write_score_ = std::min(flush_after_write_score_ + 1, kCommitAheadMax);
-  } else if (type == kCmdWrite && last_command_ == kCmdWrite) {
-    flush_after_write_score_ = std::max(flush_after_write_score_ - 2, 0);
-  }
-  last_command_ = type;
-  const bool flushing = flush_after_write_score_ >= kCommitAheadScore;
-  if (flushing != was_flushing) {
-    flushing_connections_->fetch_add(flushing ? 1 : -1, std::memory_order_relaxed);
-  }
-}
-
 void Connection::MaybeCommitAhead() {
-  // Only the one client flushing after each write: with several, their
-  // FLUSHes already share log commits, and early commits of one write each
-  // would split those batches.
-  if (!options_.commit_ahead || !commit_ahead_candidate_ ||
-      flush_after_write_score_ < kCommitAheadScore ||
-      flushing_connections_->load(std::memory_order_relaxed) > 1) {
-    return;
-  }
-  commit_ahead_candidate_ = false;  // once per WRITE
+  if (!policy_.TakeCommitAhead()) return;
   {
     MutexLock l(&mu_);
     if (in_flight_ > 0) return;  // the WRITE's reply is not sent yet
@@ -269,12 +239,9 @@ void Connection::MaybeCommitAhead() {
 }
 
 bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {
-  const uint64_t payload = r->type == kCmdWrite ? r->length : 0;
-  // Nothing else in flight and nothing buffered behind it (a client at
-  // queue depth 1): it runs inline whatever it may wait for, FLUSH and FUA
-  // included, unless more input arrives with its payload.
-  const bool alone = options_.inline_idle_requests && idle && reader_.buffered() <= payload &&
-                     (ShortDataCommand(*r) || r->type == kCmdFlush);
+  // Alone (a client at queue depth 1): inline whatever it may wait for,
+  // FLUSH and FUA included, unless more input arrives with its payload.
+  const bool alone = policy_.RunsAlone(r->type, r->length, idle, reader_.buffered());
   if (alone) {
     // In place only when the payload is exactly what is buffered: then
     // nothing is left behind it and it runs inline.
@@ -285,18 +252,13 @@ bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {
     if (reader_.buffered() == 0) return true;
   }
   // Otherwise: only what the volume says will not wait.
-  const bool hinted = options_.inline_requests_that_do_not_wait && ShortDataCommand(*r) &&
-                      (r->flags & kCmdFlagFua) == 0 && !VolumeMayWait(*r);
+  const bool hinted =
+      policy_.MayRunHinted(r->type, r->length, (r->flags & kCmdFlagFua) != 0) && !VolumeMayWait(*r);
   if (!alone && !ReadPayload(r, /*in_place=*/hinted)) {
     *ok = false;
     return false;
   }
   return hinted;
-}
-
-bool Connection::ShortDataCommand(const Request& r) const {
-  return r.length <= kInlineMaxBytes && (r.type == kCmdRead || r.type == kCmdWrite ||
-                                         r.type == kCmdTrim || r.type == kCmdWriteZeroes);
 }
 
 bool Connection::VolumeMayWait(const Request& r) {
@@ -627,7 +589,7 @@ void Connection::Send(const iovec* iov, int count) {
 }
 
 void Connection::FlushPending() {
-  inline_burst_ = 0;
+  policy_.RepliesSent();
   Status s;
   {
     MutexLock l(&send_mu_);

@@ -24,10 +24,11 @@
 #include "base/clock.h"
 #include "base/thread_annotations.h"
 #include "nbd/adaptive_poll.h"
-#include "nbd/buffer_cache.h"
 #include "nbd/handshake.h"
 #include "nbd/nbd_stats.h"
 #include "nbd/options.h"
+#include "nbd/payload_cache.h"
+#include "nbd/request_policy.h"
 #include "nbd/transport.h"
 
 namespace arcstore::nbd {
@@ -77,8 +78,6 @@ class Connection {
   // the payload of a WRITE (into r->data, or in place when it runs inline).
   // False when the session ends instead (`*ok` false).
   bool ChooseInline(Request* r, bool idle, bool* ok);
-  // A short READ, WRITE, TRIM or WRITE_ZEROES: the kinds that may run inline.
-  bool ShortDataCommand(const Request& r) const;
   // The volume's hint for a short data command without FUA; a "may wait"
   // is counted in nbd.requests_may_wait.
   bool VolumeMayWait(const Request& r);
@@ -108,11 +107,9 @@ class Connection {
   void FlushPending();
   void SendFailed();
   // Before the reader waits: flushes the volume (commits its log) when the
-  // last request was a WRITE that ran inline, its reply is sent, and the
-  // client's pattern says a FLUSH follows (ServerOptions::commit_ahead).
+  // policy calls for it and the last request's reply is sent
+  // (ServerOptions::commit_ahead).
   void MaybeCommitAhead();
-  // Updates the WRITE-then-FLUSH score with the command of a new request.
-  void NoteCommand(uint16_t type);
 
   void SendError(const Request& r, uint32_t error, const std::string& message);
   void SendSimple(const Request& r, uint32_t error, const uint8_t* data, size_t length);
@@ -147,25 +144,15 @@ class Connection {
   ExportStats* export_stats_ = nullptr;
 
   // Data buffers of this connection's requests, reused (at most 1 MiB kept).
-  BufferCache buffers_{1 << 20};
+  PayloadCache buffers_{1 << 20};
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> broken_{false};
   Mutex send_mu_;  // serializes replies on the transport
   std::vector<uint8_t> pending_ ARC_GUARDED_BY(send_mu_);
   std::thread::id reader_thread_;
-  // Requests run inline since the reader last sent the replies it held
-  // back (reader thread only): bounded by kMaxInlineBurst.
-  uint32_t inline_burst_ = 0;
-  // Commit ahead (reader thread only): how strongly the recent requests
-  // follow "WRITE, then FLUSH" (FLUSH after WRITE +1, WRITE after WRITE
-  // -2, within [0, kCommitAheadMax]) and the previous request's command.
-  int flush_after_write_score_ = 0;
-  uint16_t last_command_ = 0xffff;
-  // The server's count of connections whose score is at least
-  // kCommitAheadScore; this one counts in it while its own score is.
-  std::atomic<int>* const flushing_connections_;
-  bool commit_ahead_candidate_ = false;  // the last request: an inline WRITE
+  // Inline requests, reply batches and commit ahead (reader thread only).
+  RequestPolicy policy_;
 
   Mutex mu_;
   CondVar cv_;

@@ -45,6 +45,7 @@ struct HandshakeSecurity {
   bool unix_socket = false;
   std::shared_ptr<const AccessPolicy> access = AccessPolicy::AllowAll();
   uint64_t deadline_ns = UINT64_MAX;
+  std::string peer;  // the client's address, for ServerOptions::on_security_refusal
 };
 
 // The transmission flags of an export (read-only or not) for a client that
@@ -86,6 +87,9 @@ class Handshake {
   // Before TLS under kRequire: the option is refused (true) with
   // NBD_REP_ERR_TLS_REQD, or the session closes (NBD_OPT_EXPORT_NAME).
   bool RefuseWithoutTls(uint32_t option, Next* next);
+  // Tells ServerOptions::on_security_refusal, when set, why this client is
+  // turned away.
+  void ReportRefusal(const std::string& why) const;
   // Index of the export `name` selects and the client may open, or -1.
   // An export it may not open counts as err_denied_volume.
   int FindExport(const std::string& name) const;

@@ -31,6 +31,7 @@ Handshake::Next Handshake::HandleStartTls(const std::vector<uint8_t>& data) {
     stats_->TlsFailed(o.failure);
     close_reason_ = Status::Aborted("TLS handshake failed (" +
                                     std::string(TlsFailureName(o.failure)) + "): " + o.message);
+    ReportRefusal(close_reason_.message());
     return Next::kClose;
   }
   stats_->TlsSucceeded(o);
@@ -42,6 +43,10 @@ Handshake::Next Handshake::HandleStartTls(const std::vector<uint8_t>& data) {
   meta_export_ = -1;
   meta_allocation_ = false;
   return Next::kContinue;
+}
+
+void Handshake::ReportRefusal(const std::string& why) const {
+  if (options_.on_security_refusal) options_.on_security_refusal(security_.peer, why);
 }
 
 bool Handshake::RefuseWithoutTls(uint32_t option, Next* next) {
@@ -74,6 +79,7 @@ int Handshake::FindExport(const std::string& name) const {
     if (exports_[i].name != want) continue;
     if (AccessTo(i) == Access::kNone) {
       stats_->Error(ErrorKind::kDeniedVolume);
+      ReportRefusal("identity '" + identity_ + "' may not open volume '" + want + "'");
       return -1;
     }
     return static_cast<int>(i);

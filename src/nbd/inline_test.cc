@@ -18,10 +18,10 @@
 
 #include <gtest/gtest.h>
 
-#include "nbd/raw_client.h"
 #include "nbd/server.h"
-#include "nbd/threaded_volume.h"
 #include "testing/memory_volume.h"
+#include "testing/nbd/raw_client.h"
+#include "testing/nbd/threaded_volume.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -389,8 +389,9 @@ TEST_F(InlineTest, TheHintDecidesRequestByRequest) {
 }
 
 // A client that keeps its queue full of requests that run inline still
-// gets replies while the reader is busy: after kMaxInlineBurst (16) inline
-// requests the held replies go out. The 17th request's read waits until
+// gets replies while the reader is busy: after
+// RequestPolicy::kMaxInlineBurst (16) inline requests the held replies go
+// out. The 17th request's read waits until
 // the client has its 16 replies; without the bound they would be held
 // until the reader next waits for input, after the 17th.
 TEST_F(InlineTest, RepliesOfALongInlineRunLeaveInBoundedBatches) {

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "base/units.h"
-#include "nbd/raw_client.h"
 #include "nbd/server.h"
-#include "nbd/threaded_volume.h"
 #include "testing/memory_volume.h"
+#include "testing/nbd/raw_client.h"
+#include "testing/nbd/threaded_volume.h"
 #include "testing/process_memory.h"
 
 namespace arcstore::nbd {

@@ -1,11 +1,9 @@
 #include "nbd/options.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <set>
 #include <sys/un.h>
 
-#include "nbd/listen.h"
+#include "net/listen.h"
 #include "nbd/protocol.h"
 
 namespace arcstore::nbd {
@@ -15,50 +13,7 @@ Status Bad(const char* option, const std::string& why) {
   return Status::InvalidArgument(std::string("nbd option ") + option + ": " + why);
 }
 
-Result<uint32_t> ParseIpv4(const std::string& host) {
-  if (host == "localhost") return uint32_t{0x7f000001};
-  uint32_t value = 0;
-  size_t pos = 0;
-  for (int part = 0; part < 4; part++) {
-    size_t end = pos;
-    while (end < host.size() && host[end] >= '0' && host[end] <= '9') end++;
-    if (end == pos || end - pos > 3) return Status::InvalidArgument("bad IPv4 address " + host);
-    unsigned long octet = std::strtoul(host.substr(pos, end - pos).c_str(), nullptr, 10);
-    if (octet > 255) return Status::InvalidArgument("bad IPv4 address " + host);
-    value = value << 8 | static_cast<uint32_t>(octet);
-    pos = end;
-    if (part < 3) {
-      if (pos >= host.size() || host[pos] != '.') {
-        return Status::InvalidArgument("bad IPv4 address " + host);
-      }
-      pos++;
-    }
-  }
-  if (pos != host.size()) return Status::InvalidArgument("bad IPv4 address " + host);
-  return value;
-}
-
 }  // namespace
-
-Result<ListenAddress> ParseListenAddress(const std::string& text) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    return Status::InvalidArgument("listen address '" + text + "' is not HOST:PORT");
-  }
-  ARC_ASSIGN_OR_RETURN(uint32_t host, ParseIpv4(text.substr(0, colon)));
-  if ((host >> 24) != 127) {
-    return Status::InvalidArgument("listen address '" + text +
-                                   "' is not a loopback address (127.x.x.x)");
-  }
-  std::string port_text = text.substr(colon + 1);
-  char* end = nullptr;
-  errno = 0;
-  unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
-  if (port_text.empty() || *end != '\0' || errno != 0 || port > 65535) {
-    return Status::InvalidArgument("listen address '" + text + "' has a bad port");
-  }
-  return ListenAddress{host, static_cast<uint16_t>(port)};
-}
 
 Status Export::Validate() const {
   if (name.size() > kMaxStringBytes) return Bad("export", "name longer than 4096 bytes");
@@ -79,7 +34,7 @@ Status ServerOptions::Validate() const {
                                   " bytes");
   }
   for (const std::string& text : listen_addresses) {
-    Result<TcpAddress> a = ParseTcpAddress(text);
+    Result<net::TcpAddress> a = net::ParseTcpAddress(text);
     if (!a.ok()) return Bad("listen_addresses", a.status().message());
     if (!a->loopback && tls.mode != TlsMode::kRequire && !allow_insecure_network) {
       return Bad("listen_addresses",

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,17 +108,16 @@ struct ServerOptions {
   uint32_t max_pollers = 0;
   // The export the empty name selects; empty means the first export.
   std::string default_export;
+  // Called on a connection's thread for each client turned away for who it
+  // is: a TLS handshake that failed (bad certificate, unknown PSK identity,
+  // deadline, anything else) or a volume its identity may not open.
+  // `peer` is the client's address ("127.0.0.1:40312", "[::1]:40312", or
+  // "unix socket"), `why` a sentence. Must be thread-safe and must not
+  // block for long; nullptr: not reported (the stats count them anyway).
+  std::function<void(const std::string& peer, const std::string& why)> on_security_refusal;
 
   Status Validate() const;
 };
-
-// Parses "127.0.0.1:10809" (or "localhost:PORT") into host and port; only
-// loopback addresses are accepted.
-struct ListenAddress {
-  uint32_t ipv4_host_order = 0;
-  uint16_t port = 0;
-};
-Result<ListenAddress> ParseListenAddress(const std::string& text);
 
 // Checks the exports as a set: at least one, names unique and valid, the
 // default export (if named) present, record sizes within the payload limit.

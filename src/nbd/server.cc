@@ -82,13 +82,14 @@
 // received straight into buffers the volume lends (Volume::PrepareWrite:
 // the engine's own record buffers, which its records then adopt), so a
 // large write's bytes are copied once, by the kernel, on their way in.
-// Inline replies are held back (below); after kMaxInlineBurst (16) inline
-// requests in a row they are sent even though more requests are buffered,
-// so a client whose queue stays full of hits gets its replies in bounded
-// batches. Counted in nbd.requests_inline
-// (run inline) and nbd.requests_may_wait (submitted because the hint said
-// so); ServerOptions::inline_idle_requests and
-// inline_requests_that_do_not_wait turn the two cases off.
+// Inline replies are held back (below); after 16 inline requests in a row
+// they are sent even though more requests are buffered, so a client whose
+// queue stays full of hits gets its replies in bounded batches. Counted in
+// nbd.requests_inline (run inline) and nbd.requests_may_wait (submitted
+// because the hint said so); ServerOptions::inline_idle_requests and
+// inline_requests_that_do_not_wait turn the two cases off. The rules of
+// this paragraph and the next are one class, RequestPolicy
+// (request_policy.h), tested on its own.
 //
 // Commit ahead. A client that flushes after each write (a database's
 // commits, fio's fsync=1) shows it: the connection scores FLUSH after
@@ -97,14 +98,13 @@
 // flushes the volume before it waits for the next request: the log commit
 // runs while the reply travels and the client turns around, and the
 // client's FLUSH finds its write durable (a commit with nothing new to
-// write returns at once). It saves the client's turnaround, about 5% of a
-// write-and-flush here; starting the commit on an engine thread before the
-// reply cost more in thread wake-ups than it saved. Only while that
-// connection is the server's one client with the pattern: several such
+// write returns at once). It saves the client's turnaround; starting the
+// commit on an engine thread before the reply would cost more in thread
+// wake-ups than it saves. Only while that connection is the server's one
+// client with the pattern: several such
 // clients' FLUSHes already share log commits (one device write and flush
-// for all), and early commits of one write each split those batches (8 fio
-// jobs with fsync=1, one connection each: 6.0k-6.8k writes/s with every
-// connection committing ahead, 8.4k-9.0k without). nbd.commits_ahead;
+// for all), and early commits of one write each would split those
+// batches into commits of one write. nbd.commits_ahead;
 // ServerOptions::commit_ahead.
 //
 // Polling. When the reader finds nothing buffered (waiting for a request,
@@ -207,8 +207,8 @@
 #include "base/clock.h"
 #include "base/thread_name.h"
 #include "nbd/connection.h"
-#include "nbd/listen.h"
 #include "nbd/nbd_stats.h"
+#include "net/listen.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -317,13 +317,16 @@ void Server::AcceptLoop() {
     Reap();
     for (size_t i = 0; r > 0 && i < listeners_.size(); i++) {
       if ((p[i].revents & POLLIN) == 0) continue;
-      int fd = ::accept4(listeners_[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) Admit(fd, listeners_[i].unix_socket);
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof(peer);
+      int fd = ::accept4(listeners_[i].fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                         SOCK_CLOEXEC);
+      if (fd >= 0) Admit(fd, listeners_[i].unix_socket, net::FormatPeerAddress(peer, peer_length));
     }
   }
 }
 
-void Server::Admit(int fd, bool unix_socket) {
+void Server::Admit(int fd, bool unix_socket, std::string peer) {
   if (!unix_socket) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -335,6 +338,7 @@ void Server::Admit(int fd, bool unix_socket) {
   security.access = access();
   const uint64_t deadline_ns = DefaultClock()->NowNs() + options_.handshake_timeout_ns;
   security.deadline_ns = deadline_ns;
+  security.peer = std::move(peer);
   MutexLock l(&mu_);
   size_t serving = 0, refusing = 0;
   for (const auto& s : sessions_) {

@@ -75,7 +75,8 @@ class Server {
   Server(ServerOptions options, std::vector<Export> exports, stats::Registry* registry);
   Status Listen();
   void AcceptLoop();
-  void Admit(int fd, bool unix_socket);
+  // `peer`: the client's address, as net::FormatPeerAddress writes it.
+  void Admit(int fd, bool unix_socket, std::string peer);
   // Closes connections past their handshake deadline; returns how many
   // are in their handshake, and the poll timeout to the next deadline.
   size_t ExpireHandshakes(int* timeout_ms) ARC_EXCLUDES(mu_);

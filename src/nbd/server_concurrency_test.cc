@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "base/random.h"
-#include "nbd/raw_client.h"
 #include "nbd/server.h"
-#include "nbd/threaded_volume.h"
 #include "testing/memory_volume.h"
+#include "testing/nbd/raw_client.h"
+#include "testing/nbd/threaded_volume.h"
 
 namespace arcstore::nbd {
 namespace {

@@ -8,13 +8,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include "nbd/listen.h"
+#include "net/listen.h"
 #include "nbd/server.h"
 
 namespace arcstore::nbd {
 namespace {
 
-std::string FormatHostPort(const TcpAddress& a, uint16_t port) {
+std::string FormatHostPort(const net::TcpAddress& a, uint16_t port) {
   const bool v6 = a.address.ss_family == AF_INET6;
   return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(port);
 }
@@ -43,14 +43,14 @@ Status Server::Listen() {
   // Each listener joins the list as soon as it exists, so that a later
   // failure leaves nothing behind (the destructor closes them).
   if (!options_.socket_path.empty()) {
-    ARC_ASSIGN_OR_RETURN(int fd, ListenUnix(options_.socket_path, options_.socket_mode, 128));
+    ARC_ASSIGN_OR_RETURN(int fd, net::ListenUnix(options_.socket_path, options_.socket_mode, 128));
     listeners_.push_back({fd, true, options_.socket_path});
     bound_socket_file_ = true;
   }
   for (const std::string& text : options_.listen_addresses) {
-    ARC_ASSIGN_OR_RETURN(TcpAddress a, ParseTcpAddress(text));
+    ARC_ASSIGN_OR_RETURN(net::TcpAddress a, net::ParseTcpAddress(text));
     uint16_t port = 0;
-    ARC_ASSIGN_OR_RETURN(int fd, ListenTcp(a, 1024, &port));
+    ARC_ASSIGN_OR_RETURN(int fd, net::ListenTcp(a, 1024, &port));
     listeners_.push_back({fd, false, FormatHostPort(a, port)});
     if (port_ == 0) port_ = port;
   }

@@ -15,10 +15,10 @@
 #include <gtest/gtest.h>
 
 #include "nbd/handshake.h"
-#include "nbd/buffer_cache.h"
-#include "nbd/raw_client.h"
+#include "nbd/payload_cache.h"
 #include "nbd/transport.h"
 #include "testing/memory_volume.h"
+#include "testing/nbd/raw_client.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -863,8 +863,8 @@ TEST(TransportTest, ReadSomeNowNeverWaits) {
 
 // Request buffers come back for reuse by size class, up to the byte cap;
 // large ones are never kept.
-TEST(BufferCacheTest, ReusesBuffersBySizeUpToItsCap) {
-  BufferCache cache(16 * 1024);
+TEST(PayloadCacheTest, ReusesBuffersBySizeUpToItsCap) {
+  PayloadCache cache(16 * 1024);
   std::unique_ptr<uint8_t[]> a = cache.Take(4096);
   uint8_t* const a_ptr = a.get();
   cache.Give(std::move(a), 4096);

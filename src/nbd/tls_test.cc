@@ -10,13 +10,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "nbd/raw_client.h"
 #include "nbd/server.h"
 #include "testing/memory_volume.h"
+#include "testing/nbd/raw_client.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -39,6 +43,11 @@ class TlsOptionTest : public ::testing::Test {
 
   void Start(TlsMode mode, uint64_t handshake_timeout_ns = 30 * kNsPerSec) {
     ServerOptions o;
+    o.on_security_refusal = [this](const std::string& peer, const std::string& why) {
+      std::lock_guard<std::mutex> l(refusals_mu_);
+      refusals_.push_back(peer + ": " + why);
+      refusals_cv_.notify_all();
+    };
     o.socket_path = dir_ + "/s.sock";
     o.listen_addresses = {"127.0.0.1:0"};
     o.tls.mode = mode;
@@ -75,7 +84,21 @@ class TlsOptionTest : public ::testing::Test {
     return r.back().type;
   }
 
+  // Waits (up to 10 s) for the n-th refusal reported; empty if none came.
+  std::string Refusal(size_t n) {
+    std::unique_lock<std::mutex> l(refusals_mu_);
+    refusals_cv_.wait_for(l, std::chrono::seconds(10), [&] { return refusals_.size() > n; });
+    return refusals_.size() > n ? refusals_[n] : "";
+  }
+  size_t Refusals() {
+    std::lock_guard<std::mutex> l(refusals_mu_);
+    return refusals_.size();
+  }
+
   std::string dir_;
+  std::mutex refusals_mu_;
+  std::condition_variable refusals_cv_;
+  std::vector<std::string> refusals_;
   std::unique_ptr<Server> server_;
 };
 
@@ -149,6 +172,26 @@ TEST_F(TlsOptionTest, HandshakeDeadlineIsTotalNotPerRead) {
   EXPECT_TRUE(closed || c->Closed()) << "a trickling client outlived its handshake deadline";
   EXPECT_LT(took, std::chrono::seconds(2));
   EXPECT_GE(Stat("err_handshake_timeout"), 1);
+}
+
+// A client that fails its TLS handshake is reported, with its address and
+// why; the unix socket's plaintext client, which is allowed, is not.
+TEST_F(TlsOptionTest, AFailedTlsHandshakeIsReportedWithThePeer) {
+  Start(TlsMode::kRequire);
+  RawClient u(dir_ + "/s.sock");
+  EXPECT_NE(u.Connect("vol0", true), 0);
+  EXPECT_EQ(u.Do(kCmdFlush, 0, 0), 0u);
+
+  auto c = Tcp();
+  c->Greet();
+  EXPECT_EQ(Ask(*c, kOptStartTls), kRepAck);
+  const std::string garbage = "this is not a TLS ClientHello, it is plain text\r\n";
+  c->Send(reinterpret_cast<const uint8_t*>(garbage.data()), garbage.size());
+  const std::string r = Refusal(0);
+  EXPECT_NE(r.find("127.0.0.1:"), std::string::npos) << r;
+  EXPECT_NE(r.find("TLS handshake failed"), std::string::npos) << r;
+  EXPECT_EQ(Refusals(), 1u);
+  EXPECT_GE(Stat("tls_fail_other"), 1);
 }
 
 }  // namespace

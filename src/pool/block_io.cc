@@ -292,7 +292,8 @@ Status TxgWriter::FreeBlock(const BlockPointer& bp) {
   if (!bp.OwnsSpace()) return Status::Ok();
   Status s = allocator_->Free(ExtentOf(bp), txg_);
   // The message only on failure: every txg frees a block per record it
-  // rewrites (formatting each took 5% of the sync thread's time).
+  // rewrites, and formatting a message per free would be work on the sync
+  // thread's hot path for nothing.
   if (!s.ok()) return s.WithContext("freeing " + bp.ToString());
   return s;
 }

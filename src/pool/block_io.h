@@ -32,9 +32,8 @@
 //                pool's write BufferCache and go back to it as their writes
 //                complete: a fresh buffer of 64 KiB or more is a mapping
 //                faulted in page by page and unmapped (a TLB shootdown) on
-//                the completion thread; 1 MiB writes of half-compressible
-//                data into 128 KiB records spent 12.7% of their CPU in
-//                those munmaps. A block's buffer is its compressed size,
+//                the completion thread, a cost paid per block written.
+//                A block's buffer is its compressed size,
 //                rounded to the unit (the compressor writes into a scratch
 //                buffer first): a record-sized one would hold the record's
 //                bytes at the device, not the block's.

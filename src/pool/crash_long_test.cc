@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "base/random.h"
-#include "pool/crash_harness.h"
+#include "testing/pool/crash_harness.h"
 
 namespace arcstore::pool {
 namespace {

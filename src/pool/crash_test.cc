@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "base/random.h"
-#include "pool/crash_harness.h"
+#include "testing/pool/crash_harness.h"
 
 namespace arcstore::pool {
 namespace {

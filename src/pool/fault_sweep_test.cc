@@ -43,10 +43,10 @@
 
 #include "base/checksum.h"
 #include "base/random.h"
-#include "io/fault_device.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "pool/pool_impl.h"
+#include "testing/io/fault_device.h"
 
 namespace arcstore::pool {
 namespace {

@@ -11,10 +11,10 @@
 #include <cstring>
 
 #include "base/random.h"
-#include "io/fault_device.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "pool/pool_impl.h"
+#include "testing/io/fault_device.h"
 
 namespace arcstore::pool {
 namespace {

@@ -113,7 +113,7 @@ TEST_F(IoPipelineTest, SeedsJobReachesTheDeviceInLargeWrites) {
   EXPECT_EQ(d.Get("io", "async_write_active"), 0);
 }
 
-// The same on an aged pool (issue 5, a reused pool measured 55.8%): the
+// The same on an aged pool (issue 5: a reused pool's writes scattered): the
 // volume is filled twice, then txgs that each rewrite about a fifth of its
 // records free 128 KiB records all over the pool, until the pool has
 // written twice its size (so allocation has gone round the whole pool and

@@ -2,7 +2,7 @@
 // cycles with longer child runs. Command in docs/testing.md.
 #include <gtest/gtest.h>
 
-#include "pool/kill_stress.h"
+#include "testing/pool/kill_stress.h"
 
 namespace arcstore::pool {
 namespace {

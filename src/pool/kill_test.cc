@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "base/random.h"
-#include "pool/kill_stress.h"
+#include "testing/pool/kill_stress.h"
 
 namespace arcstore::pool {
 namespace {

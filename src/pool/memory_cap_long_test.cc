@@ -2,7 +2,7 @@
 // two minutes, as issue 11 asks.
 #include <gtest/gtest.h>
 
-#include "pool/memory_cap_workload.h"
+#include "testing/pool/memory_cap_workload.h"
 
 namespace arcstore::pool {
 namespace {

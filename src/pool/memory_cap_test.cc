@@ -36,8 +36,8 @@
 
 #include "arcstore/pool.h"
 #include "base/random.h"
-#include "pool/memory_cap_workload.h"
 #include "pool/pool_impl.h"
+#include "testing/pool/memory_cap_workload.h"
 
 namespace arcstore::pool {
 namespace {

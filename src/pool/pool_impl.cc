@@ -320,103 +320,21 @@ Status PoolImpl::LoadState(const format::Uberblock& ub) {
   return Status::Ok();
 }
 
+// Opening builds the parts bottom up, each from its own Options: the ARC
+// (sized from the memory the monitor sees), the txg manager (its dirty
+// limit from the same memory), space admission and the intent log (both
+// writable pools only), the volumes, then the pool's own stats. The txg
+// sync thread starts last, once everything it calls exists.
 Status PoolImpl::Start() {
-  // The cache: its target comes from the memory the monitor sees.
-  SystemMemoryMonitorOptions mo;
-  mo.cap_bytes = options_.memory_limit_bytes;
-  if (unsafe_.memory_monitor == nullptr) {
-    ARC_ASSIGN_OR_RETURN(monitor_, MakeSystemMemoryMonitor(mo));
-  }
-  MemoryMonitor* const monitor =
-      unsafe_.memory_monitor != nullptr ? unsafe_.memory_monitor : monitor_.get();
-  arc::ArcOptions ao;
-  if (unsafe_.arc_stuck_wait_ns) ao.stuck_wait_ns = *unsafe_.arc_stuck_wait_ns;
-  ao.c_max_bytes = options_.arc_max_bytes;
-  ao.c_min_bytes = options_.arc_min_bytes;
-  if (ao.c_max_bytes != 0 && ao.c_min_bytes == 0) {
-    ao.c_min_bytes = std::min<uint64_t>(ao.c_max_bytes, std::max<uint64_t>(ao.c_max_bytes / 32,
-                                                                             64 * kMiB));
-  }
-  arc::ArcEnv ae;
-  ae.clock = clock_;
-  ae.monitor = monitor;
-  ae.registry = &registry_;
-  ARC_ASSIGN_OR_RETURN(arc_, arc::Arc::Create(ao, ae));
-  handles_ = std::make_unique<volume::HandleCache>(arc_.get(), volume::HandleCacheOptions(),
-                                                   &registry_);
-  txg::TxgOptions t;
-  // dirty_max comes from the same memory limit the ARC plans for (the
-  // monitor's: cgroup limit, MemTotal, or the configured cap).
-  Result<MemoryReading> reading = monitor->Read();
-  const uint64_t memory = reading.ok() && reading->limit_bytes != 0 ? reading->limit_bytes
-                                                                    : 16 * kGiB;
-  // Dirty data is ARC data: it may not pass half of c.
-  t.arc_dirty_limit_bytes = [arc = arc_.get()] { return arc->target_bytes() / 2; };
-  t.on_memory_throttle = [arc = arc_.get()] { arc->CountMemoryThrottle(); };
-  t.dirty_max_bytes = options_.dirty_max_bytes != 0 ? options_.dirty_max_bytes
-                                                    : std::min<uint64_t>(memory / 4, 4 * kGiB);
-  t.timeout_ns = options_.txg_timeout_ns;
-  t.sync_thread_nice = options_.txg_sync_nice;
-  ARC_RETURN_IF_ERROR(t.Validate());
+  ARC_ASSIGN_OR_RETURN(MemoryMonitor* monitor, StartArc());
   uint64_t first;
   {
     MutexLock l(&mu_);
     first = committed_txg_ + 1;
   }
-  txg_ = std::make_unique<txg::TxgManager>(
-      t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first);
-  queue_->SetAsyncWriteFraction([t = txg_.get()] { return t->AsyncWriteFraction(); });
-  if (!options_.read_only) {
-    // New data is charged against the space before it joins a txg
-    // (space_admission.cc); it never takes the allocator's metadata reserve
-    // nor the slop above it.
-    const space::SpaceUsage usage = allocator_->Usage();
-    SpaceAdmissionOptions so;
-    so.pool_name = label_.config.Get("pool_name").value_or("");
-    so.floor_bytes = allocator_->options().reserve_bytes +
-                     std::min<uint64_t>(usage.total_bytes >> options_.space_slop_shift, kGiB);
-    so.kick_percent = options_.space_sync_kick_percent;
-    ARC_RETURN_IF_ERROR(so.Validate());
-    space_ = std::make_unique<SpaceAdmission>(so, txg_.get(), clock_, &registry_, usage, first - 1);
-  }
-  // The intent log: read what the last life committed to it (replayed by
-  // ReplayLog once the volumes exist; in memory only on a read-only pool).
-  Result<zil::LogReplay> chain = zil::ReadLog(device_.get(), layout_.allocation_unit, loaded_log_);
-  if (!chain.ok()) return chain.status().WithContext("intent log");
-  open_report_.log_last_seq = chain->last_seq;
-  if (!options_.read_only) {
-    zil::IntentLogOptions lo;
-    lo.enabled = options_.intent_log;
-    lo.unsafe_skip_flush = unsafe_.log_ack_before_flush;
-    lo.sync_kick_percent = options_.intent_log_sync_kick_percent;
-    // Copies of changes not yet logged: enough for flush-heavy work (a
-    // commit empties them); without flushes they are dropped at the cap and
-    // the next flush syncs a txg instead. Sized from the effective dirty
-    // limit min(dirty_max, c_max / 2): with a capped ARC the copies are
-    // memory outside it (64 MiB of them took a 64 MiB-ARC process's RSS
-    // from 136 to 195 MiB).
-    lo.max_pending_bytes = std::clamp<uint64_t>(
-        std::min(t.dirty_max_bytes, arc_->c_max() / 2) / 16, kMiB, 64 * kMiB);
-    ARC_RETURN_IF_ERROR(lo.Validate());
-    zil::IntentLogEnv le;
-    le.device = device_.get();
-    le.unit_bytes = layout_.allocation_unit;
-    le.clock = clock_;
-    le.registry = &registry_;
-    le.sync_all = [this] {
-      return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);
-    };
-    le.request_sync = [this] {
-      txg_->RequestSync(txg_->open_txg(), txg::SyncReason::kLogSpace);
-    };
-    le.on_failure = [this](const Status& why) { txg_->Fail(why); };
-    zil::LogStart start = chain->start;
-    start.last_record_seq = chain->last_seq;
-    log_ = std::make_unique<zil::IntentLog>(lo, le, start);
-    replay_ = std::move(chain->records);
-  } else {
-    replay_ = std::move(chain->records);
-  }
+  ARC_RETURN_IF_ERROR(StartTxgs(monitor, first));
+  if (!options_.read_only) ARC_RETURN_IF_ERROR(StartSpaceAdmission(first));
+  ARC_RETURN_IF_ERROR(StartIntentLog());
   if (options_.work_threads > 0) {
     work_ = std::make_unique<WorkQueue>("pool", options_.work_threads, options_.work_queue_limit);
   }
@@ -426,7 +344,104 @@ Status PoolImpl::Start() {
     volumes_.emplace(e.name, std::move(v));
   }
   loaded_entries_.clear();
-  // The space map as of the last committed txg.
+  RegisterSpaceStats();
+  if (!options_.read_only) txg_->Start();
+  return Status::Ok();
+}
+
+// The cache: its target comes from the memory the monitor sees (c_min and
+// c_max default in ArcOptions).
+Result<MemoryMonitor*> PoolImpl::StartArc() {
+  if (unsafe_.memory_monitor == nullptr) {
+    SystemMemoryMonitorOptions mo;
+    mo.cap_bytes = options_.memory_limit_bytes;
+    ARC_ASSIGN_OR_RETURN(monitor_, MakeSystemMemoryMonitor(mo));
+  }
+  MemoryMonitor* const monitor =
+      unsafe_.memory_monitor != nullptr ? unsafe_.memory_monitor : monitor_.get();
+  arc::ArcOptions ao;
+  if (unsafe_.arc_stuck_wait_ns) ao.stuck_wait_ns = *unsafe_.arc_stuck_wait_ns;
+  ao.c_max_bytes = options_.arc_max_bytes;
+  ao.c_min_bytes = options_.arc_min_bytes;
+  arc::ArcEnv ae;
+  ae.clock = clock_;
+  ae.monitor = monitor;
+  ae.registry = &registry_;
+  ARC_ASSIGN_OR_RETURN(arc_, arc::Arc::Create(ao, ae));
+  handles_ = std::make_unique<volume::HandleCache>(arc_.get(), volume::HandleCacheOptions(),
+                                                   &registry_);
+  return monitor;
+}
+
+// The txg manager: dirty_max from the same memory limit the ARC plans for
+// (the monitor's: cgroup limit, MemTotal, or the configured cap), and
+// dirty data held under half of c, since it is ARC data.
+Status PoolImpl::StartTxgs(MemoryMonitor* monitor, uint64_t first_txg) {
+  txg::TxgOptions t;
+  Result<MemoryReading> reading = monitor->Read();
+  t.arc_dirty_limit_bytes = [arc = arc_.get()] { return arc->target_bytes() / 2; };
+  t.on_memory_throttle = [arc = arc_.get()] { arc->CountMemoryThrottle(); };
+  t.dirty_max_bytes = options_.dirty_max_bytes != 0
+                          ? options_.dirty_max_bytes
+                          : txg::TxgOptions::DirtyMaxFor(reading.ok() ? reading->limit_bytes : 0);
+  t.timeout_ns = options_.txg_timeout_ns;
+  t.sync_thread_nice = options_.txg_sync_nice;
+  ARC_RETURN_IF_ERROR(t.Validate());
+  txg_ = std::make_unique<txg::TxgManager>(
+      t, clock_, &registry_, [this](uint64_t txg) { return SyncTxg(txg); }, first_txg);
+  queue_->SetAsyncWriteFraction([t = txg_.get()] { return t->AsyncWriteFraction(); });
+  return Status::Ok();
+}
+
+// New data is charged against the space before it joins a txg
+// (space_admission.cc); it never takes the allocator's metadata reserve nor
+// the slop above it.
+Status PoolImpl::StartSpaceAdmission(uint64_t first_txg) {
+  const space::SpaceUsage usage = allocator_->Usage();
+  SpaceAdmissionOptions so;
+  so.pool_name = label_.config.Get("pool_name").value_or("");
+  so.floor_bytes = allocator_->options().reserve_bytes +
+                   std::min<uint64_t>(usage.total_bytes >> options_.space_slop_shift, kGiB);
+  so.kick_percent = options_.space_sync_kick_percent;
+  ARC_RETURN_IF_ERROR(so.Validate());
+  space_ = std::make_unique<SpaceAdmission>(so, txg_.get(), clock_, &registry_, usage,
+                                            first_txg - 1);
+  return Status::Ok();
+}
+
+// The intent log: reads what the last life committed to it (replayed by
+// ReplayLog once the volumes exist; in memory only on a read-only pool).
+Status PoolImpl::StartIntentLog() {
+  Result<zil::LogReplay> chain = zil::ReadLog(device_.get(), layout_.allocation_unit, loaded_log_);
+  if (!chain.ok()) return chain.status().WithContext("intent log");
+  open_report_.log_last_seq = chain->last_seq;
+  replay_ = std::move(chain->records);
+  if (options_.read_only) return Status::Ok();
+  zil::IntentLogOptions lo;
+  lo.enabled = options_.intent_log;
+  lo.unsafe_skip_flush = unsafe_.log_ack_before_flush;
+  lo.sync_kick_percent = options_.intent_log_sync_kick_percent;
+  lo.max_pending_bytes = zil::IntentLogOptions::PendingBytesFor(
+      std::min(txg_->options().dirty_max_bytes, arc_->c_max() / 2));
+  ARC_RETURN_IF_ERROR(lo.Validate());
+  zil::IntentLogEnv le;
+  le.device = device_.get();
+  le.unit_bytes = layout_.allocation_unit;
+  le.clock = clock_;
+  le.registry = &registry_;
+  le.sync_all = [this] {
+    return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);
+  };
+  le.request_sync = [this] { txg_->RequestSync(txg_->open_txg(), txg::SyncReason::kLogSpace); };
+  le.on_failure = [this](const Status& why) { txg_->Fail(why); };
+  zil::LogStart start = chain->start;
+  start.last_record_seq = chain->last_seq;
+  log_ = std::make_unique<zil::IntentLog>(lo, le, start);
+  return Status::Ok();
+}
+
+// The space map as of the last committed txg.
+void PoolImpl::RegisterSpaceStats() {
   auto usage_gauge = [this](std::string_view name, stats::Unit unit, std::string_view help,
                             uint64_t space::SpaceUsage::*field) {
     registry_.AddGaugeFn("pool", name, unit, help, [this, field] {
@@ -447,8 +462,6 @@ Status PoolImpl::Start() {
   usage_gauge("hole_allocations", stats::Unit::kOps,
               "allocations that found no large extent and took a small hole",
               &space::SpaceUsage::hole_allocations);
-  if (!options_.read_only) txg_->Start();
-  return Status::Ok();
 }
 
 Status PoolImpl::ReplayLog() {

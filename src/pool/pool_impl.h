@@ -129,6 +129,12 @@ class PoolImpl final : public Pool {
   Status Load();
   Status LoadState(const format::Uberblock& ub) ARC_REQUIRES(sync_mu_);
   Status Start();
+  // Start's builders, in the order it calls them.
+  Result<MemoryMonitor*> StartArc();
+  Status StartTxgs(MemoryMonitor* monitor, uint64_t first_txg);
+  Status StartSpaceAdmission(uint64_t first_txg);
+  Status StartIntentLog();
+  void RegisterSpaceStats();
   // Applies the intent log's records read at Start and syncs them.
   Status ReplayLog();
   uint64_t ArenaBytes() const;

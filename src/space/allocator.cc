@@ -28,8 +28,8 @@
 // Why not plain next-fit: once a pool has been rewritten, frees of single
 // records leave holes of one record everywhere. Next-fit (or best fit)
 // fills them one record at a time, and a txg's writes scatter into I/Os of
-// one record: an aged pool wrote 56% of its bytes in I/Os of 512 KiB or
-// more where a fresh one wrote 99%. Skipping the holes keeps runs long;
+// one record, so an aged pool writes small I/Os where a fresh one wrote
+// large ones. Skipping the holes keeps runs long;
 // the holes merge into large extents again as their neighbours are freed.
 //
 // Frees are deferred: an extent freed in txg T is still referenced by the

@@ -12,6 +12,7 @@
 // lock held; it may call Undirty() and NoteSyncIo().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -45,7 +46,7 @@ std::string_view SyncReasonName(SyncReason reason);
 
 struct TxgOptions {
   uint64_t timeout_ns = 5 * kNsPerSec;
-  uint64_t dirty_max_bytes = 4 * kGiB;   // the pool sets min(25% of memory, 4 GiB)
+  uint64_t dirty_max_bytes = 4 * kGiB;   // a pool sets DirtyMaxFor(its memory limit)
   uint32_t sync_kick_percent = 20;       // of dirty_max, on the open txg's bytes
   uint32_t async_write_min_percent = 30; // async-write concurrency ramp start
   uint32_t async_write_max_percent = 60; // ... and end
@@ -68,6 +69,12 @@ struct TxgOptions {
   std::function<void()> on_memory_throttle;
 
   Status Validate() const;
+
+  // The default dirty limit for a process allowed `memory_bytes`: a
+  // quarter of it, at most 4 GiB (0: as for 16 GiB).
+  static uint64_t DirtyMaxFor(uint64_t memory_bytes) {
+    return std::min<uint64_t>((memory_bytes != 0 ? memory_bytes : 16 * kGiB) / 4, 4 * kGiB);
+  }
 };
 
 enum class TxgState : uint8_t { kOpen, kQuiescing, kSyncing, kCommitted, kFailed };

@@ -17,6 +17,7 @@
 // joins it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -44,7 +45,9 @@ namespace arcstore::zil {
 struct IntentLogOptions {
   bool enabled = true;                      // false: Commit = a txg sync
   uint32_t max_block_bytes = 1u << 20;      // a commit's blocks, each
-  uint64_t max_pending_bytes = 256u << 20;  // changes kept (copies or held buffers) not yet logged
+  // Changes kept (copies or held buffers) not yet logged; a pool sets
+  // PendingBytesFor(its dirty limit).
+  uint64_t max_pending_bytes = 256u << 20;
   // Batches written and flushed at once. One: callers arriving while a
   // batch is at the device form the next batch, which then costs one write
   // and one flush for all of them. More than one rarely pays: a device's
@@ -83,6 +86,15 @@ struct IntentLogOptions {
   bool unsafe_skip_flush = false;
 
   Status Validate() const;
+
+  // Copies of changes not yet logged: enough for flush-heavy work (a
+  // commit empties them); without flushes they are dropped at the cap and
+  // the next flush syncs a txg instead. A sixteenth of the effective dirty
+  // limit (min(dirty_max, c_max / 2)), 1 to 64 MiB: with a capped ARC the
+  // copies are memory outside it, so they stay a small share of its bound.
+  static uint64_t PendingBytesFor(uint64_t dirty_limit_bytes) {
+    return std::clamp<uint64_t>(dirty_limit_bytes / 16, 1u << 20, 64u << 20);
+  }
 };
 
 // What the log needs from its pool.

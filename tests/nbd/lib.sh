@@ -51,6 +51,23 @@ stop_server() {
   [[ $rc -eq 0 ]] || { cat "$NBD_WORK/server.err" >&2; fail "server exited with status $rc after SIGTERM"; }
 }
 
+# arcstore_serve PREFIX POOL ARGS...: starts `arcstore serve POOL ARGS...`
+# ($ARCSTORE) with its output in PREFIX.out and PREFIX.err, waits for its
+# "serving" line, and sets ARCSTORE_PID.
+arcstore_serve() {
+  local prefix=$1 pool=$2
+  shift 2
+  [[ -x "${ARCSTORE:-}" ]] || fail "ARCSTORE is not set to the arcstore binary"
+  "$ARCSTORE" serve "$pool" "$@" >"$prefix.out" 2>"$prefix.err" &
+  ARCSTORE_PID=$!
+  for _ in $(seq 1 1000); do
+    grep -q '^serving ' "$prefix.out" 2>/dev/null && return 0
+    kill -0 "$ARCSTORE_PID" 2>/dev/null || { cat "$prefix.err" >&2; fail "serve $pool exited at start"; }
+    sleep 0.01
+  done
+  fail "serve $pool did not start"
+}
+
 # start_nbdkit_memory SOCKET SIZE: the differential peer.
 start_nbdkit_memory() {
   require nbdkit

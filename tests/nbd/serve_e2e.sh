@@ -16,14 +16,8 @@ S=$NBD_WORK/s.sock
 "$ARCSTORE" vol create "$P" vol0 --size 32M --recordsize 64K >/dev/null
 
 serve() {
-  "$ARCSTORE" serve "$P" --socket "$S" >"$NBD_WORK/serve.out" 2>"$NBD_WORK/serve.err" &
-  NBD_SERVER_PID=$!
-  for _ in $(seq 1 1000); do
-    grep -q '^serving ' "$NBD_WORK/serve.out" 2>/dev/null && return 0
-    kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat "$NBD_WORK/serve.err" >&2; fail "serve exited at start"; }
-    sleep 0.01
-  done
-  fail "serve did not start"
+  arcstore_serve "$NBD_WORK/serve" "$P" --socket "$S"
+  NBD_SERVER_PID=$ARCSTORE_PID
 }
 
 py() { /usr/bin/python3 - "$S" "$NBD_WORK" "$@"; }

@@ -85,6 +85,13 @@ grep -q '"vol0"' "$W/list.json" && fail "carol's LIST shows vol0"
 must_fail "denied volume: GO refused" nbdinfo "$(psk alice secret)"
 echo "ok   denied volume absent from LIST"
 
+# Each refusal above is reported with the client's address and the reason.
+for reason in "(bad_certificate)" "(unknown_psk_identity)" "may not open volume 'secret'"; do
+  grep -q "^refused [^ ]*: .*$reason" "$NBD_WORK/server.out" ||
+    fail "no refusal reported for $reason: $(grep '^refused' "$NBD_WORK/server.out" | head -5)"
+done
+echo "ok   refusals reported with the peer and the reason"
+
 $PROBE readonly "$(psk bob vol0)" || fail "read-only identity writing"
 alive "read-only identity writing"
 $PROBE inject "$PORT" "$W/good" || fail "plaintext injected after STARTTLS"

@@ -50,12 +50,11 @@ inline double Percent(const std::string& path, SimPolicy policy, uint64_t cache_
 
 // Trace/size pairs where ARC's gap to MIN is 5 points or more and Duet does
 // not close half of it (docs/cache-policies.md has the figures):
-//  - 2_pools: no online policy measured comes near (LRU, ARC, LIRS, 2Q,
-//    S3-FIFO, W-TinyLFU, Duet all within 0.2 points of ARC), and an oracle
-//    that pins the most frequent keys for the whole trace reaches 57.4% at
-//    10% and 69.3% at 30%, short of the 61.4% and 71.9% required;
-//  - sprite at 10%: ARC is 5.9 points below MIN, and no policy measured is
-//    above LRU's 86.5% (1 point over ARC);
+//  - 2_pools: no online policy comes near (LRU, ARC, LIRS, 2Q, S3-FIFO,
+//    W-TinyLFU and Duet all end close to ARC), and even an oracle that
+//    pins the most frequent keys for the whole trace stays short of the
+//    hit ratio required;
+//  - sprite at 10%: no policy does better than LRU, barely above ARC;
 //  - ps at 30%: LIRS would close the gap, but the shadows disagree only
 //    after 4c requests and the ordering LIRS takes over is ARC's.
 inline bool KnownShort(std::string_view trace, int percent) {

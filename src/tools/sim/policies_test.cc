@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/random.h"
 #include "tools/sim/belady.h"
 #include "tools/sim/lirs.h"
 #include "tools/sim/s3fifo.h"
+#include "tools/sim/sim_table.h"
 #include "tools/sim/simulators.h"
 #include "tools/sim/tinylfu.h"
 #include "tools/sim/two_q.h"
@@ -224,6 +227,40 @@ TEST(PolicyOptionsTest, BadOptionsAreRejected) {
   EXPECT_FALSE((S3FifoOptions{.cache_pages = 10, .small_fraction = 1.0}).Validate().ok());
   EXPECT_FALSE((WTinyLfuOptions{.cache_pages = 10, .sample_multiple = 0}).Validate().ok());
   EXPECT_FALSE((BeladyOptions{.max_requests = 0}).Validate().ok());
+}
+
+// The curve's JSON holds any trace path, quotes, backslashes and control
+// characters included, and gives back each cell's figures.
+TEST(SimCurveJson, ParsesBackWithEveryCellAndAnyTracePath) {
+  const std::string trace = std::string("dir/\"odd\"\\name\n\t") + '\x01' + ".trace";
+  SimTableOptions o;
+  o.base.page_bytes = 4096;
+  o.policies = {SimPolicy::kLru, SimPolicy::kArc};
+  o.cache_pages = {10, 20};
+  std::vector<SimCell> cells;
+  for (uint64_t pages : o.cache_pages) {
+    for (SimPolicy policy : o.policies) {
+      SimCell c;
+      c.policy = policy;
+      c.cache_pages = pages;
+      c.result.requests = 1000;
+      c.result.hits = pages * (policy == SimPolicy::kArc ? 3 : 2);
+      cells.push_back(c);
+    }
+  }
+  const std::string text = FormatSimCurveJson(trace, o, cells);
+  nlohmann::json doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["trace"], trace);
+  EXPECT_EQ(doc["page_bytes"], 4096);
+  ASSERT_EQ(doc["curve"].size(), cells.size());
+  for (size_t i = 0; i < cells.size(); i++) {
+    const nlohmann::json& row = doc["curve"][i];
+    EXPECT_EQ(row["policy"], std::string(SimPolicyName(cells[i].policy)));
+    EXPECT_EQ(row["cache_pages"], cells[i].cache_pages);
+    EXPECT_EQ(row["hits"], cells[i].result.hits);
+    EXPECT_EQ(row["requests"], 1000);
+    EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), cells[i].result.hit_ratio());
+  }
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <memory>
 #include <unordered_set>
 
+#include <nlohmann/json.hpp>
+
 #include "base/units.h"
 
 namespace arcstore::sim {
@@ -163,25 +165,19 @@ std::string FormatSimTable(std::string_view trace, const SimTableOptions& option
 
 std::string FormatSimCurveJson(std::string_view trace, const SimTableOptions& options,
                                const std::vector<SimCell>& cells) {
-  std::string out = "{\"trace\": \"";
-  for (char ch : trace) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
+  nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+  for (const SimCell& c : cells) {
+    curve.push_back({{"policy", std::string(SimPolicyName(c.policy))},
+                     {"cache_pages", c.cache_pages},
+                     {"requests", c.result.requests},
+                     {"hits", c.result.hits},
+                     {"ratio", c.result.hit_ratio()}});
   }
-  char buf[256];
-  std::snprintf(buf, sizeof(buf), "\", \"page_bytes\": %" PRIu64 ", \"curve\": [", options.base.page_bytes);
-  out += buf;
-  for (size_t i = 0; i < cells.size(); i++) {
-    const SimCell& c = cells[i];
-    std::snprintf(buf, sizeof(buf),
-                  "%s\n  {\"policy\": \"%s\", \"cache_pages\": %" PRIu64 ", \"requests\": %" PRIu64
-                  ", \"hits\": %" PRIu64 ", \"ratio\": %.6f}",
-                  i == 0 ? "" : ",", std::string(SimPolicyName(c.policy)).c_str(), c.cache_pages,
-                  c.result.requests, c.result.hits, c.result.hit_ratio());
-    out += buf;
-  }
-  out += "\n]}\n";
-  return out;
+  nlohmann::ordered_json doc = {{"trace", std::string(trace)},
+                                {"page_bytes", options.base.page_bytes},
+                                {"curve", std::move(curve)}};
+  // Invalid UTF-8 in a trace's path is replaced, not an exception.
+  return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace arcstore::sim

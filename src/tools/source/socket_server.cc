@@ -12,8 +12,7 @@
 #include <cstring>
 
 #include "base/thread_name.h"
-#include "nbd/listen.h"
-#include "nbd/options.h"
+#include "net/listen.h"
 
 namespace arcstore::tools {
 
@@ -40,8 +39,8 @@ Status SocketServerOptions::Validate() const {
   if (unix_path.empty() == listen_address.empty()) {
     return Status::InvalidArgument("socket server: give exactly one of a unix path and a listen address");
   }
-  if (!unix_path.empty()) ARC_RETURN_IF_ERROR(nbd::UnixSocketAddress(unix_path).status());
-  if (!listen_address.empty()) ARC_RETURN_IF_ERROR(nbd::ParseListenAddress(listen_address).status());
+  if (!unix_path.empty()) ARC_RETURN_IF_ERROR(net::UnixSocketAddress(unix_path).status());
+  if (!listen_address.empty()) ARC_RETURN_IF_ERROR(net::ParseListenAddress(listen_address).status());
   if (io_timeout_ms == 0 || io_timeout_ms > 600000) {
     return Status::InvalidArgument("socket server: io_timeout_ms must be in 1..600000");
   }
@@ -49,7 +48,7 @@ Status SocketServerOptions::Validate() const {
 }
 
 Result<int> ConnectUnix(const std::string& path) {
-  ARC_ASSIGN_OR_RETURN(sockaddr_un a, nbd::UnixSocketAddress(path));
+  ARC_ASSIGN_OR_RETURN(sockaddr_un a, net::UnixSocketAddress(path));
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno("socket");
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
@@ -63,7 +62,7 @@ Result<int> ConnectUnix(const std::string& path) {
 }
 
 Result<int> ConnectTcp(const std::string& address) {
-  ARC_ASSIGN_OR_RETURN(nbd::ListenAddress la, nbd::ParseListenAddress(address));
+  ARC_ASSIGN_OR_RETURN(net::ListenAddress la, net::ParseListenAddress(address));
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno("socket");
   sockaddr_in a{};
@@ -131,10 +130,10 @@ Status SocketServer::Listen() {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Errno("eventfd");
   if (!options_.unix_path.empty()) {
-    ARC_ASSIGN_OR_RETURN(listen_fd_, nbd::ListenUnix(options_.unix_path, options_.socket_mode, 16));
+    ARC_ASSIGN_OR_RETURN(listen_fd_, net::ListenUnix(options_.unix_path, options_.socket_mode, 16));
     created_socket_file_ = true;
   } else {
-    ARC_ASSIGN_OR_RETURN(listen_fd_, nbd::ListenLoopbackTcp(options_.listen_address, 16, &port_));
+    ARC_ASSIGN_OR_RETURN(listen_fd_, net::ListenLoopbackTcp(options_.listen_address, 16, &port_));
   }
   return Status::Ok();
 }

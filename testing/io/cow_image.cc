@@ -1,4 +1,4 @@
-#include "io/cow_image.h"
+#include "testing/io/cow_image.h"
 
 #include <cstring>
 

@@ -40,7 +40,7 @@
 #include "base/random.h"
 #include "base/result.h"
 #include "base/thread_annotations.h"
-#include "io/device.h"
+#include "io/forwarding_device.h"
 
 namespace arcstore::io {
 
@@ -95,7 +95,7 @@ struct RequestCounts {
   uint64_t total() const { return reads + writes + flushes + discards; }
 };
 
-class FaultDevice final : public Device {
+class FaultDevice final : public ForwardingDevice {
  public:
   static constexpr size_t kMaxRules = 256;
   static constexpr size_t kMaxEvents = 4096;  // the oldest events are dropped beyond this
@@ -111,11 +111,6 @@ class FaultDevice final : public Device {
   std::vector<FaultEvent> Events() const;
   RequestCounts Counts() const;
 
-  const std::string& name() const override { return inner_->name(); }
-  uint32_t logical_block_size() const override { return inner_->logical_block_size(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
-  uint32_t buffer_alignment() const override { return inner_->buffer_alignment(); }
-  bool supports_discard() const override { return inner_->supports_discard(); }
   void Submit(IoRequest request) override;
 
  private:
@@ -135,7 +130,6 @@ class FaultDevice final : public Device {
   void ShortWrite(IoRequest r, const FaultEvent& event);
   void Count(IoOp op) ARC_EXCLUDES(mu_);
 
-  Device* const inner_;
   mutable Mutex mu_;
   SeededRandom random_ ARC_GUARDED_BY(mu_);
   uint64_t next_id_ ARC_GUARDED_BY(mu_) = 1;

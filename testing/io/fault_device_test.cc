@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "base/random.h"
-#include "io/fault_device.h"
 #include "io/memory_device.h"
+#include "testing/io/fault_device.h"
 
 namespace arcstore::io {
 namespace {

@@ -1,4 +1,4 @@
-// BufferCache: reuses the data buffers (READ results, WRITE payloads) of
+// PayloadCache: reuses the data buffers (READ results, WRITE payloads) of
 // one NBD connection's requests.
 //
 // A 4 KiB request at queue depth 32 otherwise allocates and frees a 4 KiB
@@ -33,12 +33,12 @@
 
 namespace arcstore::nbd {
 
-class BufferCache {
+class PayloadCache {
  public:
   static constexpr size_t kMinBytes = 4096;
   static constexpr size_t kMaxBytes = 64 * 1024;
 
-  explicit BufferCache(size_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
+  explicit PayloadCache(size_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
 
   // A buffer of at least `bytes`.
   std::unique_ptr<uint8_t[]> Take(size_t bytes) {

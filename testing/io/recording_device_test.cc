@@ -7,7 +7,7 @@
 
 #include "base/random.h"
 #include "io/memory_device.h"
-#include "io/recording_device.h"
+#include "testing/io/recording_device.h"
 
 namespace arcstore::io {
 namespace {
@@ -113,26 +113,22 @@ TEST(RecordingDevice, BuildImageRefusesChoicesThatCannotHappen) {
 
 // An inner device whose completions the test releases by hand, to make
 // completion order differ from submission order.
-class DeferredDevice final : public Device {
+class DeferredDevice final : public ForwardingDevice {
  public:
-  explicit DeferredDevice(Device* inner) : inner_(inner) {}
-  const std::string& name() const override { return inner_->name(); }
-  uint32_t logical_block_size() const override { return inner_->logical_block_size(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  explicit DeferredDevice(Device* inner) : ForwardingDevice(inner) {}
   bool supports_discard() const override { return true; }
   void Submit(IoRequest r) override {
-    if (r.op == IoOp::kRead) return inner_->Submit(std::move(r));  // reads pass at once
+    if (r.op == IoOp::kRead) return inner()->Submit(std::move(r));  // reads pass at once
     queue_.push_back(std::move(r));
   }
   void Complete(size_t i) {
     IoRequest r = std::move(queue_[i]);
     queue_.erase(queue_.begin() + static_cast<long>(i));
-    inner_->Submit(std::move(r));
+    inner()->Submit(std::move(r));
   }
   size_t queued() const { return queue_.size(); }
 
  private:
-  Device* inner_;
   std::deque<IoRequest> queue_;
 };
 

@@ -16,7 +16,7 @@
 // Locking: mu_ guards the rules, counters, events and the random stream; it
 // is never held while calling the inner device or a completion.
 // Limits: kMaxRules rules, kMaxEvents events kept.
-#include "io/fault_device.h"
+#include "testing/io/fault_device.h"
 
 #include <algorithm>
 #include <memory>
@@ -89,7 +89,7 @@ static bool Overlaps(const FaultRule& rule, const IoRequest& r) {
   return r.offset < rule_end && rule.range_offset < end;
 }
 
-FaultDevice::FaultDevice(Device* inner, uint64_t seed) : inner_(inner), random_(seed) {}
+FaultDevice::FaultDevice(Device* inner, uint64_t seed) : ForwardingDevice(inner), random_(seed) {}
 
 Result<uint64_t> FaultDevice::AddRule(const FaultRule& rule) {
   ARC_RETURN_IF_ERROR(rule.Validate());
@@ -181,7 +181,7 @@ void FaultDevice::Submit(IoRequest r) {
   if (!check.ok()) return r.done(check);
   Count(r.op);
   FaultEvent event;
-  if (!Match(r, &event)) return inner_->Submit(std::move(r));
+  if (!Match(r, &event)) return inner()->Submit(std::move(r));
   std::string where = DescribeIo(*this, r.op, r.offset, r.length());
   switch (event.kind) {
     case FaultKind::kIoError:
@@ -210,7 +210,7 @@ void FaultDevice::FlipOnWrite(IoRequest r, const FaultEvent& event) {
   // A private copy, aligned for an O_DIRECT inner device; the caller's
   // buffer is never modified.
   auto copy =
-      std::make_shared<AlignedBuffer>(length, BufferAlignmentFor(*inner_));
+      std::make_shared<AlignedBuffer>(length, BufferAlignmentFor(*inner()));
   GatherIov(r.iov, 0, length, copy->data());
   e.detail = RandomBelow(length * 8);
   copy->data()[e.detail / 8] ^= static_cast<uint8_t>(1u << (e.detail % 8));
@@ -218,7 +218,7 @@ void FaultDevice::FlipOnWrite(IoRequest r, const FaultEvent& event) {
   IoCallback done = std::move(r.done);
   r.iov = {{copy->data(), length}};
   r.done = [copy, done](const Status& s) { done(s); };
-  inner_->Submit(std::move(r));
+  inner()->Submit(std::move(r));
 }
 
 void FaultDevice::FlipOnRead(IoRequest r, const FaultEvent& event) {
@@ -237,7 +237,7 @@ void FaultDevice::FlipOnRead(IoRequest r, const FaultEvent& event) {
     }
     done(s);
   };
-  inner_->Submit(std::move(r));
+  inner()->Submit(std::move(r));
 }
 
 namespace {
@@ -292,7 +292,7 @@ void FaultDevice::TornWrite(IoRequest r, const FaultEvent& event) {
                     .offset = r.offset + first * sector,
                     .iov = SliceIov(r.iov, first * sector, count * sector),
                     .done = [joiner](const Status& s) { joiner->PieceDone(s); }};
-    inner_->Submit(std::move(piece));
+    inner()->Submit(std::move(piece));
   }
 }
 
@@ -311,7 +311,7 @@ void FaultDevice::ShortWrite(IoRequest r, const FaultEvent& event) {
                    .offset = r.offset,
                    .iov = SliceIov(r.iov, 0, e.detail * sector),
                    .done = [done, error](const Status& s) { done(s.ok() ? error : s); }};
-  inner_->Submit(std::move(prefix));
+  inner()->Submit(std::move(prefix));
 }
 
 }  // namespace arcstore::io

@@ -1,5 +1,6 @@
-#include "nbd/listen.h"
+#include "net/listen.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -8,13 +9,35 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
-#include "nbd/options.h"
-
-namespace arcstore::nbd {
+namespace arcstore::net {
 
 namespace {
+
+Result<uint32_t> ParseIpv4(const std::string& host) {
+  if (host == "localhost") return uint32_t{0x7f000001};
+  uint32_t value = 0;
+  size_t pos = 0;
+  for (int part = 0; part < 4; part++) {
+    size_t end = pos;
+    while (end < host.size() && host[end] >= '0' && host[end] <= '9') end++;
+    if (end == pos || end - pos > 3) return Status::InvalidArgument("bad IPv4 address " + host);
+    unsigned long octet = std::strtoul(host.substr(pos, end - pos).c_str(), nullptr, 10);
+    if (octet > 255) return Status::InvalidArgument("bad IPv4 address " + host);
+    value = value << 8 | static_cast<uint32_t>(octet);
+    pos = end;
+    if (part < 3) {
+      if (pos >= host.size() || host[pos] != '.') {
+        return Status::InvalidArgument("bad IPv4 address " + host);
+      }
+      pos++;
+    }
+  }
+  if (pos != host.size()) return Status::InvalidArgument("bad IPv4 address " + host);
+  return value;
+}
 
 Status Errno(const std::string& what) {
   return Status::IOError(what + ": " + std::strerror(errno));
@@ -59,6 +82,42 @@ class ListenGuard {
 };
 
 }  // namespace
+
+Result<ListenAddress> ParseListenAddress(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("listen address '" + text + "' is not HOST:PORT");
+  }
+  ARC_ASSIGN_OR_RETURN(uint32_t host, ParseIpv4(text.substr(0, colon)));
+  if ((host >> 24) != 127) {
+    return Status::InvalidArgument("listen address '" + text +
+                                   "' is not a loopback address (127.x.x.x)");
+  }
+  std::string port_text = text.substr(colon + 1);
+  char* end = nullptr;
+  errno = 0;
+  unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || errno != 0 || port > 65535) {
+    return Status::InvalidArgument("listen address '" + text + "' has a bad port");
+  }
+  return ListenAddress{host, static_cast<uint16_t>(port)};
+}
+
+std::string FormatPeerAddress(const sockaddr_storage& address, socklen_t length) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET && length >= sizeof(sockaddr_in)) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    return std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  if (address.ss_family == AF_INET6 && length >= sizeof(sockaddr_in6)) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
+  }
+  if (address.ss_family == AF_UNIX) return "unix socket";
+  return "unknown address";
+}
 
 Result<sockaddr_un> UnixSocketAddress(const std::string& path) {
   sockaddr_un a{};
@@ -171,4 +230,4 @@ Result<int> ListenLoopbackTcp(const std::string& address, int backlog, uint16_t*
   return guard.Release();
 }
 
-}  // namespace arcstore::nbd
+}  // namespace arcstore::net

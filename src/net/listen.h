@@ -1,5 +1,6 @@
-// Listening sockets for servers on this machine: the NBD server and the
-// control socket and metrics endpoint of `arcstore serve`.
+// Listening sockets for the servers of `arcstore serve`: the NBD server
+// (src/nbd) and the control socket and metrics endpoint (src/tools/source).
+// Below both, so that neither imports the other.
 //
 //   ListenUnix:        a unix socket at `path` with permissions `mode`; a
 //                      socket file left by a server that died is replaced,
@@ -27,7 +28,7 @@
 
 #include "base/result.h"
 
-namespace arcstore::nbd {
+namespace arcstore::net {
 
 // The address of a unix socket; InvalidArgument when `path` is empty or does
 // not fit.
@@ -42,8 +43,20 @@ struct TcpAddress {
 };
 Result<TcpAddress> ParseTcpAddress(const std::string& text);
 
+// Parses "127.0.0.1:10809" (or "localhost:PORT") into host and port; only
+// loopback addresses are accepted.
+struct ListenAddress {
+  uint32_t ipv4_host_order = 0;
+  uint16_t port = 0;
+};
+Result<ListenAddress> ParseListenAddress(const std::string& text);
+
+// An accepted client's address for logs: "127.0.0.1:40312", "[::1]:40312",
+// or "unix socket" (a unix socket's peers have no useful address).
+std::string FormatPeerAddress(const sockaddr_storage& address, socklen_t length);
+
 Result<int> ListenUnix(const std::string& path, uint32_t mode, int backlog);
 Result<int> ListenTcp(const TcpAddress& address, int backlog, uint16_t* bound_port);
 Result<int> ListenLoopbackTcp(const std::string& address, int backlog, uint16_t* bound_port);
 
-}  // namespace arcstore::nbd
+}  // namespace arcstore::net

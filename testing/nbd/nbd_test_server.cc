@@ -22,9 +22,9 @@
 
 #include "base/units.h"
 #include "nbd/server.h"
-#include "nbd/threaded_volume.h"
 #include "stats/registry.h"
 #include "testing/memory_volume.h"
+#include "testing/nbd/threaded_volume.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -87,6 +87,12 @@ int Run(int argc, char** argv) {
                "every request goes through Submit* (ServerOptions::inline_idle_requests off)");
   CLI11_PARSE(app, argc, argv);
   o.inline_idle_requests = !no_inline;
+  // Every client turned away for who it is, one line on stdout for the
+  // end-to-end tests to check (arcstore serve logs them, rate-limited).
+  o.on_security_refusal = [](const std::string& peer, const std::string& why) {
+    std::printf("refused %s: %s\n", peer.c_str(), why.c_str());
+    std::fflush(stdout);
+  };
   Result<TlsMode> mode = ParseTlsMode(tls_mode);
   if (!mode.ok()) {
     std::fprintf(stderr, "nbd_test_server: --tls: %s\n", mode.status().message().c_str());

@@ -1,14 +1,14 @@
-#include "pool/crash_harness.h"
+#include "testing/pool/crash_harness.h"
 
 #include <cstring>
 #include <deque>
 #include <map>
 
 #include "base/random.h"
-#include "io/cow_image.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
-#include "io/recording_device.h"
+#include "testing/io/cow_image.h"
+#include "testing/io/recording_device.h"
 
 namespace arcstore::pool {
 namespace {

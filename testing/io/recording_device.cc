@@ -15,7 +15,7 @@
 // Locking: mu_ guards the recording and the sequence counter; never held
 // across the inner device or a completion.
 // Limits: max_recorded_bytes of base image plus write data.
-#include "io/recording_device.h"
+#include "testing/io/recording_device.h"
 
 #include <algorithm>
 #include <cstring>
@@ -49,7 +49,7 @@ Result<std::unique_ptr<RecordingDevice>> RecordingDevice::Create(Device* inner,
 }
 
 RecordingDevice::RecordingDevice(Device* inner, const RecordingOptions& options)
-    : inner_(inner), options_(options) {}
+    : ForwardingDevice(inner), options_(options) {}
 
 Recording RecordingDevice::TakeRecording() const {
   MutexLock lock(&mu_);
@@ -63,7 +63,7 @@ void RecordingDevice::Submit(IoRequest r) {
   if (!check.ok()) return r.done(check);
   switch (r.op) {
     case IoOp::kRead:
-      return inner_->Submit(std::move(r));
+      return inner()->Submit(std::move(r));
     case IoOp::kWrite:
     case IoOp::kDiscard:
       return SubmitWrite(std::move(r));
@@ -100,7 +100,7 @@ void RecordingDevice::SubmitWrite(IoRequest r) {
     }
     done(s);
   };
-  inner_->Submit(std::move(r));
+  inner()->Submit(std::move(r));
 }
 
 void RecordingDevice::SubmitFlush(IoRequest r) {
@@ -118,7 +118,7 @@ void RecordingDevice::SubmitFlush(IoRequest r) {
     }
     done(s);
   };
-  inner_->Submit(std::move(r));
+  inner()->Submit(std::move(r));
 }
 
 std::vector<uint64_t> Recording::FlushCrashPoints() const {

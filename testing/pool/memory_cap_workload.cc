@@ -7,7 +7,7 @@
 // Every 4 KiB block written carries its own index in its first 8 bytes, so
 // a read can tell a block from a misplaced or foreign one without a model
 // (clients overlap freely; which write wins does not matter here).
-#include "pool/memory_cap_workload.h"
+#include "testing/pool/memory_cap_workload.h"
 
 #include <unistd.h>
 

@@ -27,8 +27,8 @@
 #include "base/random.h"
 #include "base/result.h"
 #include "base/thread_annotations.h"
-#include "io/cow_image.h"
-#include "io/device.h"
+#include "io/forwarding_device.h"
+#include "testing/io/cow_image.h"
 
 namespace arcstore::io {
 
@@ -122,7 +122,7 @@ struct RecordingOptions {
   Status Validate() const;
 };
 
-class RecordingDevice final : public Device {
+class RecordingDevice final : public ForwardingDevice {
  public:
   // Reads the inner device whole as the base image.
   static Result<std::unique_ptr<RecordingDevice>> Create(Device* inner,
@@ -132,11 +132,6 @@ class RecordingDevice final : public Device {
   // bytes are shared, not copied).
   Recording TakeRecording() const;
 
-  const std::string& name() const override { return inner_->name(); }
-  uint32_t logical_block_size() const override { return inner_->logical_block_size(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
-  uint32_t buffer_alignment() const override { return inner_->buffer_alignment(); }
-  bool supports_discard() const override { return inner_->supports_discard(); }
   void Submit(IoRequest request) override;
 
  private:
@@ -144,7 +139,6 @@ class RecordingDevice final : public Device {
   void SubmitWrite(IoRequest request);
   void SubmitFlush(IoRequest request);
 
-  Device* const inner_;
   const RecordingOptions options_;
   mutable Mutex mu_;
   uint64_t next_seq_ ARC_GUARDED_BY(mu_) = 0;

@@ -1,5 +1,5 @@
 // Tests of the copy-on-write image and its device.
-#include "io/cow_image.h"
+#include "testing/io/cow_image.h"
 
 #include <gtest/gtest.h>
 

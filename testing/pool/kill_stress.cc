@@ -24,7 +24,7 @@
 // block, op) and ends with a checksum of the rest; trimmed or zeroed blocks
 // read as zeros. A block read after reopen must hold its newest durable
 // version or any version issued after that one.
-#include "pool/kill_stress.h"
+#include "testing/pool/kill_stress.h"
 
 #include <fcntl.h>
 #include <poll.h>
