@@ -1,0 +1,224 @@
+// The volume engine's txg sync (volume_sync.cc) against a fake environment
+// (testing/volume/): what SyncTxg writes and frees (records and the tree's
+// indirect blocks, copy-on-write), what readers see between SyncTxg and
+// TxgCommitted and after it (the records published to the ARC), partial
+// copies completed from the store, in parallel, or from the version held
+// since the txg before committed, and syncs that fail.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "testing/volume/volume_env_fixture.h"
+
+namespace arcstore::volume {
+namespace {
+
+using testing::VolumeEnvFixture;
+using testing::VolumeFixtureOptions;
+
+std::vector<uint8_t> Filled(size_t n, uint8_t v) { return std::vector<uint8_t>(n, v); }
+
+class VolumeSyncTest : public ::testing::Test {
+ protected:
+  void Make(VolumeFixtureOptions o = {}) {
+    f_ = std::make_unique<VolumeEnvFixture>(o);
+    rb_ = o.record_bytes;
+  }
+  VolumeImpl& vol() { return f_->vol(); }
+  testing::FakeBlockStore::Counts counts() { return f_->store().counts(); }
+  std::vector<uint8_t> ReadOk(uint64_t offset, size_t n) {
+    std::vector<uint8_t> out(n, 0xee);
+    Status s = vol().Read(offset, out);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out;
+  }
+  void WriteOk(uint64_t offset, const std::vector<uint8_t>& data) {
+    Status s = vol().Write(offset, data, kWriteNone);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  std::unique_ptr<VolumeEnvFixture> f_;
+  uint32_t rb_ = 0;
+};
+
+TEST_F(VolumeSyncTest, AnEmptyTxgWritesNothing) {
+  Make();
+  ASSERT_TRUE(f_->Sync().ok());
+  const auto c = counts();
+  EXPECT_EQ(c.record_writes + c.block_writes + c.data_frees + c.indirect_frees, 0u);
+  EXPECT_TRUE(f_->synced_entry().root.IsHole());
+}
+
+// 64 records, fan-out 4: level-1 blocks cover 4 records, level-2 blocks
+// 16, the root (level 3) all 64.
+TEST_F(VolumeSyncTest, SyncWritesEachDirtyRecordAndTheTreeCopyOnWrite) {
+  Make();
+  for (uint64_t r : {5, 1, 3}) WriteOk(r * rb_, Filled(rb_, uint8_t(r)));
+  ASSERT_TRUE(f_->Sync().ok());
+  auto c = counts();
+  EXPECT_EQ(c.record_writes, 3u);
+  EXPECT_EQ(c.block_writes, 4u) << "level-1 blocks 0 and 1, level-2 block 0, the root";
+  EXPECT_EQ(c.data_frees + c.indirect_frees, 0u) << "everything replaced a hole";
+  EXPECT_EQ(c.undirty_bytes, 3u * rb_);
+  format::VolumeEntry e = f_->synced_entry();
+  EXPECT_EQ(e.root.type, format::BlockType::kIndirect);
+  EXPECT_EQ(e.root.level, 3u);
+  EXPECT_EQ(e.root.birth_txg, 1u);
+  EXPECT_EQ(e.root.fill, 3u) << "three data records below the root";
+  EXPECT_EQ(f_->PointerOf(5).birth_txg, 1u);
+  // Rewriting record 5 rewrites its path: the record, its level-1 and
+  // level-2 blocks and the root, each freeing its old block.
+  WriteOk(5 * rb_, Filled(rb_, 0x55));
+  ASSERT_TRUE(f_->Sync().ok());
+  c = counts();
+  EXPECT_EQ(c.record_writes, 4u);
+  EXPECT_EQ(c.block_writes, 7u);
+  EXPECT_EQ(c.data_frees, 1u);
+  EXPECT_EQ(c.indirect_frees, 3u);
+  EXPECT_EQ(c.bad_frees, 0u);
+  EXPECT_EQ(f_->store().LiveBlocks(format::BlockType::kIndirect), 4u);
+  EXPECT_EQ(f_->synced_entry().root.birth_txg, 2u);
+  EXPECT_EQ(f_->PointerOf(1).birth_txg, 1u) << "untouched records keep their blocks";
+}
+
+// Between SyncTxg and TxgCommitted the txg's records are on the store and
+// still dirty copies: readers get them from the copies (no store read, the
+// ARC has no version yet). TxgCommitted makes each the cached version.
+TEST_F(VolumeSyncTest, TxgCommittedPublishesTheRecordsItWrote) {
+  Make();
+  for (uint64_t r = 0; r < 4; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(0x40 + r)));
+  std::atomic<bool> looked{false};
+  f_->SetBetweenHook([&](uint64_t txg) {
+    EXPECT_EQ(counts().record_writes, 4u);
+    for (uint64_t r = 0; r < 4; r++) {
+      EXPECT_FALSE(f_->Cached(r)) << "record " << r << " was published before its commit";
+      EXPECT_EQ(ReadOk(r * rb_, rb_), Filled(rb_, uint8_t(0x40 + r)));
+    }
+    EXPECT_EQ(counts().data_reads, 0u);
+    looked = true;
+  });
+  ASSERT_TRUE(f_->Sync().ok());
+  ASSERT_TRUE(looked);
+  f_->SetBetweenHook(nullptr);
+  for (uint64_t r = 0; r < 4; r++) {
+    EXPECT_TRUE(f_->Cached(r)) << "record " << r;
+    EXPECT_EQ(ReadOk(r * rb_, rb_), Filled(rb_, uint8_t(0x40 + r)));
+  }
+  EXPECT_EQ(counts().data_reads, 0u);
+  EXPECT_EQ(f_->Stat("dirty_read_hits"), 4);
+}
+
+TEST_F(VolumeSyncTest, PartialCopiesOfManyRecordsAreCompletedInParallel) {
+  Make();
+  for (uint64_t r = 0; r < 20; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(r)));
+  ASSERT_TRUE(f_->Sync().ok());
+  f_->Evict();
+  for (uint64_t r = 0; r < 20; r++) WriteOk(r * rb_ + r * 10, Filled(7, 0xf0));
+  EXPECT_EQ(counts().data_reads, 0u);
+  ASSERT_TRUE(f_->Sync().ok());
+  EXPECT_EQ(counts().data_reads, 20u);
+  EXPECT_EQ(f_->Stat("rmw_reads"), 20);
+  EXPECT_EQ(f_->Stat("rmw_held_bases"), 0);
+  f_->Evict();
+  for (uint64_t r = 0; r < 20; r++) {
+    std::vector<uint8_t> expect = Filled(rb_, uint8_t(r));
+    std::fill_n(expect.begin() + r * 10, 7, 0xf0);
+    EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
+  }
+}
+
+// A partial write into a record whose whole copy is syncing makes a
+// partial copy over it; when that txg commits, the copy holds the version
+// just committed, and its own sync completes from it without a read, even
+// after the ARC dropped the record.
+TEST_F(VolumeSyncTest, APartialCopyOverASyncingRecordCompletesFromTheHeldVersion) {
+  Make();
+  WriteOk(2 * rb_, Filled(rb_, 0x20));
+  ASSERT_TRUE(f_->Sync().ok());
+  WriteOk(2 * rb_, Filled(rb_, 0x21));  // txg 2: a whole copy
+  f_->store().write_gate().Arm();
+  Status first;
+  std::thread syncer([&] { first = f_->Sync(); });
+  f_->store().write_gate().WaitArrived();  // txg 2 is writing record 2
+  WriteOk(2 * rb_ + 100, Filled(100, 0x22));  // txg 3: a partial copy over it
+  EXPECT_EQ(f_->Stat("rmw_deferred"), 1);
+  std::vector<uint8_t> expect = Filled(rb_, 0x21);
+  std::fill_n(expect.begin() + 100, 100, 0x22);
+  EXPECT_EQ(ReadOk(2 * rb_, rb_), expect) << "the syncing copy under the partial one";
+  f_->store().write_gate().Release();
+  syncer.join();
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  f_->Evict();  // the committed version stays held by the partial copy
+  ASSERT_TRUE(f_->Sync().ok());
+  EXPECT_EQ(f_->Stat("rmw_reads"), 1);
+  EXPECT_EQ(f_->Stat("rmw_held_bases"), 1);
+  EXPECT_EQ(counts().data_reads, 0u) << "the completion read nothing";
+  f_->Evict();
+  EXPECT_EQ(ReadOk(2 * rb_, rb_), expect);
+  EXPECT_EQ(counts().data_reads, 1u);
+  EXPECT_EQ(counts().reads_of_freed, 0u);
+}
+
+// A sink error fails the sync (and the txg manager): the error says which
+// txg, the data stays readable from the dirty copies, and nothing more is
+// accepted.
+TEST_F(VolumeSyncTest, ASinkErrorFailsTheSyncAndLeavesTheDataReadable) {
+  Make();
+  for (uint64_t r = 0; r < 3; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(0x30 + r)));
+  ASSERT_TRUE(f_->Sync().ok());
+  for (uint64_t r = 0; r < 3; r++) WriteOk(r * rb_ + 5, Filled(5, uint8_t(0x60 + r)));
+  // Record 0 is written (and the tree changed, its old block freed); the
+  // write of record 1 fails.
+  f_->store().FailNextWrites(1, Status::IOError("injected write error"), /*skip=*/1);
+  Status s = f_->Sync();
+  EXPECT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
+  EXPECT_NE(s.message().find("injected write error"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("txg 2"), std::string::npos) << s.ToString();
+  const uint64_t reads_before = counts().data_reads;
+  for (uint64_t r = 0; r < 3; r++) {
+    std::vector<uint8_t> expect = Filled(rb_, uint8_t(0x30 + r));
+    std::fill_n(expect.begin() + 5, 5, uint8_t(0x60 + r));
+    EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
+  }
+  EXPECT_EQ(counts().data_reads, reads_before) << "served by the dirty copies";
+  EXPECT_FALSE(vol().Write(0, Filled(10, 1), kWriteNone).ok()) << "the pipeline has failed";
+}
+
+TEST_F(VolumeSyncTest, AReadErrorCompletingAPartialCopyFailsTheSync) {
+  Make();
+  WriteOk(2 * rb_, Filled(rb_, 0x20));
+  ASSERT_TRUE(f_->Sync().ok());
+  f_->Evict();
+  WriteOk(2 * rb_ + 10, Filled(10, 0x21));
+  f_->store().FailNextReads(1, Status::IOError("injected EIO"));
+  Status s = f_->Sync();
+  EXPECT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
+  EXPECT_NE(s.message().find("volume vol: completing record 2"), std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(counts().record_writes, 1u) << "nothing of txg 2 was written";
+  EXPECT_EQ(f_->Stat("rmw_reads"), 0);
+  EXPECT_EQ(ReadOk(2 * rb_ + 10, 10), Filled(10, 0x21)) << "the written bytes stay readable";
+  std::vector<uint8_t> expect = Filled(rb_, 0x20);
+  std::fill_n(expect.begin() + 10, 10, 0x21);
+  EXPECT_EQ(ReadOk(2 * rb_, rb_), expect) << "with the committed record under them";
+}
+
+TEST_F(VolumeSyncTest, ACorruptBaseFailsTheSyncOfAPartialCopy) {
+  Make();
+  WriteOk(4 * rb_, Filled(rb_, 0x40));
+  ASSERT_TRUE(f_->Sync().ok());
+  f_->Evict();
+  f_->store().CorruptBlock(f_->PointerOf(4));
+  WriteOk(4 * rb_ + 10, Filled(10, 0x41));
+  Status s = f_->Sync();
+  EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+  EXPECT_NE(s.message().find("completing record 4"), std::string::npos) << s.ToString();
+  EXPECT_EQ(counts().record_writes, 1u) << "the corrupt bytes were not written as data";
+}
+
+}  // namespace
+}  // namespace arcstore::volume
