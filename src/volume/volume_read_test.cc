@@ -207,6 +207,40 @@ TEST_F(VolumeReadTest, AReadAtTheStoreDuringACommitLeavesTheNewVersionCached) {
   EXPECT_EQ(counts().data_reads, 1u) << "the new version was served from the ARC";
 }
 
+// A reader that read the tree, then stalled while newer versions committed
+// for long enough that the allocator may reuse its block's space, reads
+// other bytes (Corruption): since txgs committed meanwhile it looks again
+// and returns the newest version, not the error.
+TEST_F(VolumeReadTest, AReadOfABlockReusedWhileItStalledRetries) {
+  Make();
+  f_->store().SetReuseFreedAfterTxgs(2);
+  Commit(3, 0x01);
+  f_->Evict();
+  testing::Gate paused;
+  paused.Arm();
+  vol().SetTreeReadHookForTest([&](uint64_t record, VolumeImpl::TreeReadPoint point) {
+    if (record == 3 && point == VolumeImpl::TreeReadPoint::kBeforeLookup) paused.Pass();
+  });
+  std::vector<uint8_t> got(rb_);
+  Status status;
+  std::thread reader([&] { status = vol().Read(3 * rb_, got); });
+  paused.WaitArrived();
+  Commit(3, 0x02);  // txg 2 frees the block the reader is about to read
+  Status synced;
+  for (int i = 0; i < 3 && synced.ok(); i++) synced = f_->Sync();  // txg 5 may reuse it
+  const uint64_t reused = counts().reused_blocks;
+  f_->Evict();
+  paused.Release();
+  reader.join();
+  vol().SetTreeReadHookForTest(nullptr);
+  ASSERT_TRUE(synced.ok()) << synced.ToString();
+  ASSERT_EQ(reused, 4u) << "the old record and the three indirect blocks above it";
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(got, Filled(rb_, 0x02));
+  EXPECT_EQ(counts().failed_reads, 1u) << "the reused block failed its checksum";
+  EXPECT_EQ(counts().data_reads, 2u) << "and the read went again, to the new block";
+}
+
 TEST_F(VolumeReadTest, OutOfRangeAndClosedReadsFail) {
   Make();
   std::vector<uint8_t> out(10);

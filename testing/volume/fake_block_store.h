@@ -20,9 +20,9 @@
 // test releases it, so a test can make an interleaving happen without
 // sleeping. counts() gives the traffic, split by block type.
 //
-// Freed blocks keep their bytes (the real allocator defers reuse too), but
-// a read of one is counted (reads_of_freed) so that a test can assert that
-// nothing read a block after its txg freed it.
+// Freed blocks keep their bytes (the real allocator defers reuse too), and
+// a read of one is counted (reads_of_freed). SetReuseFreedAfterTxgs makes
+// them read as other bytes once the allocator could have reused them.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -86,6 +86,7 @@ class FakeBlockStore final : public volume::BlockSource, public volume::RecordSi
     uint64_t indirect_reads = 0;  // reads of indirect blocks
     uint64_t failed_reads = 0;    // reads that returned an error
     uint64_t reads_of_freed = 0;  // reads of a block already freed
+    uint64_t reused_blocks = 0;   // freed blocks overwritten (SetReuseFreedAfterTxgs)
     uint64_t record_writes = 0;   // WriteRecord calls that stored a block
     uint64_t block_writes = 0;    // WriteBlock calls (indirect blocks)
     uint64_t data_frees = 0;      // frees of data records
@@ -94,10 +95,27 @@ class FakeBlockStore final : public volume::BlockSource, public volume::RecordSi
     uint64_t undirty_bytes = 0;   // sum of WriteRecord's undirty_bytes
   };
 
-  // Blocks written from now on are born in `txg`.
+  // Blocks written from now on are born in `txg`. With reuse on, blocks
+  // freed `reuse_after_txgs` or more txgs before `txg` are overwritten now.
   void BeginTxg(uint64_t txg) {
     MutexLock l(&mu_);
     txg_ = txg;
+    if (reuse_after_txgs_ == 0) return;
+    for (auto& [offset, b] : blocks_) {
+      if (b.freed && !b.reused && txg > b.freed_txg + reuse_after_txgs_) {
+        for (uint8_t& byte : b.bytes) byte = static_cast<uint8_t>(~byte);
+        b.reused = true;
+        counts_.reused_blocks++;
+      }
+    }
+  }
+  // Models the allocator's deferred frees (space/allocator.h, defer_txgs):
+  // frees of txg T may be reused by the writes of txg T + defer + 1, so a
+  // block freed in T reads as other bytes (Corruption) from then on.
+  // 0 (the default): freed blocks keep their bytes.
+  void SetReuseFreedAfterTxgs(uint32_t defer) {
+    MutexLock l(&mu_);
+    reuse_after_txgs_ = defer;
   }
   // Called with each WriteRecord's undirty_bytes (the pool undirties the
   // txg manager as writes complete).
@@ -140,6 +158,7 @@ class FakeBlockStore final : public volume::BlockSource, public volume::RecordSi
                               (it == blocks_.end() ? ", never written" : ", freed or not this block"));
     }
     it->second.freed = true;
+    it->second.freed_txg = txg_;
     (bp.type == format::BlockType::kIndirect ? counts_.indirect_frees : counts_.data_frees)++;
     return Status::Ok();
   }
@@ -186,6 +205,8 @@ class FakeBlockStore final : public volume::BlockSource, public volume::RecordSi
     format::BlockPointer bp;
     std::vector<uint8_t> bytes;
     bool freed = false;
+    uint64_t freed_txg = 0;
+    bool reused = false;  // overwritten (SetReuseFreedAfterTxgs)
   };
 
   Status Read(const format::BlockPointer& bp, std::span<uint8_t> out, bool prefetch) {
@@ -252,6 +273,7 @@ class FakeBlockStore final : public volume::BlockSource, public volume::RecordSi
   std::map<uint64_t, Block> blocks_ ARC_GUARDED_BY(mu_);  // by offset
   uint64_t next_offset_ ARC_GUARDED_BY(mu_) = 1;
   uint64_t txg_ ARC_GUARDED_BY(mu_) = 0;
+  uint32_t reuse_after_txgs_ ARC_GUARDED_BY(mu_) = 0;
   Counts counts_ ARC_GUARDED_BY(mu_);
   int failing_reads_ ARC_GUARDED_BY(mu_) = 0;
   Status read_error_ ARC_GUARDED_BY(mu_);

@@ -118,10 +118,13 @@ class VolumeEnvFixture {
     return entry_;
   }
   // A second VolumeImpl of the same volume opened from the last synced
-  // entry on the same environment (nothing of the first one's memory: its
-  // tree loads from the store). It is not synced by the fixture.
+  // entry on the same environment but without the log (nothing of the
+  // first one's memory: its tree loads from the store), as a pool opened
+  // after a crash would see it. The fixture does not sync it.
   std::unique_ptr<volume::VolumeImpl> Reopen() {
-    return std::make_unique<volume::VolumeImpl>(synced_entry(), Env(), stats_.get());
+    volume::VolumeEnv env = Env();
+    env.log = nullptr;  // its changes (a replay) are not logged again
+    return std::make_unique<volume::VolumeImpl>(synced_entry(), env, stats_.get());
   }
   // The pointer the volume's tree gives for `record`.
   format::BlockPointer PointerOf(uint64_t record) {
