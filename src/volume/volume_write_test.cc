@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <atomic>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "base/random.h"
@@ -69,6 +72,32 @@ class VolumeWriteTest : public ::testing::Test {
     EXPECT_EQ(ReadOk(rb_, rb_), expect) << "and that is what the store holds";
     EXPECT_EQ(counts().data_reads, 2u);
     EXPECT_EQ(ReadOk(0, rb_), Filled(rb_, 0)) << "its neighbour is untouched";
+  }
+
+  // A crash now: the volume as a pool would open it (the last committed
+  // txg's tree from the store, then the log records of later txgs applied
+  // in order, as pool_impl.cc's ReplayLog does) must read as `model`.
+  void ExpectCrashRecovers(const std::vector<uint8_t>& model, const std::string& when) {
+    const uint64_t committed = f_->txg().last_committed_txg();
+    Result<zil::LogReplay> log = f_->ReadLog(committed);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    f_->Evict();
+    std::unique_ptr<VolumeImpl> again = f_->Reopen();
+    for (const format::LogRecord& r : log->records) {
+      if (r.txg <= committed) continue;
+      Status s = again->ApplyLogRecord(r);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    std::vector<uint8_t> got(model.size());
+    Status s = again->Read(0, got);
+    again->Close();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (got == model) return;
+    uint64_t first = 0;
+    while (got[first] == model[first]) first++;
+    FAIL() << when << " (txg " << committed << " committed, " << log->records.size()
+           << " log records): byte " << first << " (record " << first / rb_ << ") is "
+           << int(got[first]) << ", expected " << int(model[first]);
   }
 
   std::unique_ptr<VolumeEnvFixture> f_;
@@ -308,30 +337,65 @@ TEST_F(VolumeWriteTest, FlushedChangesSurviveACrashThroughTheLog) {
       durable = true;
     }
     if (!durable) continue;
-    // The crash: a volume opened from the store and the log alone.
     crashes++;
-    const uint64_t committed = f_->txg().last_committed_txg();
-    Result<zil::LogReplay> log = f_->ReadLog(committed);
-    ASSERT_TRUE(log.ok()) << log.status().ToString();
-    f_->Evict();
-    std::unique_ptr<VolumeImpl> again = f_->Reopen();
-    for (const format::LogRecord& r : log->records) {
-      if (r.txg <= committed) continue;
-      Status s = again->ApplyLogRecord(r);
-      ASSERT_TRUE(s.ok()) << s.ToString();
-    }
-    std::vector<uint8_t> got(size);
-    ASSERT_TRUE(again->Read(0, got).ok());
-    again->Close();
-    if (got != model) {
-      uint64_t first = 0;
-      while (got[first] == model[first]) first++;
-      FAIL() << "step " << step << " (txg " << committed << " committed, "
-             << log->records.size() << " log records): byte " << first << " (record "
-             << first / rb_ << ") is " << int(got[first]) << ", expected " << int(model[first]);
-    }
+    ExpectCrashRecovers(model, "step " + std::to_string(step));
+    if (HasFatalFailure() || HasFailure()) return;
   }
   EXPECT_GT(crashes, 0);
+}
+
+// The same with writers changing the same records at once (each owns
+// every fourth 256-byte stripe, so the result is known), some with FUA,
+// while txgs sync back to back; after each round, a Flush and a crash.
+TEST_F(VolumeWriteTest, ConcurrentFlushedChangesSurviveACrashThroughTheLog) {
+  constexpr int kWriters = 4;
+  constexpr uint64_t kStripe = 256;
+  Make(VolumeFixtureOptions{.record_bytes = 4096, .records = 16, .with_log = true});
+  SeededRandom rnd = SeededRandom::FromEnvironment("VolumeWriteTest.ConcurrentFlushed");
+  SCOPED_TRACE("seed=" + std::to_string(rnd.seed()));
+  const uint64_t size = f_->size_bytes();
+  const uint64_t stripes = size / kStripe;
+  std::vector<uint8_t> model(size, 0);  // each writer changes its own stripes only
+  const uint64_t rounds = ScaledIterations(15);
+  for (uint64_t round = 0; round < rounds; round++) {
+    // The writers go on until the syncer has synced this many txgs.
+    const uint64_t txgs = 1 + rnd.Uniform(4);
+    std::atomic<uint64_t> synced{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kWriters; t++) {
+      threads.emplace_back([&, t, r = rnd.Fork()]() mutable {
+        while (synced < txgs) {
+          const uint64_t stripe = r.Uniform(stripes / kWriters) * kWriters + t;
+          const uint64_t begin = r.OneIn(4) ? 0 : r.Uniform(kStripe);
+          const uint64_t n = 1 + r.Uniform(kStripe - begin);
+          const uint64_t at = stripe * kStripe + begin;
+          std::vector<uint8_t> data(n, 0);
+          const bool zero = r.OneIn(5);
+          if (!zero) r.Fill(data.data(), n);
+          Status s = zero ? vol().WriteZeroes(at, n, kZeroNone)
+                          : vol().Write(at, data, r.OneIn(20) ? kFua : kWriteNone);
+          if (!s.ok()) {
+            ADD_FAILURE() << "writer " << t << ": " << s.ToString();
+            return;
+          }
+          std::copy(data.begin(), data.end(), model.begin() + at);
+        }
+      });
+    }
+    std::thread syncer([&] {
+      while (synced < txgs) {
+        Status s = f_->Sync();
+        if (!s.ok()) ADD_FAILURE() << s.ToString();
+        synced++;
+        if (!s.ok()) synced = txgs;
+      }
+    });
+    for (auto& th : threads) th.join();
+    syncer.join();
+    ASSERT_TRUE(vol().Flush().ok());
+    ExpectCrashRecovers(model, "round " + std::to_string(round));
+    if (HasFailure()) return;
+  }
 }
 
 TEST_F(VolumeWriteTest, FlushWithoutALogCommitsTheOpenTxg) {
