@@ -43,6 +43,18 @@ class VolumeWriteTest : public ::testing::Test {
     Status s = vol().Write(offset, data, flags);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
+  // A write through buffers the volume lends (PrepareWrite, volume_lend.cc)
+  // instead of the caller's.
+  Status WriteLent(uint64_t offset, const std::vector<uint8_t>& data, uint32_t flags) {
+    std::unique_ptr<PreparedWrite> p = vol().PrepareWrite(offset, data.size());
+    size_t at = 0;
+    for (std::span<uint8_t> piece : p->pieces()) {
+      std::copy_n(data.begin() + at, piece.size(), piece.begin());
+      at += piece.size();
+    }
+    EXPECT_EQ(at, data.size());
+    return vol().WritePrepared(std::move(p), flags);
+  }
   void Commit(uint64_t record, uint8_t v) {
     WriteOk(record * rb_, Filled(rb_, v));
     ASSERT_TRUE(f_->Sync().ok());
@@ -300,7 +312,8 @@ TEST_F(VolumeWriteTest, FuaAndFlushCommitTheIntentLogWithoutATxgSync) {
 // it (the last committed txg's tree from the store, then the log records
 // of later txgs applied in order, as pool_impl.cc's ReplayLog does) holds
 // every change made so far. Changes are a seeded random mix of whole and
-// partial writes, trims and zeroing, with txg syncs between them.
+// partial writes (half of them through lent buffers), trims and zeroing,
+// with txg syncs between them.
 TEST_F(VolumeWriteTest, FlushedChangesSurviveACrashThroughTheLog) {
   Make(VolumeFixtureOptions{.record_bytes = 4096, .records = 32, .with_log = true});
   SeededRandom rnd = SeededRandom::FromEnvironment("VolumeWriteTest.FlushedChangesSurvive");
@@ -322,7 +335,12 @@ TEST_F(VolumeWriteTest, FlushedChangesSurviveACrashThroughTheLog) {
       std::vector<uint8_t> data(length);
       rnd.Fill(data.data(), data.size());
       durable = rnd.OneIn(6);
-      WriteOk(offset, data, durable ? kFua : kWriteNone);
+      if (rnd.OneIn(2)) {
+        Status s = WriteLent(offset, data, durable ? kFua : kWriteNone);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+      } else {
+        WriteOk(offset, data, durable ? kFua : kWriteNone);
+      }
       std::copy(data.begin(), data.end(), model.begin() + offset);
     } else if (op == 7) {
       ASSERT_TRUE(vol().Trim(offset, length).ok());
@@ -372,8 +390,10 @@ TEST_F(VolumeWriteTest, ConcurrentFlushedChangesSurviveACrashThroughTheLog) {
           std::vector<uint8_t> data(n, 0);
           const bool zero = r.OneIn(5);
           if (!zero) r.Fill(data.data(), n);
-          Status s = zero ? vol().WriteZeroes(at, n, kZeroNone)
-                          : vol().Write(at, data, r.OneIn(20) ? kFua : kWriteNone);
+          const uint32_t flags = r.OneIn(20) ? kFua : kWriteNone;
+          Status s = zero          ? vol().WriteZeroes(at, n, kZeroNone)
+                     : r.OneIn(2) ? WriteLent(at, data, flags)
+                                  : vol().Write(at, data, flags);
           if (!s.ok()) {
             ADD_FAILURE() << "writer " << t << ": " << s.ToString();
             return;
