@@ -241,6 +241,23 @@ TEST_F(VolumeReadTest, AReadOfABlockReusedWhileItStalledRetries) {
   EXPECT_EQ(counts().data_reads, 2u) << "and the read went again, to the new block";
 }
 
+TEST_F(VolumeReadTest, CacheReadsOnlyTheMissingCommittedRecordsAsPrefetches) {
+  Make();
+  for (uint64_t r = 0; r < 4; r++) {
+    ASSERT_TRUE(vol().Write(r * rb_, Filled(rb_, uint8_t(0x80 + r)), kWriteNone).ok());
+  }
+  ASSERT_TRUE(f_->Sync().ok());
+  f_->Evict();
+  EXPECT_EQ(ReadOk(rb_, 10), Filled(10, 0x81));  // record 1 is cached again
+  ASSERT_TRUE(vol().Cache(0, 6 * rb_).ok());  // records 4 and 5 are holes
+  EXPECT_EQ(counts().data_reads, 4u);
+  EXPECT_EQ(counts().prefetch_reads, 3u) << "records 0, 2 and 3";
+  for (uint64_t r = 0; r < 6; r++) {
+    EXPECT_EQ(ReadOk(r * rb_, rb_), Filled(rb_, r < 4 ? uint8_t(0x80 + r) : 0)) << "record " << r;
+  }
+  EXPECT_EQ(counts().data_reads, 4u) << "every record was cached or a hole";
+}
+
 TEST_F(VolumeReadTest, OutOfRangeAndClosedReadsFail) {
   Make();
   std::vector<uint8_t> out(10);

@@ -164,6 +164,28 @@ TEST_F(VolumeSyncTest, APartialCopyOverASyncingRecordCompletesFromTheHeldVersion
   EXPECT_EQ(counts().reads_of_freed, 0u);
 }
 
+// A destroyed volume's blocks: FreeAll frees every record and indirect
+// block of its tree, each once.
+TEST_F(VolumeSyncTest, FreeAllFreesEveryBlockOfTheTreeOnce) {
+  Make();
+  for (uint64_t r : {0, 9, 33, 63}) WriteOk(r * rb_, Filled(rb_, 1));
+  ASSERT_TRUE(vol().Trim(9 * rb_, rb_).ok());
+  ASSERT_TRUE(vol().WriteZeroes(10 * rb_, rb_, kZeroNone).ok());
+  ASSERT_TRUE(f_->Sync().ok());
+  WriteOk(33 * rb_, Filled(rb_, 2));  // a second version: the first is freed at sync
+  ASSERT_TRUE(f_->Sync().ok());
+  const auto before = counts();
+  const size_t indirect = f_->store().LiveBlocks(format::BlockType::kIndirect);
+  EXPECT_EQ(f_->store().LiveBlocks(format::BlockType::kData), 3u);
+  ASSERT_TRUE(vol().FreeAll(&f_->store()).ok());
+  const auto after = counts();
+  EXPECT_EQ(after.data_frees - before.data_frees, 3u);
+  EXPECT_EQ(after.indirect_frees - before.indirect_frees, indirect);
+  EXPECT_EQ(after.bad_frees, 0u);
+  EXPECT_EQ(f_->store().LiveBlocks(format::BlockType::kData), 0u);
+  EXPECT_EQ(f_->store().LiveBlocks(format::BlockType::kIndirect), 0u);
+}
+
 // A sink error fails the sync (and the txg manager): the error says which
 // txg, the data stays readable from the dirty copies, and nothing more is
 // accepted.
