@@ -249,7 +249,7 @@ TEST_F(VolumeReadTest, CacheReadsOnlyTheMissingCommittedRecordsAsPrefetches) {
   ASSERT_TRUE(f_->Sync().ok());
   f_->Evict();
   EXPECT_EQ(ReadOk(rb_, 10), Filled(10, 0x81));  // record 1 is cached again
-  ASSERT_TRUE(vol().Cache(0, 6 * rb_).ok());  // records 4 and 5 are holes
+  ASSERT_TRUE(vol().Cache(0, 6 * rb_).ok());     // records 4 and 5 are holes
   EXPECT_EQ(counts().data_reads, 4u);
   EXPECT_EQ(counts().prefetch_reads, 3u) << "records 0, 2 and 3";
   for (uint64_t r = 0; r < 6; r++) {

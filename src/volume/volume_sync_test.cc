@@ -144,7 +144,7 @@ TEST_F(VolumeSyncTest, APartialCopyOverASyncingRecordCompletesFromTheHeldVersion
   f_->store().write_gate().Arm();
   Status first;
   std::thread syncer([&] { first = f_->Sync(); });
-  f_->store().write_gate().WaitArrived();  // txg 2 is writing record 2
+  f_->store().write_gate().WaitArrived();     // txg 2 is writing record 2
   WriteOk(2 * rb_ + 100, Filled(100, 0x22));  // txg 3: a partial copy over it
   EXPECT_EQ(f_->Stat("rmw_deferred"), 1);
   std::vector<uint8_t> expect = Filled(rb_, 0x21);
@@ -220,8 +220,7 @@ TEST_F(VolumeSyncTest, AReadErrorCompletingAPartialCopyFailsTheSync) {
   f_->store().FailNextReads(1, Status::IOError("injected EIO"));
   Status s = f_->Sync();
   EXPECT_EQ(s.code(), StatusCode::kIOError) << s.ToString();
-  EXPECT_NE(s.message().find("volume vol: completing record 2"), std::string::npos)
-      << s.ToString();
+  EXPECT_NE(s.message().find("volume vol: completing record 2"), std::string::npos) << s.ToString();
   EXPECT_EQ(counts().record_writes, 1u) << "nothing of txg 2 was written";
   EXPECT_EQ(f_->Stat("rmw_reads"), 0);
   EXPECT_EQ(ReadOk(2 * rb_ + 10, 10), Filled(10, 0x21)) << "the written bytes stay readable";

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -243,9 +243,9 @@ TEST_F(VolumeWriteTest, TrimAndWriteZeroesMakeHolesAndZerosAndFreeBlocksAtSync) 
   for (uint64_t r = 0; r < 4; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(0x10 + r)));
   ASSERT_TRUE(f_->Sync().ok());
   ASSERT_EQ(counts().record_writes, 4u);
-  ASSERT_TRUE(vol().WriteZeroes(0, rb_, kZeroNoHole).ok());  // real zeros
-  ASSERT_TRUE(vol().Trim(rb_, rb_).ok());                    // a hole
-  ASSERT_TRUE(vol().Trim(2 * rb_ + 100, 50).ok());           // zeros in a copy
+  ASSERT_TRUE(vol().WriteZeroes(0, rb_, kZeroNoHole).ok());      // real zeros
+  ASSERT_TRUE(vol().Trim(rb_, rb_).ok());                        // a hole
+  ASSERT_TRUE(vol().Trim(2 * rb_ + 100, 50).ok());               // zeros in a copy
   ASSERT_TRUE(vol().WriteZeroes(3 * rb_, rb_, kZeroNone).ok());  // a zero marker
   std::vector<uint8_t> two = Filled(rb_, 0x12);
   std::fill_n(two.begin() + 100, 50, 0);
@@ -368,53 +368,57 @@ TEST_F(VolumeWriteTest, FlushedChangesSurviveACrashThroughTheLog) {
 TEST_F(VolumeWriteTest, ConcurrentFlushedChangesSurviveACrashThroughTheLog) {
   constexpr int kWriters = 4;
   constexpr uint64_t kStripe = 256;
-  Make(VolumeFixtureOptions{.record_bytes = 4096, .records = 16, .with_log = true});
-  SeededRandom rnd = SeededRandom::FromEnvironment("VolumeWriteTest.ConcurrentFlushed");
-  SCOPED_TRACE("seed=" + std::to_string(rnd.seed()));
-  const uint64_t size = f_->size_bytes();
-  const uint64_t stripes = size / kStripe;
-  std::vector<uint8_t> model(size, 0);  // each writer changes its own stripes only
-  const uint64_t rounds = ScaledIterations(15);
-  for (uint64_t round = 0; round < rounds; round++) {
-    // The writers go on until the syncer has synced this many txgs.
-    const uint64_t txgs = 1 + rnd.Uniform(4);
-    std::atomic<uint64_t> synced{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kWriters; t++) {
-      threads.emplace_back([&, t, r = rnd.Fork()]() mutable {
-        while (synced < txgs) {
-          const uint64_t stripe = r.Uniform(stripes / kWriters) * kWriters + t;
-          const uint64_t begin = r.OneIn(4) ? 0 : r.Uniform(kStripe);
-          const uint64_t n = 1 + r.Uniform(kStripe - begin);
-          const uint64_t at = stripe * kStripe + begin;
-          std::vector<uint8_t> data(n, 0);
-          const bool zero = r.OneIn(5);
-          if (!zero) r.Fill(data.data(), n);
-          const uint32_t flags = r.OneIn(20) ? kFua : kWriteNone;
-          Status s = zero          ? vol().WriteZeroes(at, n, kZeroNone)
-                     : r.OneIn(2) ? WriteLent(at, data, flags)
-                                  : vol().Write(at, data, flags);
-          if (!s.ok()) {
-            ADD_FAILURE() << "writer " << t << ": " << s.ToString();
-            return;
+  for (bool defer : {true, false}) {
+    SCOPED_TRACE(defer ? "deferred partial reads" : "partial writes read at once");
+    Make(VolumeFixtureOptions{
+        .record_bytes = 4096, .records = 16, .defer_partial_reads = defer, .with_log = true});
+    SeededRandom rnd = SeededRandom::FromEnvironment("VolumeWriteTest.ConcurrentFlushed");
+    SCOPED_TRACE("seed=" + std::to_string(rnd.seed()));
+    const uint64_t size = f_->size_bytes();
+    const uint64_t stripes = size / kStripe;
+    std::vector<uint8_t> model(size, 0);  // each writer changes its own stripes only
+    const uint64_t rounds = ScaledIterations(15);
+    for (uint64_t round = 0; round < rounds; round++) {
+      // The writers go on until the syncer has synced this many txgs.
+      const uint64_t txgs = 1 + rnd.Uniform(4);
+      std::atomic<uint64_t> synced{0};
+      std::vector<std::thread> threads;
+      for (int t = 0; t < kWriters; t++) {
+        threads.emplace_back([&, t, r = rnd.Fork()]() mutable {
+          while (synced < txgs) {
+            const uint64_t stripe = r.Uniform(stripes / kWriters) * kWriters + t;
+            const uint64_t begin = r.OneIn(4) ? 0 : r.Uniform(kStripe);
+            const uint64_t n = 1 + r.Uniform(kStripe - begin);
+            const uint64_t at = stripe * kStripe + begin;
+            std::vector<uint8_t> data(n, 0);
+            const bool zero = r.OneIn(5);
+            if (!zero) r.Fill(data.data(), n);
+            const uint32_t flags = r.OneIn(20) ? kFua : kWriteNone;
+            Status s = zero         ? vol().WriteZeroes(at, n, kZeroNone)
+                       : r.OneIn(2) ? WriteLent(at, data, flags)
+                                    : vol().Write(at, data, flags);
+            if (!s.ok()) {
+              ADD_FAILURE() << "writer " << t << ": " << s.ToString();
+              return;
+            }
+            std::copy(data.begin(), data.end(), model.begin() + at);
           }
-          std::copy(data.begin(), data.end(), model.begin() + at);
+        });
+      }
+      std::thread syncer([&] {
+        while (synced < txgs) {
+          Status s = f_->Sync();
+          if (!s.ok()) ADD_FAILURE() << s.ToString();
+          synced++;
+          if (!s.ok()) synced = txgs;
         }
       });
+      for (auto& th : threads) th.join();
+      syncer.join();
+      ASSERT_TRUE(vol().Flush().ok());
+      ExpectCrashRecovers(model, "round " + std::to_string(round));
+      if (HasFailure()) return;
     }
-    std::thread syncer([&] {
-      while (synced < txgs) {
-        Status s = f_->Sync();
-        if (!s.ok()) ADD_FAILURE() << s.ToString();
-        synced++;
-        if (!s.ok()) synced = txgs;
-      }
-    });
-    for (auto& th : threads) th.join();
-    syncer.join();
-    ASSERT_TRUE(vol().Flush().ok());
-    ExpectCrashRecovers(model, "round " + std::to_string(round));
-    if (HasFailure()) return;
   }
 }
 

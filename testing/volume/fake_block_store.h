@@ -154,8 +154,9 @@ class FakeBlockStore final : public volume::BlockSource, public volume::RecordSi
     auto it = blocks_.find(bp.offset_units);
     if (it == blocks_.end() || it->second.freed || it->second.bp != bp) {
       counts_.bad_frees++;
-      return Status::Internal("fake store: free of " + bp.ToString() +
-                              (it == blocks_.end() ? ", never written" : ", freed or not this block"));
+      return Status::Internal(
+          "fake store: free of " + bp.ToString() +
+          (it == blocks_.end() ? ", never written" : ", freed or not this block"));
     }
     it->second.freed = true;
     it->second.freed_txg = txg_;
