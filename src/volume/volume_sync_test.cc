@@ -186,6 +186,53 @@ TEST_F(VolumeSyncTest, FreeAllFreesEveryBlockOfTheTreeOnce) {
   EXPECT_EQ(f_->store().LiveBlocks(format::BlockType::kIndirect), 0u);
 }
 
+// The sync of txg T has built the whole copy of a partial record but not
+// swapped it in when a writer of T + 1 changes the record (copying T's
+// partial copy) and a reader reads it: both see T's bytes over the
+// committed record, and each txg writes its own version.
+TEST_F(VolumeSyncTest, WritersAndReadersGoOnWhileASyncCompletesAPartialCopy) {
+  Make();
+  WriteOk(7 * rb_, Filled(rb_, 0x70));
+  ASSERT_TRUE(f_->Sync().ok());
+  f_->Evict();
+  WriteOk(7 * rb_ + 100, Filled(100, 0x71));  // txg 2: a partial copy
+  testing::Gate completing;
+  completing.Arm();
+  vol().SetCompleteHookForTest([&](uint64_t record) {
+    if (record == 7) completing.Pass();
+  });
+  std::vector<uint8_t> in_txg2;
+  f_->SetBetweenHook([&](uint64_t txg) {
+    if (txg == 2) in_txg2 = ReadOk(7 * rb_, rb_);
+  });
+  Status first;
+  std::thread syncer([&] { first = f_->Sync(); });
+  completing.WaitArrived();
+  WriteOk(7 * rb_ + 150, Filled(100, 0x72));  // txg 3, overlapping txg 2's bytes
+  std::vector<uint8_t> expect2 = Filled(rb_, 0x70);
+  std::fill_n(expect2.begin() + 100, 100, 0x71);
+  std::vector<uint8_t> expect3 = expect2;
+  std::fill_n(expect3.begin() + 150, 100, 0x72);
+  EXPECT_EQ(ReadOk(7 * rb_, rb_), expect3);
+  completing.Release();
+  syncer.join();
+  vol().SetCompleteHookForTest(nullptr);
+  f_->SetBetweenHook(nullptr);
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  EXPECT_EQ(in_txg2, expect3) << "readers see the newest version, txg 3's";
+  f_->Evict();
+  // What txg 2 wrote is on the store: a volume opened from its entry.
+  std::unique_ptr<VolumeImpl> at2 = f_->Reopen();
+  std::vector<uint8_t> stored(rb_);
+  ASSERT_TRUE(at2->Read(7 * rb_, stored).ok());
+  at2->Close();
+  EXPECT_EQ(stored, expect2) << "txg 2 wrote its own version, not txg 3's";
+  ASSERT_TRUE(f_->Sync().ok());
+  f_->Evict();
+  EXPECT_EQ(ReadOk(7 * rb_, rb_), expect3);
+  EXPECT_EQ(counts().bad_frees, 0u);
+}
+
 // A sink error fails the sync (and the txg manager): the error says which
 // txg, the data stays readable from the dirty copies, and nothing more is
 // accepted.
