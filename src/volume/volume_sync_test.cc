@@ -195,6 +195,10 @@ TEST_F(VolumeSyncTest, WritersAndReadersGoOnWhileASyncCompletesAPartialCopy) {
   WriteOk(7 * rb_, Filled(rb_, 0x70));
   ASSERT_TRUE(f_->Sync().ok());
   f_->Evict();
+  // The evicted record's memory goes to another record's copy, so that
+  // the partial copy's unknown bytes are not the committed record's by
+  // chance (a copy that took them as known would go unnoticed).
+  WriteOk(8 * rb_, Filled(rb_, 0x80));
   WriteOk(7 * rb_ + 100, Filled(100, 0x71));  // txg 2: a partial copy
   testing::Gate completing;
   completing.Arm();
