@@ -11,12 +11,19 @@
 //     stats_hook() ──────────────────────> thread: RunWorker ──> stats_hook()
 //     status thread (optional): sums Progress, prints fio's status line
 //     sampler thread (optional): stats_hook() every stats_sample_ns
+//     txg thread (optional): txg_hook() every txg_poll_ns, syncs kept by txg
 //     join ──> JobResult per clone ──> fold (group_reporting) ──> RunResult
 //
 // Volume names: the base name of `filename` (all clones share it), else
 // filename_format ($jobname.$jobnum.$filenum: one volume per clone, as fio
 // makes one file per clone). Region: [offset, offset + size) of the volume,
 // clipped to its end; a missing volume is created with filesize (else size).
+//
+// fio's log files: a clone of a job with write_bw_log/iops/lat keeps its
+// entries in a JobLog (job_log.h); they move to RunResult::logs, by thread
+// number (1.. over all clones in order, as fio numbers them), before clones
+// are folded, and the txg syncs seen go to RunResult::txg_spans. Writing the
+// files is the caller's (log_files.h).
 //
 // Group ids: the first job is group 0; each later job with stonewall or
 // new_group opens the next group.
@@ -27,7 +34,8 @@
 // own JobResult and read only after join.
 //
 // Limits: at most 4096 workers in one batch (kMaxWorkers); sizes and
-// runtimes as parsed (job.h). Tunables: RunnerOptions (runner.h).
+// runtimes as parsed (job.h); max_log_entries per log and clone, and per-I/O
+// logs of a batch within kMaxLogMemoryBytes; at most 1M txg spans. Tunables: RunnerOptions (runner.h).
 // Stats: none of its own; it reports the engine's through the hook.
 
 #include "bench/runner.h"

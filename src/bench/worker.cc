@@ -27,6 +27,10 @@
 // bw_avg_time), the bytes and I/Os completed in the window, as KiB/s and
 // IOPS.
 //
+// fio's log files (write_*_log): each measured I/O also goes to the
+// clone's JobLog (job_log.h) at accounting, with its completion time; the
+// log closes its windows at the end of the I/O phase.
+//
 // Invariants: a slot is owned by the worker when FREE, by the volume while
 // IN_FLIGHT, and handed back by the DONE store (release/acquire). The
 // worker leaves only after every callback has finished touching it
