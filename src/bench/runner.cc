@@ -189,25 +189,21 @@ void SampleLoop(const RunnerOptions& o, Clock* clock, const std::atomic<bool>* d
 // which keeps only its last rows: a gap between polls is counted.
 struct TxgCollector {
   std::map<uint64_t, TxgSpan> spans;
-  uint64_t missed = 0;
   static constexpr size_t kMaxSpans = 1'000'000;
 
   void Poll(const TxgHook& hook) {
     auto rows = hook();
     if (!rows.ok()) return;
-    uint64_t first_new = UINT64_MAX;
     for (TxgSpan& s : *rows) {
-      if (spans.count(s.txg) != 0 || spans.size() >= kMaxSpans) continue;
-      first_new = std::min(first_new, s.txg);
+      if (spans.size() >= kMaxSpans) return;
       spans.emplace(s.txg, std::move(s));
     }
-    if (first_new != UINT64_MAX && !spans.empty()) {
-      auto it = spans.find(first_new);
-      if (it != spans.begin()) {
-        const uint64_t before = std::prev(it)->first;
-        if (first_new > before + 1) missed += first_new - before - 1;
-      }
-    }
+  }
+  // Every txg is synced in turn: a number missing between the first and
+  // the last seen left the history between two polls.
+  uint64_t Missed() const {
+    if (spans.empty()) return 0;
+    return spans.rbegin()->first - spans.begin()->first + 1 - spans.size();
   }
 };
 
@@ -394,8 +390,8 @@ Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
       all.push_back(std::move(t->result));
     }
   }
+  run.txg_missed = txgs.Missed();
   for (auto& [txg, span] : txgs.spans) run.txg_spans.push_back(std::move(span));
-  run.txg_missed = txgs.missed;
   run.jobs = Fold(std::move(all));
   run.groups = ComputeGroups(run.jobs);
   return run;
