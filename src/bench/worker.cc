@@ -37,7 +37,8 @@
 // (callbacks_finished_ == submitted_). No allocation and no lock on the
 // per-I/O path: buffers, slots, the random map and the histograms are
 // allocated before the first I/O; std::function holds the one-pointer
-// callback inline.
+// callback inline. The one exception is a job that asks for fio's log
+// files: its JobLog's vectors grow (geometrically, up to their limit).
 //
 // Limits: iodepth <= 4096 (Job::Validate via the option table); block size
 // <= 128 MiB; buffers total iodepth x max bs.
