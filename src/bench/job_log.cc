@@ -6,11 +6,16 @@ namespace arcstore::bench {
 
 const char* LogKindName(LogKind kind) {
   switch (kind) {
-    case LogKind::kBw: return "bw";
-    case LogKind::kIops: return "iops";
-    case LogKind::kLat: return "lat";
-    case LogKind::kClat: return "clat";
-    case LogKind::kSlat: return "slat";
+    case LogKind::kBw:
+      return "bw";
+    case LogKind::kIops:
+      return "iops";
+    case LogKind::kLat:
+      return "lat";
+    case LogKind::kClat:
+      return "clat";
+    case LogKind::kSlat:
+      return "slat";
   }
   return "?";
 }

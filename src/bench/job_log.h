@@ -52,11 +52,11 @@ struct LogEntry {
 };
 
 struct JobLogOptions {
-  std::array<bool, kNumLogKinds> kinds{};        // which logs to keep
-  std::array<bool, kNumDirs> active_dirs{};      // directions the job does
-  uint64_t avg_ms = 0;                           // 0: per I/O
-  bool max_value = false;                        // windows: maximum, not average
-  uint64_t max_entries = uint64_t{1} << 20;      // per log
+  std::array<bool, kNumLogKinds> kinds{};    // which logs to keep
+  std::array<bool, kNumDirs> active_dirs{};  // directions the job does
+  uint64_t avg_ms = 0;                       // 0: per I/O
+  bool max_value = false;                    // windows: maximum, not average
+  uint64_t max_entries = uint64_t{1} << 20;  // per log
 
   Status Validate() const;
 };

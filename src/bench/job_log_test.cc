@@ -72,7 +72,8 @@ TEST(JobLogTest, MaxValueLogsTheWindowsLargestLatency) {
   JobLogOptions o = AllKinds(1000);
   o.max_value = true;
   JobLog log(o, kStart);
-  for (uint64_t lat : {5'000, 90'000, 20'000}) log.OnIo(kStart + kMs, kWrite, 512, 0, lat, lat, std::nullopt);
+  for (uint64_t lat : {5'000, 90'000, 20'000})
+    log.OnIo(kStart + kMs, kWrite, 512, 0, lat, lat, std::nullopt);
   log.Finish(kStart + 1000 * kMs);
   EXPECT_EQ(TimesAndValues(log, LogKind::kLat), (Pairs{{1000, 90'000}}));
 }
@@ -139,7 +140,8 @@ Result<JobSet> Parse(const std::string& text) {
 TEST(JobLogOptionsTest, FioLogOptionsParse) {
   auto set = Parse(
       "[global]\nlog_avg_msec=250\nlog_offset=1\nlog_max_value=1\n"
-      "[a]\nrw=randwrite\nsize=1m\nwrite_bw_log=/tmp/x\nwrite_iops_log\nwrite_lat_log=lat\nper_job_logs=0\n");
+      "[a]\nrw=randwrite\nsize=1m\nwrite_bw_log=/tmp/"
+      "x\nwrite_iops_log\nwrite_lat_log=lat\nper_job_logs=0\n");
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   const Job& j = set->jobs[0];
   EXPECT_EQ(j.bw_log_prefix, "/tmp/x");
@@ -149,7 +151,8 @@ TEST(JobLogOptionsTest, FioLogOptionsParse) {
   EXPECT_TRUE(j.log_offset);
   EXPECT_TRUE(j.log_max_value);
   EXPECT_FALSE(j.per_job_logs);
-  auto cmd = ParseCommandLineJobs({"--name=c", "--size=1m", "--write_bw_log=p", "--log_avg_msec=1000"}, JobEnv());
+  auto cmd = ParseCommandLineJobs(
+      {"--name=c", "--size=1m", "--write_bw_log=p", "--log_avg_msec=1000"}, JobEnv());
   ASSERT_TRUE(cmd.ok()) << cmd.status().ToString();
   EXPECT_EQ(cmd->jobs[0].bw_log_prefix, "p");
   EXPECT_EQ(cmd->jobs[0].log_avg_ms, 1000u);
@@ -162,17 +165,20 @@ TEST(JobLogOptionsTest, BadValuesAndUnsupportedLogOptionsAreNamed) {
       << bad.status().ToString();
   bad = Parse("[a]\nsize=1m\nlog_avg_msec=3600001\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("outside 0..3600000"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("outside 0..3600000"), std::string::npos)
+      << bad.status().ToString();
   bad = Parse("[a]\nsize=1m\nwrite_bw_log=/tmp/\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("option 'write_bw_log'"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("option 'write_bw_log'"), std::string::npos)
+      << bad.status().ToString();
   for (const char* opt : {"write_hist_log=h", "log_hist_msec=100", "log_prio=1", "log_unix_epoch=1",
                           "log_compression=1m", "log_store_compressed=1"}) {
     bad = Parse(std::string("[a]\nsize=1m\n") + opt + "\n");
     ASSERT_FALSE(bad.ok()) << opt;
     EXPECT_EQ(bad.status().code(), StatusCode::kNotSupported) << opt;
     const std::string name = std::string(opt).substr(0, std::string(opt).find('='));
-    EXPECT_NE(bad.status().message().find("option '" + name + "' is not supported"), std::string::npos)
+    EXPECT_NE(bad.status().message().find("option '" + name + "' is not supported"),
+              std::string::npos)
         << bad.status().ToString();
   }
 }

@@ -98,10 +98,12 @@ std::string FormatLogEntries(const std::vector<LogEntry>& entries, bool log_offs
   out.reserve(entries.size() * 28);
   char line[128];
   for (const LogEntry& e : entries) {
-    int len = log_offset ? std::snprintf(line, sizeof(line), "%" PRIu64 ", %" PRIu64 ", %u, %u, %" PRIu64 ", 0\n",
-                                         e.time_ms, e.value, unsigned{e.dir}, e.block_bytes, e.offset_bytes)
-                         : std::snprintf(line, sizeof(line), "%" PRIu64 ", %" PRIu64 ", %u, %u, 0\n", e.time_ms,
-                                         e.value, unsigned{e.dir}, e.block_bytes);
+    int len = log_offset
+                  ? std::snprintf(line, sizeof(line),
+                                  "%" PRIu64 ", %" PRIu64 ", %u, %u, %" PRIu64 ", 0\n", e.time_ms,
+                                  e.value, unsigned{e.dir}, e.block_bytes, e.offset_bytes)
+                  : std::snprintf(line, sizeof(line), "%" PRIu64 ", %" PRIu64 ", %u, %u, 0\n",
+                                  e.time_ms, e.value, unsigned{e.dir}, e.block_bytes);
     out.append(line, static_cast<size_t>(len));
   }
   return out;
@@ -113,16 +115,17 @@ std::string FormatTxgLog(const std::vector<TxgSpan>& spans, uint64_t start_ns, u
       "# arcstore txg syncs: quiesce_ms, sync_start_ms, sync_end_ms, txg, reason, dirty_bytes, "
       "written_bytes (ms since the job's start)\n";
   if (missed != 0) {
-    out += "# " + std::to_string(missed) + " syncs left the pool's txg history before they were read\n";
+    out += "# " + std::to_string(missed) +
+           " syncs left the pool's txg history before they were read\n";
   }
   char line[256];
   for (const TxgSpan& s : spans) {
     if (s.sync_end_ns < start_ns || s.quiesce_start_ns > end_ns) continue;
-    int len = std::snprintf(line, sizeof(line), "%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRIu64 ", %s, %" PRIu64
-                            ", %" PRIu64 "\n",
-                            RelMs(s.quiesce_start_ns, start_ns), RelMs(s.sync_start_ns, start_ns),
-                            RelMs(s.sync_end_ns, start_ns), s.txg, s.reason.c_str(), s.dirty_bytes,
-                            s.written_bytes);
+    int len = std::snprintf(
+        line, sizeof(line),
+        "%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRIu64 ", %s, %" PRIu64 ", %" PRIu64 "\n",
+        RelMs(s.quiesce_start_ns, start_ns), RelMs(s.sync_start_ns, start_ns),
+        RelMs(s.sync_end_ns, start_ns), s.txg, s.reason.c_str(), s.dirty_bytes, s.written_bytes);
     out.append(line, std::min<size_t>(static_cast<size_t>(len), sizeof(line) - 1));
   }
   return out;
@@ -180,12 +183,14 @@ Status LogFileWriter::Write(const RunResult& run, std::vector<std::string>* warn
       text += FormatLogEntries(log.entries(p.kind), p.log_offset);
       if (log.dropped(p.kind) != 0) {
         warnings->push_back(p.path + ": " + std::to_string(log.dropped(p.kind)) +
-                            " entries of thread " + std::to_string(t) + " dropped at the limit of " +
+                            " entries of thread " + std::to_string(t) +
+                            " dropped at the limit of " +
                             std::to_string(log.options().max_entries) +
                             " per log; set log_avg_msec to log windows");
       }
     }
-    if (p.txg && start_ns != UINT64_MAX) text = FormatTxgLog(run.txg_spans, start_ns, end_ns, run.txg_missed);
+    if (p.txg && start_ns != UINT64_MAX)
+      text = FormatTxgLog(run.txg_spans, start_ns, end_ns, run.txg_missed);
     ARC_RETURN_IF_ERROR(WriteAll(fds_[i], p.path, text));
   }
   return Status::Ok();

@@ -60,22 +60,24 @@ std::vector<std::string> Lines(const std::string& path) {
 }
 
 TEST_F(LogFilesTest, NamesFollowFio) {
-  auto set = ParseCommandLineJobs({"--name=a", "--size=1m", "--numjobs=2", "--write_bw_log=/d/p",
-                                   "--write_lat_log", "--name=b", "--size=1m", "--write_iops_log=/d/q",
-                                   "--per_job_logs=0"},
-                                  JobEnv());
+  auto set = ParseCommandLineJobs(
+      {"--name=a", "--size=1m", "--numjobs=2", "--write_bw_log=/d/p", "--write_lat_log", "--name=b",
+       "--size=1m", "--write_iops_log=/d/q", "--per_job_logs=0"},
+      JobEnv());
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   std::vector<std::string> names;
   for (const PlannedLog& p : PlanLogFiles(*set, true)) names.push_back(p.path);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "/d/p_bw.1.log", "a_lat.1.log", "a_clat.1.log", "a_slat.1.log", "/d/p_txg.1.log",
-                       "a_txg.1.log", "/d/p_bw.2.log", "a_lat.2.log", "a_clat.2.log", "a_slat.2.log",
-                       "/d/p_txg.2.log", "a_txg.2.log", "/d/q_iops.log", "/d/q_txg.log"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "/d/p_bw.1.log", "a_lat.1.log", "a_clat.1.log", "a_slat.1.log", "/d/p_txg.1.log",
+                "a_txg.1.log", "/d/p_bw.2.log", "a_lat.2.log", "a_clat.2.log", "a_slat.2.log",
+                "/d/p_txg.2.log", "a_txg.2.log", "/d/q_iops.log", "/d/q_txg.log"}));
 }
 
 TEST_F(LogFilesTest, ClonesWithoutPerJobLogsShareOneFileInThreadOrder) {
   auto set = ParseCommandLineJobs(
-      {"--name=a", "--size=1m", "--numjobs=3", "--write_bw_log=/d/s", "--per_job_logs=0"}, JobEnv());
+      {"--name=a", "--size=1m", "--numjobs=3", "--write_bw_log=/d/s", "--per_job_logs=0"},
+      JobEnv());
   ASSERT_TRUE(set.ok());
   auto plan = PlanLogFiles(*set, false);
   ASSERT_EQ(plan.size(), 1u);
@@ -88,16 +90,17 @@ TEST(LogFormatTest, LinesAreFios) {
   e[0] = {10289750, 0, 505, 0, 1};
   e[1] = {121059, 249856, 0, 4096, 0};
   EXPECT_EQ(FormatLogEntries(e, false), "505, 10289750, 1, 0, 0\n0, 121059, 0, 4096, 0\n");
-  EXPECT_EQ(FormatLogEntries(e, true), "505, 10289750, 1, 0, 0, 0\n0, 121059, 0, 4096, 249856, 0\n");
+  EXPECT_EQ(FormatLogEntries(e, true),
+            "505, 10289750, 1, 0, 0, 0\n0, 121059, 0, 4096, 249856, 0\n");
 }
 
 TEST(LogFormatTest, TxgLinesAreRelativeToTheJobAndClipped) {
   constexpr uint64_t kMs = 1'000'000;
   std::vector<TxgSpan> spans = {
-      {7, 100 * kMs, 150 * kMs, 180 * kMs, "timeout", 1, 2},       // ends before the job
+      {7, 100 * kMs, 150 * kMs, 180 * kMs, "timeout", 1, 2},                 // ends before the job
       {8, 900 * kMs, 950 * kMs, 1300 * kMs, "dirty_threshold", 4096, 8192},  // began before it
       {9, 2000 * kMs, 2001 * kMs, 2600 * kMs, "explicit_wait", 0, 512},
-      {10, 5000 * kMs, 5001 * kMs, 5100 * kMs, "timeout", 0, 0},   // after it
+      {10, 5000 * kMs, 5001 * kMs, 5100 * kMs, "timeout", 0, 0},  // after it
   };
   const std::string text = FormatTxgLog(spans, 1000 * kMs, 3000 * kMs, 2);
   std::istringstream in(text);
@@ -122,17 +125,19 @@ TEST_F(LogFilesTest, FilesAreCreatedNewAndRefusalsNameTheOption) {
       << refused.status().ToString();
   EXPECT_EQ(Lines(prefix + "_bw.1.log"), std::vector<std::string>{"someone's"});
   EXPECT_TRUE(LogFileWriter::Create(PlanLogFiles(*set, false), true).ok());
-  auto missing = ParseCommandLineJobs({"--name=a", "--size=1m", "--write_lat_log=" + dir_ + "/no/such/p"}, JobEnv());
+  auto missing = ParseCommandLineJobs(
+      {"--name=a", "--size=1m", "--write_lat_log=" + dir_ + "/no/such/p"}, JobEnv());
   ASSERT_TRUE(missing.ok());
   auto bad = LogFileWriter::Create(PlanLogFiles(*missing, false), false);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("option 'write_lat_log'"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("option 'write_lat_log'"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST_F(LogFilesTest, AWindowedRunWritesOneRowPerWindowAndDirection) {
-  auto paths = RunOurs({"--name=t", "--size=8m", "--bs=4k", "--rw=randrw", "--time_based", "--runtime=1s",
-                        "--write_bw_log=" + dir_ + "/w", "--write_lat_log=" + dir_ + "/w",
-                        "--log_avg_msec=250"});
+  auto paths = RunOurs({"--name=t", "--size=8m", "--bs=4k", "--rw=randrw", "--time_based",
+                        "--runtime=1s", "--write_bw_log=" + dir_ + "/w",
+                        "--write_lat_log=" + dir_ + "/w", "--log_avg_msec=250"});
   ASSERT_EQ(paths.size(), 4u);
   const auto bw = Lines(dir_ + "/w_bw.1.log");
   ASSERT_EQ(bw.size(), 8u);  // 4 windows x read, write
@@ -156,9 +161,11 @@ class FioLogCompat : public LogFilesTest {
 
   // Runs fio with `args` and its logs under PREFIX = dir_/fio.
   void RunFio(const std::vector<std::string>& args) {
-    std::string cmd = "cd '" + dir_ + "' && /usr/bin/fio --output=/dev/null --filename=" + dir_ + "/file";
+    std::string cmd =
+        "cd '" + dir_ + "' && /usr/bin/fio --output=/dev/null --filename=" + dir_ + "/file";
     for (const auto& a : args) cmd += " '" + a + "'";
-    for (const char* log : {"bw", "iops", "lat"}) cmd += std::string(" --write_") + log + "_log=fio";
+    for (const char* log : {"bw", "iops", "lat"})
+      cmd += std::string(" --write_") + log + "_log=fio";
     cmd += " >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
@@ -193,8 +200,8 @@ class FioLogCompat : public LogFilesTest {
 };
 
 TEST_F(FioLogCompat, WindowedLogsHaveFiosShape) {
-  ExpectSameShape({"--name=t", "--size=8m", "--bs=4k", "--rw=randrw", "--ioengine=psync", "--time_based",
-                   "--runtime=1200ms", "--log_avg_msec=200"},
+  ExpectSameShape({"--name=t", "--size=8m", "--bs=4k", "--rw=randrw", "--ioengine=psync",
+                   "--time_based", "--runtime=1200ms", "--log_avg_msec=200"},
                   R"(^\d+, \d+, [01], 0, 0$)");
 }
 

@@ -17,9 +17,11 @@ std::vector<std::string_view> Fields(std::string_view line) {
   std::vector<std::string_view> out;
   for (size_t start = 0;;) {
     size_t comma = line.find(',', start);
-    std::string_view f = line.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    std::string_view f =
+        line.substr(start, comma == std::string_view::npos ? comma : comma - start);
     while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
-    while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r')) f.remove_suffix(1);
+    while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r'))
+      f.remove_suffix(1);
     out.push_back(f);
     if (comma == std::string_view::npos || out.size() > 16) break;
     start = comma + 1;
@@ -65,8 +67,10 @@ Result<std::vector<FioLogRow>> ParseFioLog(std::string_view text, const std::str
     FioLogRow r;
     if (!ParseNum(f[0], &r.time_ms)) return bad("time '" + std::string(f[0]) + "' is not a number");
     if (!ParseNum(f[1], &r.value)) return bad("value '" + std::string(f[1]) + "' is not a number");
-    if (!ParseNum(f[2], &r.dir) || r.dir < 0 || r.dir > 2) return bad("direction must be 0, 1 or 2");
-    if (!ParseNum(f[3], &r.block_bytes)) return bad("block size '" + std::string(f[3]) + "' is not a number");
+    if (!ParseNum(f[2], &r.dir) || r.dir < 0 || r.dir > 2)
+      return bad("direction must be 0, 1 or 2");
+    if (!ParseNum(f[3], &r.block_bytes))
+      return bad("block size '" + std::string(f[3]) + "' is not a number");
     rows.push_back(r);
     return Status::Ok();
   }));
@@ -80,7 +84,8 @@ Result<std::vector<TxgMark>> ParseTxgLog(std::string_view text, const std::strin
     auto bad = [&](const std::string& what) {
       return Status::InvalidArgument(name + ":" + std::to_string(n) + ": " + what);
     };
-    if (f.size() != 7) return bad("expected 7 fields: quiesce_ms, sync_start_ms, sync_end_ms, txg, reason, ...");
+    if (f.size() != 7)
+      return bad("expected 7 fields: quiesce_ms, sync_start_ms, sync_end_ms, txg, reason, ...");
     TxgMark m;
     if (!ParseNum(f[0], &m.quiesce_ms) || !ParseNum(f[1], &m.sync_start_ms) ||
         !ParseNum(f[2], &m.sync_end_ms) || !ParseNum(f[3], &m.txg)) {
@@ -126,11 +131,14 @@ Result<BenchRun> LoadBenchRun(const std::string& input, std::optional<uint32_t> 
     } else if (suffixes.size() == 1) {
       suffix = *suffixes.begin();
     } else if (suffixes.empty()) {
-      return Status::NotFound(input + ": no PREFIX_bw/iops/lat/clat/txg log files with this prefix");
+      return Status::NotFound(input +
+                              ": no PREFIX_bw/iops/lat/clat/txg log files with this prefix");
     } else {
       std::string list;
-      for (const auto& s : suffixes) list += (list.empty() ? "" : ", ") + (s.empty() ? "(none)" : s.substr(1));
-      return Status::InvalidArgument(input + ": logs of several jobs (" + list + "); choose one with --job N");
+      for (const auto& s : suffixes)
+        list += (list.empty() ? "" : ", ") + (s.empty() ? "(none)" : s.substr(1));
+      return Status::InvalidArgument(input + ": logs of several jobs (" + list +
+                                     "); choose one with --job N");
     }
   }
   BenchRun run;

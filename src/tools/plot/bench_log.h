@@ -27,7 +27,7 @@ namespace arcstore::tools {
 struct FioLogRow {
   uint64_t time_ms = 0;
   uint64_t value = 0;
-  int dir = 0;  // 0 read, 1 write, 2 trim
+  int dir = 0;               // 0 read, 1 write, 2 trim
   uint64_t block_bytes = 0;  // 0 in windowed logs
 };
 
