@@ -9,6 +9,13 @@
 //   arcstore bench --name=x --rw=randwrite --bs=4k ...
 //   arcstore bench --compare BASE.json RESULT.json [--threshold PCT]
 //   arcstore bench JOB.fio --print-fio-command [--nbd-socket PATH]
+//   arcstore bench [JOB.fio] --write_bw_log=P --log_avg_msec=500 ...
+//
+// fio options given without a --name (e.g. --write_bw_log=P) apply to every
+// job of the job files, overriding theirs; with no job file, to the seeds'
+// random-write job (not to its fill). fio's log files (bench/log_files.h)
+// are created new before the pool opens (--force: replace) and written
+// after the run, with the pool's txg syncs in P_txg.N.log.
 #include <signal.h>
 #include <unistd.h>
 
@@ -29,6 +36,7 @@
 #include "bench/file_volume.h"
 #include "bench/fio_format.h"
 #include "bench/job_file.h"
+#include "bench/log_files.h"
 #include "bench/pool_provider.h"
 #include "bench/report.h"
 #include "bench/runner.h"
@@ -37,6 +45,7 @@
 #include "cli/progress.h"
 #include "cli/report_sink.h"
 #include "format/output_file.h"
+#include "tools/source/pool_access.h"
 #ifdef ARCSTORE_HAVE_DOCTOR
 #include "tools/doctor/doctor.h"
 #include "tools/doctor/report_format.h"
@@ -112,13 +121,48 @@ uint64_t TotalVolumeBytes(const JobSet& set) {
   return total;
 }
 
+bool HasJobName(const std::vector<std::string>& extras) {
+  return std::any_of(extras.begin(), extras.end(),
+                     [](const std::string& e) { return e.rfind("--name=", 0) == 0; });
+}
+
+// fio options without a --name: applied to `jobs` (each overriding the
+// job's own value), then every job is checked again.
+void ApplyOverrides(const std::vector<std::string>& extras, std::vector<bench::Job*> jobs) {
+  for (size_t i = 0; i < extras.size(); i++) {
+    const std::string where = "command line argument " + std::to_string(i + 1);
+    std::string_view e = extras[i];
+    if (e.rfind("--", 0) != 0) throw UsageError(where + ": '" + extras[i] + "' is not --option[=value]");
+    e.remove_prefix(2);
+    const size_t eq = e.find('=');
+    const std::string key(e.substr(0, eq));
+    const std::string value = eq == std::string_view::npos ? "" : std::string(e.substr(eq + 1));
+    for (bench::Job* j : jobs) {
+      Status s = bench::ApplyJobOption(j, key, value, eq != std::string_view::npos);
+      if (!s.ok()) throw CommandFailed(where + ": " + s.message());
+      j->written.emplace_back(bench::Lowercase(key), value);
+    }
+  }
+  for (bench::Job* j : jobs) Check(j->Validate(), "command line");
+}
+
 JobSet LoadJobs(const BenchArgs& a, const std::vector<std::string>& extras, bool* default_mode) {
   bench::JobEnv env = bench::JobEnv::FromSystem();
-  *default_mode = a.job_files.empty() && extras.empty();
+  const bool overrides = !extras.empty() && !HasJobName(extras);
+  *default_mode = a.job_files.empty() && (extras.empty() || overrides);
   if (*default_mode) {
     auto set = bench::ParseJobText(kDefaultJobs, "default jobs", ".", env);
     Check(set.status().ok() ? Status::Ok() : set.status(), "default jobs");
+    if (overrides) ApplyOverrides(extras, {&set->jobs.back()});
     return std::move(*set);
+  }
+  if (overrides) {
+    auto files = bench::ParseJobFiles(a.job_files, env);
+    if (!files.ok()) throw CommandFailed(files.status().message());
+    std::vector<bench::Job*> all;
+    for (auto& j : files->jobs) all.push_back(&j);
+    ApplyOverrides(extras, all);
+    return std::move(*files);
   }
   JobSet set;
   if (!a.job_files.empty()) {
@@ -194,6 +238,28 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   auto p = Pool::Open(rp->path, po);
   if (!p.ok()) throw CommandFailed("cannot open pool " + rp->path + ": " + p.status().ToString());
   rp->pool = std::move(*p);
+}
+
+// The pool's txg syncs on the runner's clock (the pool's is the same
+// monotonic clock): quiesce, sync start and end of each finished txg.
+bench::TxgHook PoolTxgHook(Pool* pool) {
+  return [pool]() -> Result<std::vector<bench::TxgSpan>> {
+    ARC_ASSIGN_OR_RETURN(std::vector<tools::TxgRow> rows, tools::TxgHistoryOf(*pool));
+    std::vector<bench::TxgSpan> out;
+    for (const tools::TxgRow& r : rows) {
+      if (r.state != "C" && r.state != "F") continue;
+      bench::TxgSpan s;
+      s.txg = r.txg;
+      s.quiesce_start_ns = r.birth_ns + r.otime_ns;
+      s.sync_start_ns = s.quiesce_start_ns + r.qtime_ns + r.wtime_ns;
+      s.sync_end_ns = s.sync_start_ns + r.stime_ns;
+      s.reason = r.reason;
+      s.dirty_bytes = r.ndirty_bytes;
+      s.written_bytes = r.nwritten_bytes;
+      out.push_back(std::move(s));
+    }
+    return out;
+  };
 }
 
 bench::RunnerOptions MakeRunnerOptions(const BenchArgs& a, bench::VolumeProvider* provider) {
@@ -286,6 +352,10 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   MakeRunnerOptions(a, nullptr);  // parses --max-runtime and --max-size
   std::optional<ReportSink> file_out;
   if (!a.output.empty()) file_out.emplace(a.output, a.force, "--output");
+  std::optional<bench::LogFileWriter> logs;
+  if (auto plan = bench::PlanLogFiles(set, /*with_txg=*/true); !plan.empty()) {
+    logs.emplace(OrFail(bench::LogFileWriter::Create(std::move(plan), a.force), "fio log files"));
+  }
   RunPool rp;
   OpenRunPool(a, set, &rp);
   signal(SIGINT, OnInterrupt);
@@ -295,6 +365,7 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   bench::RunnerOptions ro = MakeRunnerOptions(a, &provider);
   ro.stats_hook = bench::PoolStatsHook(rp.pool.get());
   ro.stats_sample_ns = 500'000'000;  // ARC size vs c and dirty level over the run
+  if (logs) ro.txg_hook = PoolTxgHook(rp.pool.get());
   if (*format == bench::OutputFormat::kNormal && a.output.empty()) {
     std::fputs(bench::FormatRunHeader(set).c_str(), stdout);
     std::fflush(stdout);
@@ -306,6 +377,7 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
     // figures, in the same run.
     bench::FileVolumeProvider files(a.baseline_dir);
     bench::RunnerOptions fo = MakeRunnerOptions(a, &files);
+    fo.logs = false;  // the log files hold the pool run's entries
     auto base = bench::RunJobs(set, fo);
     if (!base.ok()) throw CommandFailed("baseline: " + base.status().ToString());
     for (auto& j : base->jobs) {
@@ -313,6 +385,14 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
       run->jobs.push_back(std::move(j));
     }
     run->groups = bench::ComputeGroups(run->jobs);
+  }
+  if (logs) {
+    std::vector<std::string> warnings;
+    Check(logs->Write(*run, &warnings), "fio log files");
+    for (const std::string& w : warnings) std::fprintf(stderr, "arcstore bench: warning: %s\n", w.c_str());
+    std::string names;
+    for (const std::string& p : logs->paths()) names += (names.empty() ? "" : ", ") + p;
+    std::fprintf(stderr, "arcstore bench: fio logs written: %s\n", names.c_str());
   }
   if (a.print_stats) {
     std::fprintf(stderr, "%s", stats::ToKstatText(rp.pool->stats().TakeSnapshot()).c_str());
@@ -358,7 +438,7 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("--output-format", args.output_format, "normal, json or json+");
   c->add_option("--output", args.output, "write the report to FILE (a new file)");
   c->add_flag("--force", args.force,
-              "with --output: replace an existing regular file that is not a pool");
+              "with --output and fio's write_*_log: replace existing regular files that are not pools");
   c->add_option("--compare", args.compare, "BASELINE.json RESULT.json: per-job differences")->expected(2);
   c->add_option("--threshold", args.threshold_pct, "regression threshold for --compare, percent");
   c->add_flag("--print-fio-command", args.print_fio_command,

@@ -6,6 +6,8 @@
 //   arcstore plot arc SAMPLES -o PREFIX          (SAMPLES: arcstore stat --json > SAMPLES)
 //   arcstore plot throttle SAMPLES -o PREFIX
 //   arcstore plot sizes TRACE_A TRACE_B -o PREFIX [--labels A,B]
+//   arcstore plot timeline RUN [RUN_B] -o PREFIX [--labels A,B] [--iops] [--job N] [--bin-ms MS]
+//                          (RUN: a bench log prefix, or one of its files)
 //
 // A trace is written by the server's process (format: docs/observability.md),
 // so it needs a running `arcstore serve`; FILE defaults to POOL.trace and is
@@ -13,8 +15,10 @@
 // checks it again and creates it new (--force: may replace a regular file
 // that is not a pool). Plots are PREFIX.svg and PREFIX.png, drawn
 // by gnuplot (tools/plot/plot.h).
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/observe.h"
@@ -78,10 +82,10 @@ void AddPlot(CLI::App& app) {
     std::string labels;
   };
   auto a = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand("plot", "Plots (SVG and PNG, via gnuplot) from a trace or stat samples");
+  CLI::App* cmd = app.add_subcommand("plot", "Plots (SVG and PNG, via gnuplot) from a trace, stat samples or bench logs");
   cmd->require_subcommand(1);
-  auto common = [a](CLI::App* c, const char* input_help, int inputs) {
-    c->add_option("INPUT", a->inputs, input_help)->required()->expected(inputs);
+  auto common = [a](CLI::App* c, const char* input_help, int inputs, int max_inputs = 0) {
+    c->add_option("INPUT", a->inputs, input_help)->required()->expected(inputs, std::max(inputs, max_inputs));
     c->add_option("-o,--output", a->options.output_prefix, "output prefix: PREFIX.svg, PREFIX.png, PREFIX.dat")
         ->required();
     c->add_option("--title", a->options.title, "plot title");
@@ -111,6 +115,33 @@ void AddPlot(CLI::App& app) {
   thr->callback([a, samples] {
     if (a->options.title.empty()) a->options.title = "dirty data and throttle: " + a->inputs[0];
     Report(OrFail(tools::PlotThrottle(samples(), a->options), "plot"));
+  });
+  CLI::App* timeline = cmd->add_subcommand(
+      "timeline", "throughput and latency over time from bench/fio logs, txg syncs marked; two runs side by side");
+  common(timeline, "one or two runs: a log prefix (arcstore bench --write_bw_log=P) or one of its files", 1, 2);
+  timeline->add_option("--labels", a->labels, "A,B: names of the runs (default: the inputs)");
+  timeline->add_flag("--iops", a->options.timeline_iops, "IOPS (from the iops log) instead of MiB/s");
+  timeline->add_option("--bin-ms", a->options.bin_ms, "per-I/O logs: bin width in ms (default 500)");
+  auto job = std::make_shared<uint32_t>(0);
+  timeline->add_option("--job", *job, "the job number N of PREFIX_bw.N.log when a prefix has several");
+  timeline->callback([a, job] {
+    std::vector<tools::BenchRun> runs;
+    for (const std::string& in : a->inputs) {
+      runs.push_back(OrFail(tools::LoadBenchRun(in, *job == 0 ? std::nullopt : std::optional<uint32_t>(*job)),
+                            "plot timeline"));
+    }
+    a->options.label_a = a->inputs[0];
+    a->options.label_b = a->inputs.size() > 1 ? a->inputs[1] : "";
+    if (!a->labels.empty()) {
+      size_t comma = a->labels.find(',');
+      a->options.label_a = a->labels.substr(0, comma);
+      if (comma != std::string::npos) a->options.label_b = a->labels.substr(comma + 1);
+    }
+    if (a->options.title.empty()) {
+      a->options.title = runs.size() == 1 ? "throughput and latency over time, txg syncs marked"
+                                          : "before and after: throughput and latency over time, txg syncs marked";
+    }
+    Report(OrFail(tools::PlotTimeline(runs, a->options), "plot timeline"));
   });
   CLI::App* sizes = cmd->add_subcommand("sizes", "I/O size histograms of two traces side by side");
   common(sizes, "two trace files", 2);

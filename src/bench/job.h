@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,9 @@ namespace arcstore::bench {
 enum class RwPattern { kRead, kWrite, kRandRead, kRandWrite, kReadWrite, kRandRw, kTrim, kRandTrim };
 enum class Distribution { kRandom, kZipf, kPareto, kNormal };
 enum class VerifyKind { kNone, kCrc32c, kMd5 };
+
+// log_avg_msec's upper bound: one hour.
+inline constexpr int64_t kMaxLogAvgMs = 3'600'000;
 
 struct Job {
   std::string name;
@@ -86,6 +90,15 @@ struct Job {
   uint64_t loops = 1;
   std::vector<double> percentile_list = {1,  5,  10, 20, 30, 40,   50,   60,   70,
                                          80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+  // fio's log files (log_files.h): the prefix of PREFIX_bw.N.log etc.;
+  // unset: no such log; "" (the option without a value): the job's name.
+  std::optional<std::string> bw_log_prefix, iops_log_prefix, lat_log_prefix;
+  uint64_t log_avg_ms = 0;  // 0: one entry per I/O; else the window
+  bool log_max_value = false;
+  bool log_offset = false;
+  bool per_job_logs = true;
+
+  bool WritesLogs() const { return bw_log_prefix || iops_log_prefix || lat_log_prefix; }
 
   bool IsRandom() const;
   bool Reads() const;

@@ -80,6 +80,18 @@ Setter Count(uint64_t Job::*field) {
   };
 }
 
+Setter LogPrefix(std::optional<std::string> Job::*field) {
+  return [field](Job* j, std::string_view v, bool) -> Status {
+    std::string prefix(TrimSpace(v));
+    if (prefix.size() > 4000) return Status::InvalidArgument("log file prefix longer than 4000 bytes");
+    if (!prefix.empty() && prefix.back() == '/') {
+      return Status::InvalidArgument("'" + prefix + "' is a folder; the prefix needs a file name part");
+    }
+    j->*field = prefix;
+    return Status::Ok();
+  };
+}
+
 Status SetRw(Job* j, std::string_view v, bool has) {
   ARC_RETURN_IF_ERROR(NeedsValue(v, has, "rw"));
   std::string text = Lowercase(TrimSpace(v));
@@ -327,6 +339,23 @@ const std::vector<OptionRow>& Table() {
          return Status::Ok();
        }},
       {{"kb_base"}, Uint32(&Job::kb_base, 1000, 1024)},
+      {{"write_bw_log"}, LogPrefix(&Job::bw_log_prefix)},
+      {{"write_iops_log"}, LogPrefix(&Job::iops_log_prefix)},
+      {{"write_lat_log"}, LogPrefix(&Job::lat_log_prefix)},
+      {{"log_avg_msec"},
+       [](Job* j, std::string_view v, bool h) -> Status {
+         ARC_RETURN_IF_ERROR(NeedsValue(v, h, "log_avg_msec"));
+         ARC_ASSIGN_OR_RETURN(int64_t n, ParseFioInt(v));
+         if (n < 0 || n > kMaxLogAvgMs) {
+           return Status::InvalidArgument("value " + std::string(v) + " outside 0.." +
+                                          std::to_string(kMaxLogAvgMs) + " (milliseconds)");
+         }
+         j->log_avg_ms = static_cast<uint64_t>(n);
+         return Status::Ok();
+       }},
+      {{"log_max_value"}, Bool(&Job::log_max_value)},
+      {{"log_offset"}, Bool(&Job::log_offset)},
+      {{"per_job_logs"}, Bool(&Job::per_job_logs)},
   };
   return kTable;
 }

@@ -13,6 +13,7 @@
 
 #include "bench/fio_values.h"
 #include "bench/job.h"
+#include "bench/job_log.h"
 #include "bench/latency.h"
 #include "stats/registry.h"
 
@@ -72,6 +73,12 @@ struct JobResult {
   std::shared_ptr<const StatsSeries> arcstore_series;
   std::vector<std::string> volume_names;
   uint64_t region_bytes = 0;  // bytes of volume the job covered (working set)
+  // fio's thread number: 1.. over every clone of every job, in order (the N
+  // of the log files' names).
+  uint32_t thread_number = 0;
+  // The clone's log entries when the job writes logs (moved to
+  // RunResult::logs before clones are folded).
+  std::shared_ptr<const JobLog> log;
 
   void Merge(const JobResult& o);
 };
@@ -85,8 +92,32 @@ struct GroupResult {
   std::array<uint64_t, kNumDirs> min_run_ms{}, max_run_ms{};
 };
 
+// A txg sync of the pool under the jobs, on the runner's clock.
+struct TxgSpan {
+  uint64_t txg = 0;
+  uint64_t quiesce_start_ns = 0;  // the txg stopped taking writers
+  uint64_t sync_start_ns = 0;     // quiesced: its sync began
+  uint64_t sync_end_ns = 0;       // committed (or failed)
+  std::string reason;             // as `arcstore txgs` names it
+  uint64_t dirty_bytes = 0;
+  uint64_t written_bytes = 0;
+};
+
+// One clone's logs, kept apart from the folded results.
+struct CloneLog {
+  const Job* job = nullptr;
+  uint32_t thread_number = 0;
+  std::shared_ptr<const JobLog> log;
+};
+
 struct RunResult {
   std::vector<JobResult> jobs;
+  // Per clone that wrote logs, in thread order.
+  std::vector<CloneLog> logs;
+  // Every txg sync seen while the jobs ran (RunnerOptions::txg_hook), in txg
+  // order; txg_missed counts syncs that left the pool's history unseen.
+  std::vector<TxgSpan> txg_spans;
+  uint64_t txg_missed = 0;
   std::vector<GroupResult> groups;
   std::vector<std::pair<std::string, std::string>> global_written;
   uint64_t timestamp_unix_s = 0;

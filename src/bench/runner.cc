@@ -11,12 +11,19 @@
 //     stats_hook() ──────────────────────> thread: RunWorker ──> stats_hook()
 //     status thread (optional): sums Progress, prints fio's status line
 //     sampler thread (optional): stats_hook() every stats_sample_ns
+//     txg thread (optional): txg_hook() every txg_poll_ns, syncs kept by txg
 //     join ──> JobResult per clone ──> fold (group_reporting) ──> RunResult
 //
 // Volume names: the base name of `filename` (all clones share it), else
 // filename_format ($jobname.$jobnum.$filenum: one volume per clone, as fio
 // makes one file per clone). Region: [offset, offset + size) of the volume,
 // clipped to its end; a missing volume is created with filesize (else size).
+//
+// fio's log files: a clone of a job with write_bw_log/iops/lat keeps its
+// entries in a JobLog (job_log.h); they move to RunResult::logs, by thread
+// number (1.. over all clones in order, as fio numbers them), before clones
+// are folded, and the txg syncs seen go to RunResult::txg_spans. Writing the
+// files is the caller's (log_files.h).
 //
 // Group ids: the first job is group 0; each later job with stonewall or
 // new_group opens the next group.
@@ -27,7 +34,8 @@
 // own JobResult and read only after join.
 //
 // Limits: at most 4096 workers in one batch (kMaxWorkers); sizes and
-// runtimes as parsed (job.h). Tunables: RunnerOptions (runner.h).
+// runtimes as parsed (job.h); max_log_entries per log and clone, and per-I/O
+// logs of a batch within kMaxLogMemoryBytes; at most 1M txg spans. Tunables: RunnerOptions (runner.h).
 // Stats: none of its own; it reports the engine's through the hook.
 
 #include "bench/runner.h"
@@ -35,6 +43,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -131,6 +140,20 @@ Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::ato
   if (!j.randrepeat && !j.randseed_set) base ^= static_cast<uint64_t>(clock->NowNs());
   c.seed = base * 0x9E3779B97F4A7C15ull + t->clone + 1;
   c.sample_window_ns = o.sample_window_ns;
+  if (o.logs && j.WritesLogs()) {
+    JobLogOptions lo;
+    lo.kinds[static_cast<int>(LogKind::kBw)] = j.bw_log_prefix.has_value();
+    lo.kinds[static_cast<int>(LogKind::kIops)] = j.iops_log_prefix.has_value();
+    for (LogKind k : {LogKind::kLat, LogKind::kClat, LogKind::kSlat}) {
+      lo.kinds[static_cast<int>(k)] = j.lat_log_prefix.has_value();
+    }
+    lo.active_dirs = {j.Reads(), j.Writes(), j.Trims()};
+    lo.avg_ms = j.log_avg_ms;
+    lo.max_value = j.log_max_value;
+    lo.max_entries = o.max_log_entries;
+    ARC_RETURN_IF_ERROR(lo.Validate());
+    c.log_options = lo;
+  }
   c.clock = clock;
   c.progress = t->progress.get();
   c.abort = abort;
@@ -162,6 +185,38 @@ void SampleLoop(const RunnerOptions& o, Clock* clock, const std::atomic<bool>* d
   }
 }
 
+// The txg syncs seen so far, by txg; polled from the pool's history,
+// which keeps only its last rows: a gap between polls is counted.
+struct TxgCollector {
+  std::map<uint64_t, TxgSpan> spans;
+  static constexpr size_t kMaxSpans = 1'000'000;
+
+  void Poll(const TxgHook& hook) {
+    auto rows = hook();
+    if (!rows.ok()) return;
+    for (TxgSpan& s : *rows) {
+      if (spans.size() >= kMaxSpans) return;
+      spans.emplace(s.txg, std::move(s));
+    }
+  }
+  // Every txg is synced in turn: a number missing between the first and
+  // the last seen left the history between two polls.
+  uint64_t Missed() const {
+    if (spans.empty()) return 0;
+    return spans.rbegin()->first - spans.begin()->first + 1 - spans.size();
+  }
+};
+
+void TxgLoop(const RunnerOptions& o, Clock* clock, const std::atomic<bool>* done, TxgCollector* c) {
+  while (!done->load(std::memory_order_acquire)) {
+    c->Poll(o.txg_hook);
+    const uint64_t next = clock->NowNs() + o.txg_poll_ns;
+    while (!done->load(std::memory_order_acquire) && clock->NowNs() < next) {
+      clock->SleepForNs(std::min<uint64_t>(10'000'000, o.txg_poll_ns));
+    }
+  }
+}
+
 void StatusLoop(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o,
                 Clock* clock, const std::atomic<bool>* done) {
   StatusLineState state;
@@ -181,13 +236,35 @@ void StatusLoop(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOpt
   std::fflush(o.status_out);
 }
 
-Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o, Clock* clock) {
+// Per-I/O logs grow with the I/O count: refuse a batch whose logs could
+// pass kMaxLogMemoryBytes before it starts.
+Status CheckLogMemory(const std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o) {
+  uint64_t logs = 0;
+  for (const auto& t : tasks) {
+    const auto& lo = t->config.log_options;
+    if (!lo || lo->avg_ms != 0) continue;
+    for (bool k : lo->kinds) logs += k ? 1 : 0;
+  }
+  const uint64_t bytes = logs * o.max_log_entries * sizeof(LogEntry);
+  if (bytes > kMaxLogMemoryBytes) {
+    return Status::ResourceExhausted(
+        "option 'log_avg_msec': per-I/O logs (log_avg_msec=0) of this batch could hold " +
+        std::to_string(logs) + " logs of up to " + std::to_string(o.max_log_entries) +
+        " entries, more than " + std::to_string(kMaxLogMemoryBytes >> 20) +
+        " MiB; set log_avg_msec or log fewer clones");
+  }
+  return Status::Ok();
+}
+
+Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& o, Clock* clock,
+                TxgCollector* txgs) {
   static const std::atomic<bool> kNever{false};
   const std::atomic<bool>* abort = o.stop != nullptr ? o.stop : &kNever;
   // Volumes first (a new one a job reads is laid out there), then the cold
   // cache and the "before" snapshot: neither the layout's writes nor its
   // cached data count in the job.
   for (auto& t : tasks) ARC_RETURN_IF_ERROR(PrepareTask(t.get(), o, clock, abort));
+  ARC_RETURN_IF_ERROR(CheckLogMemory(tasks, o));
   std::shared_ptr<const stats::Snapshot> before;
   if (o.cold) ARC_RETURN_IF_ERROR(o.provider->DropCaches());
   if (o.stats_hook) {
@@ -195,12 +272,13 @@ Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& 
     before = std::make_shared<stats::Snapshot>(std::move(s));
   }
   std::atomic<bool> all_done{false};
-  std::thread status, sampler;
+  std::thread status, sampler, txg_poller;
   if (o.status_out != nullptr) status = std::thread(StatusLoop, std::cref(tasks), std::cref(o), clock, &all_done);
   auto series = std::make_shared<StatsSeries>();
   if (o.stats_hook && o.stats_sample_ns != 0) {
     sampler = std::thread(SampleLoop, std::cref(o), clock, &all_done, series.get());
   }
+  if (o.txg_hook) txg_poller = std::thread(TxgLoop, std::cref(o), clock, &all_done, txgs);
   std::vector<std::thread> threads;
   threads.reserve(tasks.size());
   for (auto& t : tasks) {
@@ -211,6 +289,8 @@ Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& 
   all_done.store(true, std::memory_order_release);
   if (status.joinable()) status.join();
   if (sampler.joinable()) sampler.join();
+  if (txg_poller.joinable()) txg_poller.join();
+  if (o.txg_hook) txgs->Poll(o.txg_hook);
   for (auto& t : tasks) t->config.volume.reset();
   if (o.stats_hook) {
     ARC_ASSIGN_OR_RETURN(stats::Snapshot after, o.stats_hook());
@@ -255,6 +335,12 @@ Status RunnerOptions::Validate() const {
   if (stats_sample_ns != 0 && stats_sample_ns < 10'000'000) {
     return Status::InvalidArgument("RunnerOptions.stats_sample_ns: below 10 ms");
   }
+  if (max_log_entries == 0 || max_log_entries > (uint64_t{1} << 28)) {
+    return Status::InvalidArgument("RunnerOptions.max_log_entries: must be 1..2^28");
+  }
+  if (txg_hook && txg_poll_ns < 10'000'000) {
+    return Status::InvalidArgument("RunnerOptions.txg_poll_ns: below 10 ms");
+  }
   if (max_size_bytes && *max_size_bytes == 0) {
     return Status::InvalidArgument("RunnerOptions.max_size_bytes: must not be 0");
   }
@@ -269,6 +355,8 @@ Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
   run.timestamp_unix_ms = UnixMs();
   run.timestamp_unix_s = run.timestamp_unix_ms / 1000;
   std::vector<JobResult> all;
+  TxgCollector txgs;
+  uint32_t thread_number = 0;
   int group = 0;
   size_t i = 0;
   while (i < set.jobs.size()) {
@@ -282,6 +370,7 @@ Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
         t->job = &j;
         t->groupid = group;
         t->clone = c;
+        t->result.thread_number = ++thread_number;
         batch.push_back(std::move(t));
       }
       workers += j.numjobs;
@@ -292,9 +381,17 @@ Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
       i++;
     } while (i < set.jobs.size() && !set.jobs[i].stonewall);
     if (o.stop != nullptr && o.stop->load(std::memory_order_relaxed)) break;
-    ARC_RETURN_IF_ERROR(RunBatch(batch, o, clock));
-    for (auto& t : batch) all.push_back(std::move(t->result));
+    ARC_RETURN_IF_ERROR(RunBatch(batch, o, clock, &txgs));
+    for (auto& t : batch) {
+      if (t->result.log) {
+        run.logs.push_back({t->job, t->result.thread_number, std::move(t->result.log)});
+        t->result.log.reset();
+      }
+      all.push_back(std::move(t->result));
+    }
   }
+  run.txg_missed = txgs.Missed();
+  for (auto& [txg, span] : txgs.spans) run.txg_spans.push_back(std::move(span));
   run.jobs = Fold(std::move(all));
   run.groups = ComputeGroups(run.jobs);
   return run;

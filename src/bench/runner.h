@@ -14,7 +14,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
+#include <vector>
 
 #include "base/clock.h"
 #include "bench/job_file.h"
@@ -22,6 +24,10 @@
 #include "bench/volume_provider.h"
 
 namespace arcstore::bench {
+
+// The pool's recent txg syncs (committed or failed ones), on the runner's
+// clock; the runner polls it while jobs run (RunResult::txg_spans).
+using TxgHook = std::function<Result<std::vector<TxgSpan>>()>;
 
 struct RunnerOptions {
   VolumeProvider* provider = nullptr;  // required
@@ -46,9 +52,22 @@ struct RunnerOptions {
   uint64_t stats_sample_ns = 0;
   // Bandwidth/IOPS sampling window (fio's bw_avg_time / iops_avg_time).
   uint64_t sample_window_ns = 500'000'000;
+  // fio's log files: keep the entries of jobs with write_bw_log,
+  // write_iops_log or write_lat_log (false: those options are ignored, as
+  // in a second run over the same jobs). At most max_log_entries per log
+  // and clone; a batch whose per-I/O logs (log_avg_msec=0) could need more
+  // than kMaxLogMemoryBytes is refused.
+  bool logs = true;
+  uint64_t max_log_entries = uint64_t{1} << 20;
+  // Optional: the pool's txg syncs, polled every txg_poll_ns while a batch
+  // runs and once after it.
+  TxgHook txg_hook;
+  uint64_t txg_poll_ns = 200'000'000;
 
   Status Validate() const;
 };
+
+inline constexpr uint64_t kMaxLogMemoryBytes = uint64_t{2} << 30;
 
 Result<RunResult> RunJobs(const JobSet& jobs, const RunnerOptions& options);
 

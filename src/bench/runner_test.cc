@@ -381,3 +381,64 @@ TEST(Runner, StopEndsRunningJobsAndSkipsLaterBatches) {
 
 }  // namespace
 }  // namespace arcstore::bench
+
+namespace arcstore::bench {
+namespace {
+
+// Per-I/O logs of a group_reporting job: every clone keeps its own entries
+// under fio's thread number, one per I/O, though the report folds them.
+TEST(RunnerLogs, ClonesKeepTheirLogsByThreadNumber) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse(
+      "[fill]\nfilename=f\nsize=64k\nbs=4k\nrw=write\n"
+      "[w]\nsize=256k\nbs=4k\nrw=write\nnumjobs=2\ngroup_reporting\nwrite_lat_log=x\nwrite_bw_log=x\n");
+  auto r = RunOn(set, &p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->jobs.size(), 2u);  // fill, then w's clones folded
+  ASSERT_EQ(r->logs.size(), 2u);
+  for (size_t i = 0; i < 2; i++) {
+    EXPECT_EQ(r->logs[i].thread_number, i + 2);  // the fill is thread 1
+    ASSERT_NE(r->logs[i].log, nullptr);
+    EXPECT_EQ(r->logs[i].log->entries(LogKind::kLat).size(), 64u);
+    EXPECT_EQ(r->logs[i].log->entries(LogKind::kBw).size(), 64u);
+    EXPECT_TRUE(r->logs[i].log->entries(LogKind::kIops).empty());
+  }
+}
+
+TEST(RunnerLogs, TxgSyncsAreCollectedOnceEachAndGapsCounted) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[w]\nfilename=v\nsize=1m\nbs=4k\nrw=write\n[w2]\nstonewall\nfilename=v\nsize=1m\nbs=4k\nrw=write\n");
+  // The "pool" shows txgs 3 and 4 at first, then 4, 5 and 9 (6..8 left
+  // its history unseen).
+  int calls = 0;
+  RunnerOptions o;
+  o.provider = &p;
+  o.txg_poll_ns = 10'000'000;
+  o.txg_hook = [&calls]() -> Result<std::vector<TxgSpan>> {
+    auto span = [](uint64_t txg) { return TxgSpan{txg, txg * 10, txg * 10 + 1, txg * 10 + 5, "timeout", 0, 0}; };
+    if (calls++ == 0) return std::vector<TxgSpan>{span(3), span(4)};
+    return std::vector<TxgSpan>{span(4), span(5), span(9)};
+  };
+  auto r = RunJobs(set, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_GE(calls, 2);
+  std::vector<uint64_t> txgs;
+  for (const TxgSpan& s : r->txg_spans) txgs.push_back(s.txg);
+  EXPECT_EQ(txgs, (std::vector<uint64_t>{3, 4, 5, 9}));
+  EXPECT_EQ(r->txg_missed, 3u);
+  EXPECT_TRUE(r->logs.empty());  // no job asked for logs
+}
+
+TEST(RunnerLogs, PerIoLogsBeyondTheMemoryLimitAreRefusedNamingTheOption) {
+  MemoryVolumeProvider p(4096);
+  JobSet set = Parse("[w]\nsize=1m\nrw=write\nnumjobs=64\nwrite_lat_log=x\n");
+  RunnerOptions o;
+  o.provider = &p;
+  o.max_log_entries = uint64_t{1} << 24;  // 64 clones x 3 logs x 16M x 32 bytes
+  auto r = RunJobs(set, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("option 'log_avg_msec'"), std::string::npos) << r.status().ToString();
+}
+
+}  // namespace
+}  // namespace arcstore::bench

@@ -27,13 +27,18 @@
 // bw_avg_time), the bytes and I/Os completed in the window, as KiB/s and
 // IOPS.
 //
+// fio's log files (write_*_log): each measured I/O also goes to the
+// clone's JobLog (job_log.h) at accounting, with its completion time; the
+// log closes its windows at the end of the I/O phase.
+//
 // Invariants: a slot is owned by the worker when FREE, by the volume while
 // IN_FLIGHT, and handed back by the DONE store (release/acquire). The
 // worker leaves only after every callback has finished touching it
 // (callbacks_finished_ == submitted_). No allocation and no lock on the
 // per-I/O path: buffers, slots, the random map and the histograms are
 // allocated before the first I/O; std::function holds the one-pointer
-// callback inline.
+// callback inline. The one exception is a job that asks for fio's log
+// files: its JobLog's vectors grow (geometrically, up to their limit).
 //
 // Limits: iodepth <= 4096 (Job::Validate via the option table); block size
 // <= 128 MiB; buffers total iodepth x max bs.
@@ -50,6 +55,7 @@
 #include <vector>
 
 #include "base/random.h"
+#include "bench/job_log.h"
 #include "bench/offsets.h"
 #include "bench/verify.h"
 
@@ -185,6 +191,7 @@ class WorkerLoop {
   uint64_t writes_since_sync_ = 0;
   uint64_t write_sequence_ = 0;
   std::vector<uint64_t> written_;  // verify: bit per write block of the region
+  std::shared_ptr<JobLog> log_;    // fio's log files' entries, when the job asks
 };
 
 void WorkerLoop::FillStatic(uint8_t* p, size_t n) {
@@ -295,12 +302,15 @@ Status WorkerLoop::Account(Slot* s) {
       window_bytes_[d] += s->length;
       window_ios_[d]++;
       uint64_t clat = lat;
+      std::optional<uint64_t> slat;
       if (!inline_done) {
         // The completion may still have raced the returned_ns stamp.
         const uint64_t submitted = std::min(s->returned_ns, s->done_ns);
-        ds.slat_ns.Add(static_cast<double>(submitted - s->start_ns));
+        slat = submitted - s->start_ns;
+        ds.slat_ns.Add(static_cast<double>(*slat));
         clat = s->done_ns - submitted;
       }
+      if (log_) log_->OnIo(s->done_ns, d, s->length, s->offset, lat, clat, slat);
       ds.clat_ns.Add(static_cast<double>(clat));
       ds.lat_ns.Add(static_cast<double>(lat));
       ds.clat_hist.Add(clat);
@@ -502,12 +512,17 @@ void WorkerLoop::Run() {
   uint64_t start = clock_->NowNs();
   measure_start_ns_ = start + job_.ramp_time_ns;
   if (c_.runtime_ns != 0) end_ns_ = measure_start_ns_ + c_.runtime_ns;
+  if (c_.log_options) log_ = std::make_shared<JobLog>(*c_.log_options, measure_start_ns_);
   c_.progress->running.store(true, std::memory_order_relaxed);
   r_->start_unix_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch()).count());
   if (st.ok()) st = MainPhase();
   uint64_t io_end = clock_->NowNs();
+  if (log_) {
+    log_->Finish(io_end);
+    r_->log = log_;
+  }
   if (st.ok() && job_.end_fsync && job_.Writes()) st = SyncFlush();
   if (st.ok() && !Stopping() && job_.verify != VerifyKind::kNone && job_.do_verify) st = VerifyPhase();
   Status drained = Drain();

@@ -11,10 +11,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "arcstore/volume.h"
 #include "base/clock.h"
 #include "bench/job.h"
+#include "bench/job_log.h"
 #include "bench/results.h"
 
 namespace arcstore::bench {
@@ -39,6 +41,8 @@ struct WorkerConfig {
   uint64_t sample_window_ns = 500'000'000;
   Clock* clock = nullptr;
   Progress* progress = nullptr;
+  // Set: keep fio's log entries (JobResult::log) from the job's start.
+  std::optional<JobLogOptions> log_options;
   const std::atomic<bool>* abort = nullptr;  // set when the run is stopped
 };
 

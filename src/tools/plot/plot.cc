@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "format/output_file.h"
 #include "stats/stats.h"
@@ -82,8 +83,18 @@ std::string Frame(const PlotOptions& o, const PlotFiles& f, const std::string& b
   return s;
 }
 
+// A multiplot cannot be replotted: the body is written once per terminal.
+std::string FrameMultiplot(const PlotOptions& o, const PlotFiles& f, const std::string& body) {
+  std::string size = std::to_string(o.width_px) + "," + std::to_string(o.height_px);
+  std::string s = "set terminal svg size " + size + " dynamic background rgb 'white' noenhanced\n";
+  s += "set output " + Q(f.svg) + "\nset grid\n" + body;
+  s += "set terminal pngcairo size " + size + " background rgb 'white' noenhanced\n";
+  s += "set output " + Q(f.png) + "\n" + body + "unset output\n";
+  return s;
+}
+
 Result<PlotFiles> Finish(const PlotOptions& o, PlotFiles f, const std::string& data,
-                         const std::string& markers, const std::string& body) {
+                         const std::string& markers, const std::string& body, bool multiplot = false) {
   // All outputs are claimed under the output-file rule before any is written.
   format::OutputFileOptions reserve;
   reserve.replace_existing = o.replace_existing;
@@ -94,7 +105,7 @@ Result<PlotFiles> Finish(const PlotOptions& o, PlotFiles f, const std::string& d
   ARC_RETURN_IF_ERROR(format::ReserveOutputFile(GnuplotLog(o), reserve).status());
   ARC_RETURN_IF_ERROR(WriteText(f.data, data));
   if (!f.markers.empty()) ARC_RETURN_IF_ERROR(WriteText(f.markers, markers));
-  ARC_RETURN_IF_ERROR(WriteText(f.script, Frame(o, f, body)));
+  ARC_RETURN_IF_ERROR(WriteText(f.script, multiplot ? FrameMultiplot(o, f, body) : Frame(o, f, body)));
   ARC_RETURN_IF_ERROR(RunGnuplot(o, f.script));
   return f;
 }
@@ -142,6 +153,7 @@ Status PlotOptions::Validate() const {
   for (const std::string* s : {&output_prefix, &title, &label_a, &label_b}) {
     if (!Quotable(*s)) return Status::InvalidArgument("plot: '" + *s + "' contains a quote or a newline");
   }
+  if (bin_ms < 1 || bin_ms > 3'600'000) return Status::InvalidArgument("plot: --bin-ms must be 1..3600000");
   if (width_px < 200 || width_px > 10000 || height_px < 150 || height_px > 10000) {
     return Status::InvalidArgument("plot: size must be 200..10000 x 150..10000 pixels");
   }
@@ -274,6 +286,181 @@ Result<PlotFiles> PlotSizes(const Trace& a, const Trace& b, const PlotOptions& o
       "plot " + d + " using 2:xtic(1) title " + Q(options.label_a) + ", " + d + " using 3 title " +
       Q(options.label_b) + "\n";
   return Finish(options, f, data, "", body);
+}
+
+}  // namespace arcstore::tools
+
+namespace arcstore::tools {
+namespace {
+
+const char* const kDirNames[] = {"read", "write", "trim"};
+
+// One line of a panel: (t_s, value) points of one direction.
+struct Series {
+  int dir = 0;
+  std::vector<std::pair<double, double>> points;
+};
+
+bool PerIo(const std::vector<FioLogRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const FioLogRow& r) { return r.block_bytes != 0; });
+}
+
+// Windowed rows as written, scaled; per-I/O rows folded into bins of
+// bin_ms: `sum` adds fold(row) per bin and divides by the bin's seconds,
+// else the bin's mean of fold(row).
+std::vector<Series> ToSeries(const std::vector<FioLogRow>& rows, double scale, bool per_io_sum,
+                             uint64_t bin_ms, double (*fold)(const FioLogRow&)) {
+  std::vector<Series> out;
+  const bool per_io = PerIo(rows);
+  for (int d = 0; d < 3; d++) {
+    Series s;
+    s.dir = d;
+    if (!per_io) {
+      for (const FioLogRow& r : rows) {
+        if (r.dir == d) s.points.emplace_back(static_cast<double>(r.time_ms) / 1e3, static_cast<double>(r.value) * scale);
+      }
+    } else {
+      std::map<uint64_t, std::pair<double, uint64_t>> bins;  // bin -> (sum, count)
+      for (const FioLogRow& r : rows) {
+        if (r.dir != d) continue;
+        auto& b = bins[r.time_ms / bin_ms];
+        b.first += fold(r);
+        b.second++;
+      }
+      for (const auto& [bin, b] : bins) {
+        const double t = static_cast<double>((bin + 1) * bin_ms) / 1e3;
+        const double v = per_io_sum ? b.first / (static_cast<double>(bin_ms) / 1e3) : b.first / static_cast<double>(b.second);
+        s.points.emplace_back(t, v * scale);
+      }
+    }
+    if (!s.points.empty()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+double FoldBytes(const FioLogRow& r) { return static_cast<double>(r.block_bytes); }
+double FoldOne(const FioLogRow&) { return 1.0; }
+double FoldValue(const FioLogRow& r) { return static_cast<double>(r.value); }
+
+struct Panel {
+  std::vector<Series> series;
+  int first_index = 0;  // the data file's block of series[0]
+};
+
+}  // namespace
+
+Result<PlotFiles> PlotTimeline(const std::vector<BenchRun>& runs, const PlotOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  if (runs.empty() || runs.size() > 2) return Status::InvalidArgument("timeline: one or two runs");
+  // Throughput: MiB/s from the bw log (KiB/s), or IOPS; per-I/O logs binned.
+  std::vector<Panel> tput(runs.size()), lat(runs.size());
+  bool all_tput = true, all_lat = true;
+  for (size_t i = 0; i < runs.size(); i++) {
+    const BenchRun& r = runs[i];
+    const bool use_iops = r.has_iops && (options.timeline_iops || !r.has_bw);
+    if (options.timeline_iops && !r.has_iops) {
+      return Status::InvalidArgument("timeline: --iops needs an iops log; " + r.name + " has none");
+    }
+    if (use_iops) {
+      tput[i].series = PerIo(r.iops) ? ToSeries(r.iops, 1.0, true, options.bin_ms, FoldOne)
+                                     : ToSeries(r.iops, 1.0, false, options.bin_ms, FoldValue);
+    } else if (r.has_bw) {
+      tput[i].series = PerIo(r.bw) ? ToSeries(r.bw, 1.0 / 1048576.0, true, options.bin_ms, FoldBytes)
+                                   : ToSeries(r.bw, 1.0 / 1024.0, false, options.bin_ms, FoldValue);
+    }
+    if (r.has_lat) lat[i].series = ToSeries(r.lat, 1e-6, false, options.bin_ms, FoldValue);
+    all_tput = all_tput && !tput[i].series.empty();
+    all_lat = all_lat && !lat[i].series.empty();
+  }
+  if (!all_tput && !all_lat) {
+    return Status::InvalidArgument("timeline: no run has entries for both panels' kind in every run");
+  }
+  PlotFiles f = Names(options, true);
+  std::string data, markers;
+  int block = 0;
+  double t_max = 0, tput_max = 0, lat_min = 1e300, lat_max = 0;
+  auto emit = [&](Panel* p, const std::string& what, const std::string& run_label) {
+    p->first_index = block;
+    for (const Series& s : p->series) {
+      if (block > 0) data += "\n\n";
+      data += "# " + run_label + ": " + kDirNames[s.dir] + " " + what + "\n";
+      for (const auto& [t, v] : s.points) {
+        data += Line("%.3f %.6f\n", t, v);
+        t_max = std::max(t_max, t);
+        f.points++;
+      }
+      block++;
+    }
+  };
+  const std::vector<std::string> labels = {options.label_a, options.label_b};
+  const std::string tput_unit = options.timeline_iops ? "IOPS" : "MiB/s";
+  for (size_t i = 0; i < runs.size(); i++) {
+    if (all_tput) emit(&tput[i], tput_unit, labels[i]);
+    if (all_lat) emit(&lat[i], "latency ms", labels[i]);
+    for (const Series& s : tput[i].series) {
+      for (const auto& p : s.points) tput_max = std::max(tput_max, p.second);
+    }
+    for (const Series& s : lat[i].series) {
+      for (const auto& p : s.points) {
+        if (p.second > 0) lat_min = std::min(lat_min, p.second);
+        lat_max = std::max(lat_max, p.second);
+      }
+    }
+  }
+  markers = "# quiesce_s sync_start_s sync_end_s txg\n";
+  std::vector<bool> has_marks(runs.size(), false);
+  for (size_t i = 0; i < runs.size(); i++) {
+    if (i > 0) markers += "\n\n";
+    markers += "# " + labels[i] + "\n";
+    for (const TxgMark& m : runs[i].txgs) {
+      markers += Line("%.3f %.3f %.3f %llu\n", static_cast<double>(m.quiesce_ms) / 1e3,
+                      static_cast<double>(m.sync_start_ms) / 1e3, static_cast<double>(m.sync_end_ms) / 1e3,
+                      static_cast<unsigned long long>(m.txg));
+      f.markers_n++;
+      has_marks[i] = true;
+    }
+  }
+  if (lat_max <= 0) lat_min = 1e-3, lat_max = 1;
+  const int rows = (all_tput ? 1 : 0) + (all_lat ? 1 : 0);
+  std::string body = "set multiplot layout " + std::to_string(rows) + "," + std::to_string(runs.size()) +
+                     " columnsfirst title " + Q(options.title) + " noenhanced\n";
+  // Fixed margins: the panels' time axes line up whatever their tick labels.
+  body += "set lmargin 12\nset rmargin 4\n";
+  body += "set key outside bottom center horizontal\nset xrange [0:" + Line("%.3f", std::max(t_max, 0.001)) +
+          "]\nset y2range [0:1]\nunset y2tics\n";
+  auto spans = [&](size_t i) -> std::string {
+    if (!has_marks[i]) return "";
+    const std::string m = Q(f.markers) + " index " + std::to_string(i);
+    return m + " using 2:(0.5):2:3:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.15 noborder "
+               "lc rgb 'gray40' notitle, " +
+           m + " using 2:(1) axes x1y2 with impulses lw 1 lc rgb 'red' title 'txg sync (start; shaded to its end)', ";
+  };
+  auto lines = [&](const Panel& p) {
+    std::string out;
+    for (size_t k = 0; k < p.series.size(); k++) {
+      if (k > 0) out += ", ";
+      out += Q(f.data) + " index " + std::to_string(p.first_index + static_cast<int>(k)) +
+             " using 1:2 with linespoints lw 2 pt 7 ps 0.4 title " + Q(kDirNames[p.series[k].dir]);
+    }
+    return out;
+  };
+  for (size_t i = 0; i < runs.size(); i++) {
+    if (all_tput) {
+      body += "set title " + Q(labels[i] + " (" + runs[i].name + ")") + " noenhanced\n";
+      body += "unset logscale y\nset ylabel " + Q(tput_unit) + "\nset xlabel ''\n";
+      body += "set yrange [0:" + Line("%.6g", std::max(tput_max * 1.05, 1e-3)) + "]\n";
+      body += "plot " + spans(i) + lines(tput[i]) + "\n";
+    }
+    if (all_lat) {
+      body += all_tput ? "set title ''\n" : "set title " + Q(labels[i] + " (" + runs[i].name + ")") + " noenhanced\n";
+      body += "set logscale y\nset ylabel " + Q("latency (ms, " + runs[i].lat_kind + ")") +
+              "\nset xlabel 'time (s since the job started)'\n";
+      body += "set yrange [" + Line("%.6g", lat_min / 1.5) + ":" + Line("%.6g", lat_max * 1.5) + "]\n";
+      body += "plot " + spans(i) + lines(lat[i]) + "\n";
+    }
+  }
+  body += "unset multiplot\n";
+  return Finish(options, f, data, markers, body, /*multiplot=*/true);
 }
 
 }  // namespace arcstore::tools

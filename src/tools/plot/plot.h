@@ -16,6 +16,15 @@
 //            and the throttle's delay per second of wall time.
 //   sizes    (two traces) PREFIX.dat: size_label count_a count_b (one line per log2 bucket)
 //            I/O size histograms of two runs side by side (clustered bars).
+//   timeline (one or two bench runs' fio logs, bench_log.h)
+//                        PREFIX.dat:       t_s value   (one block per run, panel and direction,
+//                                                       blocks apart by two blank lines)
+//                        PREFIX.syncs.dat: quiesce_s sync_start_s sync_end_s txg (one block per run)
+//            throughput (MiB/s, or IOPS) above latency (ms, log scale) over
+//            time, one column per run with the same axes, each txg sync
+//            shaded from its start to its end with a line at its start.
+//            Windowed logs are drawn as written; per-I/O logs are summed
+//            (throughput) or averaged (latency) over bins of bin_ms.
 //
 // Samples are `arcstore stat --json` lines (trace_file.h). gnuplot's output
 // goes to PREFIX.gnuplot.log; a failure quotes it.
@@ -28,6 +37,7 @@
 
 #include "base/result.h"
 #include "stats/registry.h"
+#include "tools/plot/bench_log.h"
 #include "tools/plot/trace_file.h"
 
 namespace arcstore::tools {
@@ -42,6 +52,9 @@ struct PlotOptions {
   // Every output is created new (format/output_file.h); with this, an
   // existing regular file that is not a pool is replaced instead.
   bool replace_existing = false;
+  // timeline: IOPS instead of MiB/s; the bin for per-I/O logs.
+  bool timeline_iops = false;
+  uint64_t bin_ms = 500;
 
   Status Validate() const;
 };
@@ -56,5 +69,7 @@ Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options);
 Result<PlotFiles> PlotArc(const std::vector<stats::Snapshot>& samples, const PlotOptions& options);
 Result<PlotFiles> PlotThrottle(const std::vector<stats::Snapshot>& samples, const PlotOptions& options);
 Result<PlotFiles> PlotSizes(const Trace& a, const Trace& b, const PlotOptions& options);
+// One run, or two side by side (labels: label_a, label_b).
+Result<PlotFiles> PlotTimeline(const std::vector<BenchRun>& runs, const PlotOptions& options);
 
 }  // namespace arcstore::tools

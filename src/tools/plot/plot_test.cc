@@ -222,3 +222,101 @@ TEST(PlotOptionsTest, QuotesInNamesAreRefused) {
 
 }  // namespace
 }  // namespace arcstore::tools
+
+namespace arcstore::tools {
+namespace {
+
+// A bench run's logs as arcstore bench writes them: windowed bw and lat
+// (every 500 ms over 3 s, write direction), a stall at 1.5-2.0 s, and two
+// txg syncs.
+void WriteRun(const std::string& prefix, uint64_t kib_s) {
+  std::ofstream bw(prefix + "_bw.2.log"), lat(prefix + "_lat.2.log"), txg(prefix + "_txg.2.log");
+  for (int w = 1; w <= 6; w++) {
+    const bool stalled = w == 4;
+    bw << 500 * w << ", " << (stalled ? 0 : kib_s) << ", 1, 0, 0\n";
+    if (!stalled) lat << 500 * w << ", " << (w == 5 ? 480'000'000 : 20'000) << ", 1, 0, 0\n";
+  }
+  txg << "# arcstore txg syncs: quiesce_ms, sync_start_ms, sync_end_ms, txg, reason, dirty_bytes, written_bytes\n"
+      << "-20, -10, 300, 7, timeout, 1, 2\n"
+      << "1400, 1450, 2100, 8, dirty_threshold, 3, 4\n";
+}
+
+TEST_F(PlotTest, TimelineOfTwoRunsSideBySideWithTxgSyncs) {
+  WriteRun(dir_ + "/before", 2048 * 1024);  // 2048 MiB/s
+  WriteRun(dir_ + "/after", 1024);          // 1 MiB/s
+  Result<BenchRun> before = LoadBenchRun(dir_ + "/before", std::nullopt);  // a prefix, one job: .2
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  Result<BenchRun> after = LoadBenchRun(dir_ + "/after_bw.2.log", std::nullopt);  // one of the files
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(before->bw.size(), 6u);
+  EXPECT_EQ(before->lat.size(), 5u);
+  ASSERT_EQ(before->txgs.size(), 2u);
+  EXPECT_EQ(before->txgs[1].sync_start_ms, 1450);
+  PlotOptions o = Options("timeline");
+  o.label_a = "before";
+  o.label_b = "after";
+  Result<PlotFiles> f = PlotTimeline({*before, *after}, o);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->points, 2u * (6 + 5));
+  EXPECT_EQ(f->markers_n, 4u);
+  const std::string data = ReadAll(f->data);
+  // Block 0: before's write throughput in MiB/s; the stall is a 0.
+  EXPECT_EQ(data.rfind("# before: write MiB/s\n0.500 2048.000000\n", 0), 0u) << data.substr(0, 200);
+  EXPECT_NE(data.find("2.000 0.000000\n"), std::string::npos);
+  EXPECT_NE(data.find("# before: write latency ms\n0.500 0.020000\n"), std::string::npos);
+  EXPECT_NE(data.find("2.500 480.000000\n"), std::string::npos);
+  const std::string syncs = ReadAll(f->markers);
+  EXPECT_NE(syncs.find("1.400 1.450 2.100 8\n"), std::string::npos) << syncs;
+  const std::string script = ReadAll(f->script);
+  EXPECT_NE(script.find("set multiplot layout 2,2"), std::string::npos);
+  EXPECT_NE(script.find("index 1 using 2:(0.5):2:3:(0):(1) axes x1y2 with boxxyerror"), std::string::npos);
+  // Both columns share the throughput axis: the larger run's maximum.
+  EXPECT_NE(script.find("set yrange [0:2150.4]"), std::string::npos) << script;
+  ExpectDrawn(*f, 5);
+}
+
+TEST_F(PlotTest, TimelineBinsPerIoLogs) {
+  const std::string p = dir_ + "/perio";
+  std::ofstream bw(p + "_bw.1.log");
+  // 100 writes of 1 MiB in the first 500 ms, 50 in the next: 200 and 100 MiB/s.
+  for (int i = 0; i < 150; i++) bw << (i < 100 ? i * 4 : 500 + (i - 100) * 8) << ", 1, 1, 1048576, 0\n";
+  bw.close();
+  Result<BenchRun> run = LoadBenchRun(p, std::nullopt);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  Result<PlotFiles> f = PlotTimeline({*run}, Options("perio"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(ReadAll(f->data), "# a: write MiB/s\n0.500 200.000000\n1.000 100.000000\n");
+  ExpectDrawn(*f, 3);
+}
+
+TEST(BenchLogTest, ErrorsNameTheFileAndLine) {
+  auto bad = ParseFioLog("1, 2, 1, 0, 0\n5, x, 1, 0, 0\n", "r_bw.1.log");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("r_bw.1.log:2: value 'x'"), std::string::npos) << bad.status().ToString();
+  bad = ParseFioLog("1, 2, 7, 0, 0\n", "r_bw.1.log");
+  EXPECT_NE(bad.status().message().find("direction"), std::string::npos);
+  EXPECT_TRUE(ParseFioLog("1, 2, 1, 4096\n1, 2, 1, 4096, 8192, 0\n", "old").ok());  // 4 and 6 fields
+  auto txg = ParseTxgLog("# c\n5, 3, 9, 1, timeout, 0, 0\n", "r_txg.1.log");
+  ASSERT_FALSE(txg.ok());
+  EXPECT_NE(txg.status().message().find("r_txg.1.log:2: want quiesce <= sync start"), std::string::npos);
+}
+
+TEST(BenchLogTest, APrefixWithSeveralJobsNeedsAJobNumber) {
+  char tmpl[] = "/tmp/bench_log_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string d = tmpl;
+  std::ofstream(d + "/p_bw.1.log") << "500, 1, 1, 0, 0\n";
+  std::ofstream(d + "/p_bw.3.log") << "500, 3, 1, 0, 0\n";
+  auto both = LoadBenchRun(d + "/p", std::nullopt);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("logs of several jobs (1, 3); choose one with --job N"), std::string::npos)
+      << both.status().ToString();
+  auto three = LoadBenchRun(d + "/p", 3u);
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  EXPECT_EQ(three->bw[0].value, 3u);
+  EXPECT_EQ(LoadBenchRun(d + "/q", std::nullopt).status().code(), StatusCode::kNotFound);
+  std::filesystem::remove_all(d);
+}
+
+}  // namespace
+}  // namespace arcstore::tools
