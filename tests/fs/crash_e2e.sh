@@ -54,6 +54,7 @@ mount_fs "$FS"
 fsdata db-crash-check "$MNT/db.sqlite" "$FS_WORK/commits"
 umount_fs
 detach
+fsdata server-check "$ARCSTORE" "$P" read write flush
 stop_server
 pool_fsck
 log "pool clean after the crash and a clean stop"

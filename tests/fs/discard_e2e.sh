@@ -123,6 +123,7 @@ baseline_after_write $LEN
 timeout 60 blkdiscard -f --zeroout --offset $OFF --length $LEN "$LOOP" || fail "blkdiscard --zeroout"
 zeros "$LOOP" $OFF $LEN
 returned "blkdiscard --zeroout" $LEN
+fsdata server-check "$ARCSTORE" "$P" trim write_zeroes flush
 
 detach
 stop_server

@@ -15,8 +15,12 @@ space as `arcstore pool info` prints it.
   db-crash-check DB LOG              every id in LOG present with its payload,
                                      nothing beyond the one in flight
   space ARCSTORE POOL                "allocated free pending" in bytes
+  server-check ARCSTORE POOL CMD...  the served pool's NBD stats: no request
+                                     or protocol error, and at least one
+                                     request of each CMD (e.g. trim, flush)
 """
 import hashlib
+import json
 import os
 import random
 import re
@@ -149,10 +153,26 @@ def space(arcstore, pool):
     print(vals["allocated"], vals["free"], vals["pending free"])
 
 
+def server_check(arcstore, pool, *need):
+    out = subprocess.run([arcstore, "stat", pool, "--live", "--json"], capture_output=True,
+                         text=True, timeout=30, check=True).stdout
+    stats = json.loads(out.splitlines()[0])["stats"]
+    got = {(s["module"], s["name"]): s.get("value") for s in stats if "value" in s}
+    # A filesystem ignores a failed discard: errors are looked for here.
+    bad = {"%s.%s" % k: v for k, v in got.items()
+           if k[0].startswith("nbd") and (k[1].startswith("err_") or k[1].endswith("_errors")) and v}
+    assert not bad, "the server answered requests with errors: %r" % bad
+    ops = {k[1]: v for k, v in got.items() if k[0].startswith("nbd_export.") and k[1].endswith("_ops")}
+    print("server: " + ", ".join("%s %d" % (k, v) for k, v in sorted(ops.items()) if v))
+    for cmd in need:
+        assert ops.get(cmd + "_ops", 0) > 0, "no %s request reached the server" % cmd
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"tree": tree, "db-fill": db_fill, "db-check": db_check, "db-writer": db_writer,
-     "db-crash-check": db_crash_check, "space": space}[cmd](*args)
+     "db-crash-check": db_crash_check, "space": space,
+     "server-check": server_check}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ fsdata db-fill "$MNT/db.sqlite" "$FS_WORK/db.expect" WAL 1500
 log "wrote the tree and the database"
 umount_fs
 detach
+fsdata server-check "$ARCSTORE" "$P" write flush
 stop_server
 pool_fsck
 log "server stopped, pool clean"
@@ -40,6 +41,7 @@ fsdata db-check "$FS_WORK/db.sqlite" "$FS_WORK/db.expect"
 log "every checksum and every row back"
 umount_fs
 detach
+fsdata server-check "$ARCSTORE" "$P" read
 stop_server
 pool_fsck
 echo PASS
