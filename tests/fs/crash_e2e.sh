@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SIGKILL of the server under a kernel filesystem (ext4 or XFS) while SQLite
-# commits one row per transaction (synchronous=FULL, journal mode WAL or
-# DELETE), each commit that returned logged to a file outside the volume:
+# commits one row per transaction (journal mode WAL with synchronous=FULL,
+# or DELETE with synchronous=EXTRA: FULL leaves the unlink that commits a
+# DELETE-mode transaction unsynced), each commit that returned logged to a
+# file outside the volume:
 #  - the dead stack is taken down (the kernel sees I/O errors), bounded;
 #  - the server restarts (replaying its intent log), the stack re-attaches,
 #    mounting replays the filesystem's journal and then its own check
