@@ -86,9 +86,13 @@ void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) c
     // A trim wants a hole, a zeroing a zero marker (either wins over the
     // other as a zero marker); NO_HOLE wants the record kept as data.
     using K = Dirty::Kind;
-    d.zeroed_as = piece.full_kind == K::kData                        ? K::kData
-                  : piece.full_kind == K::kZero || d.zeroed_as == K::kZero ? K::kZero
-                                                                    : K::kHole;
+    if (piece.full_kind == K::kData) {
+      d.zeroed_as = K::kData;
+    } else if (piece.full_kind == K::kZero || d.zeroed_as == K::kZero) {
+      d.zeroed_as = K::kZero;
+    } else {
+      d.zeroed_as = K::kHole;
+    }
   }
   if (!d.partial) return;
   if (piece.whole) {
