@@ -26,12 +26,15 @@ MiB=$((1 << 20))
 space() { read -r ALLOC FREE PEND < <(fsdata space "$ARCSTORE" "$P"); }
 
 # wait_space WHAT CONDITION: polls the pool's space until the arithmetic
-# CONDITION (on ALLOC, FREE, PEND) holds; fails after 60 s. Data reaches
+# CONDITION (on ALLOC, FREE, PEND) holds; fails after 90 s. Data reaches
 # the pool's space accounting when its txg syncs (at most a txg timeout).
+# Each round syncs the filesystem too: XFS issues online discards when a
+# log checkpoint completes, which otherwise waits for its periodic log work.
 wait_space() {
-  local deadline=$((SECONDS + 60))
+  local deadline=$((SECONDS + 90))
   while space; ! (($2)); do
-    ((SECONDS < deadline)) || fail "$1: after 60 s allocated $ALLOC, free $FREE, pending free $PEND"
+    ((SECONDS < deadline)) || fail "$1: after 90 s allocated $ALLOC, free $FREE, pending free $PEND"
+    if is_mounted "$MNT"; then timeout 30 sync -f "$MNT" || fail "sync -f $MNT"; fi
     sleep 0.2
   done
 }
