@@ -58,7 +58,9 @@
 // write pattern; with defer_partial_reads off, or once a copy has
 // kMaxKnownRanges ranges, the writer reads the record itself and waits.
 // Trims and zeroing of whole records store a hole or a zero marker instead
-// of data; partial ones zero bytes in a copy.
+// of data; partial ones zero bytes in a copy, and a copy they leave all
+// zeros is stored as that marker at its sync (Dirty::zeroed_as), so that
+// trims covering a record in parts free it too.
 //
 // Sync. For txg T the pool's sync thread calls SyncTxg: every record dirty
 // in T, in record order, is compressed, checksummed and written to new

@@ -197,6 +197,10 @@ class VolumeImpl final : public Volume {
     // the log may still hold `buf`, which must then not change. The next
     // piece writes into a new buffer instead (LogShares).
     bool logged = false;
+    // kHole or kZero once a trim or zeroing (not NO_HOLE) zeroed part of
+    // this copy: if every byte is zero at its sync, the record is stored as
+    // that marker instead of data (SyncTxg). kData otherwise.
+    Kind zeroed_as = Kind::kData;
   };
   using DirtyMap = std::unordered_map<uint64_t, Dirty>;
 

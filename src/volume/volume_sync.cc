@@ -13,6 +13,10 @@ using format::BlockType;
 
 namespace {
 constexpr size_t kBaseReaders = 8;  // parallel reads completing a txg's partial copies
+
+bool AllZero(std::span<const uint8_t> b) {
+  return b.empty() || (b[0] == 0 && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
+}
 }  // namespace
 
 void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
@@ -160,9 +164,15 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
     bp.birth_txg = txg;
     if (d->kind == Dirty::Kind::kHole) {
       bp.type = BlockType::kHole;
-    } else if (d->kind == Dirty::Kind::kZero) {
+    } else if (d->kind == Dirty::Kind::kZero ||
+               (d->zeroed_as == Dirty::Kind::kZero && AllZero(d->buf.data()))) {
       bp.type = BlockType::kZero;
       bp.logical_bytes = record_bytes_;
+    } else if (d->zeroed_as == Dirty::Kind::kHole && AllZero(d->buf.data())) {
+      // Trims that covered the record in parts (a filesystem's discards
+      // split at its own block groups, not at records) free it as one
+      // whole-record trim would.
+      bp.type = BlockType::kHole;
     } else {
       bp.type = BlockType::kData;
       bp.compression = entry_.compression;

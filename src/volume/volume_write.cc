@@ -83,6 +83,16 @@ void VolumeImpl::ApplyPiece(Dirty& d, const Piece& piece, arc::ArcHold* spare) c
     std::memcpy(dst, piece.data, piece.n);
   } else {
     std::memset(dst, 0, piece.n);
+    // A trim wants a hole, a zeroing a zero marker (either wins over the
+    // other as a zero marker); NO_HOLE wants the record kept as data.
+    using K = Dirty::Kind;
+    if (piece.full_kind == K::kData) {
+      d.zeroed_as = K::kData;
+    } else if (piece.full_kind == K::kZero || d.zeroed_as == K::kZero) {
+      d.zeroed_as = K::kZero;
+    } else {
+      d.zeroed_as = K::kHole;
+    }
   }
   if (!d.partial) return;
   if (piece.whole) {

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Discard through a kernel filesystem (ext4 or XFS, the argument) on an
+# arcstore volume returns the space to the pool, as `arcstore pool info`
+# shows it while the server runs (through its control socket):
+#  - fstrim after deleting most files: allocated bytes go down, and free
+#    (plus pending free: freed, reusable two txgs later) up, by at least 90%
+#    of what was deleted; the files kept are intact;
+#  - mount -o discard does the same online, without fstrim;
+#  - fallocate --zero-range on a file reads back as zeros; XFS frees the
+#    range (and, mounted with discard, discards it); ext4 keeps the blocks
+#    as unwritten extents without telling the device, so there punching the
+#    hole is what returns the space;
+#  - blkdiscard --zeroout on the loop device reads back as zeros and takes
+#    no data space (NBD_CMD_WRITE_ZEROES).
+# The volume has compression off and the data is random, so bytes written
+# are bytes allocated, and a record the filesystem's discards zero in parts
+# (ext4's block groups are not record-aligned) must take no space at all
+# rather than compress to little.
+#    ARCSTORE: the arcstore binary.
+source "$(dirname "$0")/lib.sh"
+FS=${1:?usage: discard_e2e.sh ext4|xfs}
+require_stack "$FS" fstrim blkdiscard fallocate cmp
+MiB=$((1 << 20))
+
+# space: ALLOC FREE PEND of the served pool, in bytes.
+space() { read -r ALLOC FREE PEND < <(fsdata space "$ARCSTORE" "$P"); }
+
+# wait_space WHAT CONDITION: polls the pool's space until the arithmetic
+# CONDITION (on ALLOC, FREE, PEND) holds; fails after 90 s. Data reaches
+# the pool's space accounting when its txg syncs (at most a txg timeout).
+# Each round syncs the filesystem too: XFS issues online discards when a
+# log checkpoint completes, which otherwise waits for its periodic log work.
+wait_space() {
+  local deadline=$((SECONDS + 90))
+  while space; ! (($2)); do
+    ((SECONDS < deadline)) || fail "$1: after 90 s allocated $ALLOC, free $FREE, pending free $PEND"
+    if is_mounted "$MNT"; then timeout 30 sync -f "$MNT" || fail "sync -f $MNT"; fi
+    sleep 0.2
+  done
+}
+
+# written BYTES: waits until BYTES more are allocated than ALLOC_BASE, and
+# takes the baseline A0, FP0 (free plus pending).
+baseline_after_write() {
+  local want=$(($1 * 95 / 100))
+  wait_space "waiting for $(($1 / MiB)) MiB written to be allocated" "ALLOC >= ALLOC_BASE + $want"
+  A0=$ALLOC FP0=$((FREE + PEND))
+}
+
+# returned WHAT BYTES: waits until at least 90% of BYTES left the
+# allocated bytes and joined free or pending free since the baseline.
+returned() {
+  local want=$(($2 * 90 / 100))
+  wait_space "$1: $(($2 / MiB)) MiB not returned (before: allocated $A0, free+pending $FP0)" \
+    "ALLOC <= A0 - $want && FREE + PEND >= FP0 + $want"
+  log "$1: allocated $(((A0 - ALLOC) / MiB)) MiB less, free+pending $(((FREE + PEND - FP0) / MiB)) MiB more (of $(($2 / MiB)) MiB)"
+}
+
+bytes_of() { find "$@" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
+
+# zeros FILE OFFSET BYTES: the range reads as zeros, bypassing the page cache.
+zeros() {
+  cmp -n "$3" <(dd if="$1" iflag=direct,skip_bytes,count_bytes skip="$2" count="$3" bs=1M status=none) /dev/zero ||
+    fail "$1 [$2, +$3) does not read as zeros"
+}
+
+make_pool 512M --compression off
+serve
+attach
+# The filesystem leaves the volume's last 112 MiB alone: blkdiscard's part.
+mkfs_dev "$FS" 400
+mount_fs "$FS"
+space
+ALLOC_BASE=$ALLOC
+
+# fstrim after deleting most of a tree.
+fsdata tree "$MNT/a" "$FS_WORK/manifest" 3 60 64
+sync -f "$MNT"
+baseline_after_write $((64 * MiB))
+ALLOC_BASE=$A0
+D=$(bytes_of "$MNT"/a/d0[1-6])
+rm -r "$MNT"/a/d0[1-6]
+sync -f "$MNT"
+timeout 120 fstrim -v "$MNT" || fail "fstrim $MNT"
+returned "fstrim" "$D"
+grep ' d00/' "$FS_WORK/manifest" >"$FS_WORK/kept"
+(cd "$MNT/a" && sha256sum --check --strict --quiet "$FS_WORK/kept") || fail "files kept differ after fstrim"
+
+# Online discard.
+umount_fs
+mount_fs "$FS" discard
+space
+ALLOC_BASE=$ALLOC
+fsdata tree "$MNT/b" "$FS_WORK/manifest.b" 4 20 32
+sync -f "$MNT"
+baseline_after_write $((32 * MiB))
+D=$(bytes_of "$MNT/b")
+rm -r "$MNT/b"
+sync -f "$MNT"
+returned "mount -o discard" "$D"
+
+# fallocate --zero-range on a file.
+ALLOC_BASE=$ALLOC
+dd if=/dev/urandom of="$MNT/z" bs=1M count=16 conv=fsync status=none
+baseline_after_write $((16 * MiB))
+fallocate --zero-range --offset 0 --length $((16 * MiB)) "$MNT/z"
+sync -f "$MNT"
+zeros "$MNT/z" 0 $((16 * MiB))
+if [[ $FS == ext4 ]]; then
+  fallocate --punch-hole --offset 0 --length $((16 * MiB)) "$MNT/z"
+  sync -f "$MNT"
+  returned "fallocate --zero-range then --punch-hole" $((16 * MiB))
+else
+  returned "fallocate --zero-range" $((16 * MiB))
+fi
+umount_fs
+mount_fs "$FS" ro
+zeros "$MNT/z" 0 $((16 * MiB))
+(cd "$MNT/a" && sha256sum --check --strict --quiet "$FS_WORK/kept") || fail "files kept differ"
+umount_fs
+check_fs "$FS"
+
+# blkdiscard --zeroout on the device, past the filesystem's end.
+OFF=$((448 * MiB)) LEN=$((32 * MiB))
+space
+ALLOC_BASE=$ALLOC
+dd if=/dev/urandom of="$LOOP" bs=1M seek=$((OFF / MiB)) count=$((LEN / MiB)) oflag=direct conv=fsync status=none
+baseline_after_write $LEN
+timeout 60 blkdiscard -f --zeroout --offset $OFF --length $LEN "$LOOP" || fail "blkdiscard --zeroout"
+zeros "$LOOP" $OFF $LEN
+returned "blkdiscard --zeroout" $LEN
+fsdata server-check "$ARCSTORE" "$P" trim write_zeroes flush
+
+detach
+stop_server
+pool_fsck
+echo PASS
