@@ -381,6 +381,10 @@ Status PoolImpl::StartTxgs(MemoryMonitor* monitor, uint64_t first_txg) {
   Result<MemoryReading> reading = monitor->Read();
   t.arc_dirty_limit_bytes = [arc = arc_.get()] { return arc->target_bytes() / 2; };
   t.on_memory_throttle = [arc = arc_.get()] { arc->CountMemoryThrottle(); };
+  // Frees wait for later txgs to commit them: an idle pool still syncs
+  // (at the timeout) until they have.
+  frees_pending_.store(allocator_->Usage().deferred_bytes > 0, std::memory_order_relaxed);
+  t.has_deferred_work = [this] { return frees_pending_.load(std::memory_order_relaxed); };
   t.dirty_max_bytes = options_.dirty_max_bytes != 0
                           ? options_.dirty_max_bytes
                           : txg::TxgOptions::DirtyMaxFor(reading.ok() ? reading->limit_bytes : 0);
@@ -760,6 +764,7 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
   for (const auto& v : vols) v->TxgCommitted(txg);
   const space::SpaceUsage usage = allocator_->Usage();
   if (space_) space_->Committed(txg, usage);
+  frees_pending_.store(usage.deferred_bytes > 0, std::memory_order_relaxed);
   MutexLock l(&mu_);
   committed_txg_ = txg;
   usage_ = usage;

@@ -9,6 +9,7 @@
 // Thread-safety: the Pool methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <memory>
@@ -194,6 +195,9 @@ class PoolImpl final : public Pool {
       ARC_GUARDED_BY(mu_);
   std::set<uint64_t> table_dirty_txgs_ ARC_GUARDED_BY(mu_);  // txgs that change the table
   space::SpaceUsage usage_ ARC_GUARDED_BY(mu_);
+  // usage_.deferred_bytes > 0, for the txg manager's has_deferred_work
+  // (read under its lock, so not under mu_).
+  std::atomic<bool> frees_pending_{false};
   uint64_t committed_txg_ ARC_GUARDED_BY(mu_) = 0;
   bool closed_ ARC_GUARDED_BY(mu_) = false;
 };

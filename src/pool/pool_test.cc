@@ -647,6 +647,40 @@ TEST_F(PoolTest, TrimAndZeroesMakeHolesAndFreeSpace) {
   ExpectClean();
 }
 
+// Frees wait two txgs; on a pool nobody writes to any more, the txg
+// manager still syncs (at its timeout) until they are free, so the space
+// comes back without another write.
+TEST_F(PoolTest, AnIdlePoolGivesFreedSpaceBackWithoutAnotherWrite) {
+  auto v = MakeVolume("v", 4 * kMiB, 128 * 1024, "off");
+  ASSERT_TRUE(v->Write(0, Pattern(4 * kMiB, 9)).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  const uint64_t full = pool_->Info().allocated_bytes;
+  v.reset();
+  ASSERT_TRUE(pool_->Close().ok());
+  pool_.reset();
+  PoolOptions po;
+  po.txg_timeout_ns = 100 * kNsPerMs;
+  auto p = PoolImpl::OpenOnDevice(std::make_unique<DeviceRef>(dev_.get()), po);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pool_ = std::move(*p);
+  v = *pool_->OpenVolume("v");
+  ASSERT_TRUE(v->Trim(0, 4 * kMiB).ok());
+  ASSERT_TRUE(pool_->Sync().ok());
+  EXPECT_GT(pool_->Info().pending_free_bytes, 3 * kMiB);
+  const uint64_t committed = pool_->Info().txg;
+  // No write from here on: only the timeout's syncs may free the space.
+  PoolInfo info;
+  for (int i = 0; i < 1000; i++) {  // at most 10 s
+    info = pool_->Info();
+    if (info.pending_free_bytes == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(info.pending_free_bytes, 0u) << "frees still pending at txg " << info.txg;
+  EXPECT_LT(info.allocated_bytes, full - 3 * kMiB);
+  EXPECT_GT(info.txg, committed);
+  ExpectClean();
+}
+
 TEST_F(PoolTest, DestroyFreesEverythingAndNamesAreChecked) {
   const uint64_t empty = pool_->Info().allocated_bytes;
   auto v = MakeVolume("gone", 4 * kMiB);

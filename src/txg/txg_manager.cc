@@ -39,9 +39,12 @@
 //                    frees that make room, or the open txg's new data
 //                    passed a share of the room left (the early kick)
 //   shutdown, memory
-// A txg that no writer was ever assigned to never goes (nothing to
-// commit); one that was does, even if its holds declared 0 dirty bytes (a
-// writer reusing an older txg's copy estimates 0 but changes this txg).
+// A txg that no writer was ever assigned to goes only at its timeout and
+// only while the pool has deferred work (TxgOptions::has_deferred_work:
+// frees that mature in later txgs); otherwise never (nothing to commit).
+// One a writer was assigned to does, even if its holds declared 0 dirty
+// bytes (a writer reusing an older txg's copy estimates 0 but changes this
+// txg).
 //
 // The write throttle compares the pool's UNSYNCED total (open + quiescing
 // + syncing), which the sync lowers record by record through Undirty():
@@ -511,11 +514,15 @@ bool TxgManager::SyncWanted(uint64_t now_ns, SyncReason* reason) {
     *reason = open_->requested;
     return true;
   }
-  if (has_work && now_ns >= open_->rec.birth_ns + options_.timeout_ns) {
+  if ((has_work || DeferredWork()) && now_ns >= open_->rec.birth_ns + options_.timeout_ns) {
     *reason = SyncReason::kTimeout;
     return true;
   }
   return false;
+}
+
+bool TxgManager::DeferredWork() const {
+  return options_.has_deferred_work && options_.has_deferred_work();
 }
 
 void TxgManager::Retire(std::unique_ptr<Txg> t) {
@@ -542,7 +549,7 @@ void TxgManager::SyncLoop() {
       if (stopping_ || !failed_.ok()) return;
       const uint64_t now = clock_->NowNs();
       const uint64_t due = open_->rec.birth_ns + options_.timeout_ns;
-      if (real_clock_ && !OpenHasWork()) {
+      if (real_clock_ && !OpenHasWork() && !DeferredWork()) {
         // Nothing to sync: sleep until a writer's first hold on the open
         // txg (AssignImpl), a request, a force or the stop wakes us. An
         // idle pool costs no wake-ups (each one a context switch that a

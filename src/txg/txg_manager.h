@@ -67,6 +67,13 @@ struct TxgOptions {
   // Called (with mu_ held, so it must not block) each time a write waits
   // for the ARC dirty limit: the ARC counts it as memory_throttle_count.
   std::function<void()> on_memory_throttle;
+  // Whether committed txgs left work that only later txgs finish (the
+  // pool's frees, deferred until no older tree can reference them): while
+  // it says so, an open txg nobody was assigned to still syncs at its
+  // timeout, so an idle pool gives freed space back within a few timeouts
+  // instead of at its next write. Called with mu_ held: must be cheap and
+  // must not block. Empty: never.
+  std::function<bool()> has_deferred_work;
 
   Status Validate() const;
 
@@ -207,6 +214,8 @@ class TxgManager {
   void SyncLoop();
   // Whether the open txg has anything to sync (a writer's hold, or forced).
   bool OpenHasWork() ARC_REQUIRES(mu_);
+  // TxgOptions::has_deferred_work, false when unset.
+  bool DeferredWork() const;
   bool SyncWanted(uint64_t now_ns, SyncReason* reason) ARC_REQUIRES(mu_);
   void OpenNext(uint64_t now_ns) ARC_REQUIRES(mu_);
   Txg* Find(uint64_t txg) ARC_REQUIRES(mu_);

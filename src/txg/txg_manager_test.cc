@@ -144,6 +144,34 @@ TEST(TxgManagerTest, TimeoutSyncsOnTheInjectedClock) {
   ASSERT_TRUE(m.Stop().ok());
 }
 
+// With deferred work (the pool's pending frees) an open txg nobody was
+// assigned to syncs at its timeout; once the work is done, it does not.
+TEST(TxgManagerTest, DeferredWorkSyncsAnUnassignedTxgAtItsTimeout) {
+  ManualClock clock;
+  stats::Registry reg;
+  SyncLog log;
+  std::atomic<bool> frees{true};
+  TxgOptions o = Opts();
+  o.has_deferred_work = [&frees] { return frees.load(); };
+  TxgManager m(o, &clock, &reg, log.Fn(), 1);
+  m.Start();
+  clock.AdvanceNs(5 * kNsPerSec);
+  log.WaitFor(1);
+  EXPECT_EQ(Row(m, 1).reason, SyncReason::kTimeout);
+  frees = false;
+  // A writer's txg still goes at its timeout, and is the next one synced:
+  // no unassigned txg went in between.
+  const uint64_t next = m.open_txg();
+  { ASSERT_TRUE(m.Assign(100).ok()); }
+  clock.AdvanceNs(5 * kNsPerSec);
+  log.WaitFor(2);
+  {
+    std::lock_guard<std::mutex> l(log.mu);
+    EXPECT_EQ(log.synced[1], next);
+  }
+  ASSERT_TRUE(m.Stop().ok());
+}
+
 TEST(TxgManagerTest, DirtyThresholdKicksAndAKickDuringASyncMarksTheNextTxg) {
   ManualClock clock;
   stats::Registry reg;
