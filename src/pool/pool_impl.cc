@@ -669,72 +669,97 @@ Status PoolImpl::WriteSpaceLog(uint64_t txg, TxgWriter* writer) {
   return WriteChain(txg, std::move(records), std::move(extents), 0, BlockPointer{}, writer);
 }
 
+// One txg's sync, in the order that makes it crash safe (docs/format.md):
+// the blocks of every volume, the volume table and the space log, a device
+// flush, the uberblock naming them, another flush; then the txg is
+// committed and its dirty copies published to the ARC.
 Status PoolImpl::SyncTxg(uint64_t txg) {
   MutexLock sync_lock(&sync_mu_);
   queue_->AddTraceMarker(io::TraceMarker::kSyncStart, txg);
-  std::vector<std::shared_ptr<volume::VolumeImpl>> vols, gone;
-  bool table_changed;
-  {
-    MutexLock l(&mu_);
-    // The volumes that exist at txg: not those created in a later txg
-    // (CreateVolume runs while this sync does), but those destroyed in a
-    // later one (their blocks are freed by that txg's sync).
-    for (const auto& [name, v] : volumes_) {
-      if (v->entry().create_txg <= txg) vols.push_back(v);
-    }
-    for (const auto& [t, list] : destroyed_) {
-      if (t <= txg) continue;
-      for (const auto& v : list) {
-        if (v->entry().create_txg <= txg) vols.push_back(v);
-      }
-    }
-    // The table lists volumes by name.
-    std::sort(vols.begin(), vols.end(),
-              [](const auto& a, const auto& b) { return a->entry().name < b->entry().name; });
-    while (!destroyed_.empty() && destroyed_.begin()->first <= txg) {
-      for (auto& v : destroyed_.begin()->second) gone.push_back(std::move(v));
-      destroyed_.erase(destroyed_.begin());
-    }
-    table_changed = !table_dirty_txgs_.empty() && *table_dirty_txgs_.begin() <= txg;
-    while (!table_dirty_txgs_.empty() && *table_dirty_txgs_.begin() <= txg) {
-      table_dirty_txgs_.erase(table_dirty_txgs_.begin());
-    }
-  }
-  if (log_ && options_.intent_log && !log_->has_arena()) {
-    // The log's arena, once per pool: recorded in this txg's space log and
-    // named by its uberblock. A pool too full for it keeps syncing txgs
-    // for flushes.
-    Result<space::Extent> arena =
-        allocator_->Allocate(ArenaBytes(), space::AllocClass::kData, txg);
-    if (arena.ok()) log_->SetArena(arena->offset_bytes, arena->length_bytes);
-  }
+  SyncSet set = TakeSyncSet(txg);
+  PlaceLogArena(txg);
   TxgWriter writer(device_.get(), allocator_.get(), txg, TxgWriterOptions{}, &io_stats_,
                    write_buffers_.get(),
                    [this, txg](uint64_t bytes) { txg_->Undirty(txg, bytes); });
-  RecordSinkAdapter sink(&writer);
-  for (const auto& v : gone) ARC_RETURN_IF_ERROR(v->FreeAll(&sink));
+  ARC_RETURN_IF_ERROR(WriteVolumes(txg, set, &writer));
+  ARC_RETURN_IF_ERROR(WriteSpaceLog(txg, &writer));
+  ARC_ASSIGN_OR_RETURN(format::Uberblock ub, WriteUberblockAfterBlocks(txg, &writer));
+  queue_->AddTraceMarker(io::TraceMarker::kSyncEnd, txg);
+  Committed(txg, set, ub);
+  return Status::Ok();
+}
+
+PoolImpl::SyncSet PoolImpl::TakeSyncSet(uint64_t txg) {
+  SyncSet set;
+  MutexLock l(&mu_);
+  // The volumes that exist at txg: not those created in a later txg
+  // (CreateVolume runs while this sync does), but those destroyed in a
+  // later one (their blocks are freed by that txg's sync).
+  for (const auto& [name, v] : volumes_) {
+    if (v->entry().create_txg <= txg) set.volumes.push_back(v);
+  }
+  for (const auto& [t, list] : destroyed_) {
+    if (t <= txg) continue;
+    for (const auto& v : list) {
+      if (v->entry().create_txg <= txg) set.volumes.push_back(v);
+    }
+  }
+  // The table lists volumes by name.
+  std::sort(set.volumes.begin(), set.volumes.end(),
+            [](const auto& a, const auto& b) { return a->entry().name < b->entry().name; });
+  while (!destroyed_.empty() && destroyed_.begin()->first <= txg) {
+    for (auto& v : destroyed_.begin()->second) set.destroyed.push_back(std::move(v));
+    destroyed_.erase(destroyed_.begin());
+  }
+  set.table_changed = !table_dirty_txgs_.empty() && *table_dirty_txgs_.begin() <= txg;
+  while (!table_dirty_txgs_.empty() && *table_dirty_txgs_.begin() <= txg) {
+    table_dirty_txgs_.erase(table_dirty_txgs_.begin());
+  }
+  return set;
+}
+
+// The log's arena, once per pool: recorded in this txg's space log and
+// named by its uberblock. A pool too full for it keeps syncing txgs for
+// flushes.
+void PoolImpl::PlaceLogArena(uint64_t txg) {
+  if (!log_ || !options_.intent_log || log_->has_arena()) return;
+  Result<space::Extent> arena = allocator_->Allocate(ArenaBytes(), space::AllocClass::kData, txg);
+  if (arena.ok()) log_->SetArena(arena->offset_bytes, arena->length_bytes);
+}
+
+// Frees the blocks of volumes destroyed by txg, writes each volume's dirty
+// records and indirect blocks, and the volume table when a root or the set
+// of volumes changed.
+Status PoolImpl::WriteVolumes(uint64_t txg, SyncSet& set, TxgWriter* writer) {
+  RecordSinkAdapter sink(writer);
+  for (const auto& v : set.destroyed) ARC_RETURN_IF_ERROR(v->FreeAll(&sink));
   format::VolumeTable table;
   table.birth_txg = txg;
-  for (const auto& v : vols) {
+  for (const auto& v : set.volumes) {
     const BlockPointer old_root = v->entry().root;
     format::VolumeEntry e;
     ARC_RETURN_IF_ERROR(v->SyncTxg(txg, &sink, &e));
-    table_changed |= !(e.root == old_root);
+    set.table_changed |= !(e.root == old_root);
     table.volumes.push_back(std::move(e));
   }
-  if (table_changed) {
-    BlockPointer fresh;
-    if (!table.volumes.empty()) {
-      ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, format::EncodeVolumeTable(table));
-      BlockPointer base;
-      base.type = BlockType::kVolumeTable;
-      base.compression = format::Compression::kLz4;
-      ARC_ASSIGN_OR_RETURN(fresh, writer.WriteBlock(base, bytes));
-    }
-    ARC_RETURN_IF_ERROR(writer.FreeBlock(table_bp_));
-    table_bp_ = fresh;
+  if (!set.table_changed) return Status::Ok();
+  BlockPointer fresh;
+  if (!table.volumes.empty()) {
+    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, format::EncodeVolumeTable(table));
+    BlockPointer base;
+    base.type = BlockType::kVolumeTable;
+    base.compression = format::Compression::kLz4;
+    ARC_ASSIGN_OR_RETURN(fresh, writer->WriteBlock(base, bytes));
   }
-  ARC_RETURN_IF_ERROR(WriteSpaceLog(txg, &writer));
+  ARC_RETURN_IF_ERROR(writer->FreeBlock(table_bp_));
+  table_bp_ = fresh;
+  return Status::Ok();
+}
+
+// Waits for the txg's blocks, flushes, writes the uberblock that names
+// them and flushes again (the unsafe switches break that order for the
+// crash harness to catch).
+Result<format::Uberblock> PoolImpl::WriteUberblockAfterBlocks(uint64_t txg, TxgWriter* writer) {
   format::Uberblock ub;
   ub.txg = txg;
   ub.timestamp_ns = WallNs();
@@ -748,27 +773,29 @@ Status PoolImpl::SyncTxg(uint64_t txg) {
     ARC_RETURN_IF_ERROR(format::WriteUberblock(*device_, layout_, ub));
     ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
   }
-  ARC_RETURN_IF_ERROR(writer.Finish());
-  txg_->NoteSyncIo(txg, txg::SyncIo{0, 0, writer.written_bytes(), writer.device_writes()});
+  ARC_RETURN_IF_ERROR(writer->Finish());
+  txg_->NoteSyncIo(txg, txg::SyncIo{0, 0, writer->written_bytes(), writer->device_writes()});
   if (!unsafe_.skip_flush_before_uberblock) ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
   if (!unsafe_.uberblock_before_blocks) {
     ARC_RETURN_IF_ERROR(format::WriteUberblock(*device_, layout_, ub));
   }
   ARC_RETURN_IF_ERROR(io::FlushSync(*device_));
-  queue_->AddTraceMarker(io::TraceMarker::kSyncEnd, txg);
-  // Txg is durable.
+  return ub;
+}
+
+// The txg is durable: its frees count down, the log lets go of the dirty
+// buffers of txg it holds (writes logged by reference), and the volumes
+// then publish their copies to the ARC.
+void PoolImpl::Committed(uint64_t txg, const SyncSet& set, const format::Uberblock& ub) {
   allocator_->SyncDone(txg);
-  // The log first: it lets go of the dirty buffers of txg it holds (writes
-  // logged by reference), which the volumes then publish to the ARC.
   if (log_) log_->TxgCommitted(txg, ub.log);
-  for (const auto& v : vols) v->TxgCommitted(txg);
+  for (const auto& v : set.volumes) v->TxgCommitted(txg);
   const space::SpaceUsage usage = allocator_->Usage();
   if (space_) space_->Committed(txg, usage);
   frees_pending_.store(usage.deferred_bytes > 0, std::memory_order_relaxed);
   MutexLock l(&mu_);
   committed_txg_ = txg;
   usage_ = usage;
-  return Status::Ok();
 }
 
 PoolInfo PoolImpl::Info() {

@@ -140,6 +140,19 @@ class PoolImpl final : public Pool {
   Status ReplayLog();
   uint64_t ArenaBytes() const;
   Status SyncTxg(uint64_t txg) ARC_EXCLUDES(sync_mu_);
+  // SyncTxg's steps, in order.
+  struct SyncSet {
+    std::vector<std::shared_ptr<volume::VolumeImpl>> volumes;    // that exist at the txg
+    std::vector<std::shared_ptr<volume::VolumeImpl>> destroyed;  // by the txg: freed whole
+    bool table_changed = false;
+  };
+  SyncSet TakeSyncSet(uint64_t txg) ARC_EXCLUDES(mu_);
+  void PlaceLogArena(uint64_t txg) ARC_REQUIRES(sync_mu_);
+  Status WriteVolumes(uint64_t txg, SyncSet& set, TxgWriter* writer) ARC_REQUIRES(sync_mu_);
+  Result<format::Uberblock> WriteUberblockAfterBlocks(uint64_t txg, TxgWriter* writer)
+      ARC_REQUIRES(sync_mu_);
+  void Committed(uint64_t txg, const SyncSet& set, const format::Uberblock& ub)
+      ARC_REQUIRES(sync_mu_) ARC_EXCLUDES(mu_);
   Status WriteSpaceLog(uint64_t txg, TxgWriter* writer) ARC_REQUIRES(sync_mu_);
   Status WriteChain(uint64_t txg, std::vector<space::SpaceRecord> records,
                     std::vector<space::Extent> extents, uint64_t first_sequence,

@@ -347,119 +347,175 @@ struct Panel {
   int first_index = 0;  // the data file's block of series[0]
 };
 
-}  // namespace
-
-Result<PlotFiles> PlotTimeline(const std::vector<BenchRun>& runs, const PlotOptions& options) {
-  ARC_RETURN_IF_ERROR(options.Validate());
-  if (runs.empty() || runs.size() > 2) return Status::InvalidArgument("timeline: one or two runs");
-  // Throughput: MiB/s from the bw log (KiB/s), or IOPS; per-I/O logs binned.
-  std::vector<Panel> tput(runs.size()), lat(runs.size());
+// Each run's two panels: throughput (MiB/s from the bw log's KiB/s, or
+// IOPS; per-I/O logs binned) and latency (ms). `all_tput`/`all_lat`: every
+// run has entries for that panel (a panel is drawn only then).
+struct Panels {
+  std::vector<Panel> tput, lat;
   bool all_tput = true, all_lat = true;
+};
+
+Result<Panels> BuildPanels(const std::vector<BenchRun>& runs, const PlotOptions& options) {
+  Panels p;
+  p.tput.resize(runs.size());
+  p.lat.resize(runs.size());
   for (size_t i = 0; i < runs.size(); i++) {
     const BenchRun& r = runs[i];
-    const bool use_iops = r.has_iops && (options.timeline_iops || !r.has_bw);
     if (options.timeline_iops && !r.has_iops) {
       return Status::InvalidArgument("timeline: --iops needs an iops log; " + r.name + " has none");
     }
+    const bool use_iops = r.has_iops && (options.timeline_iops || !r.has_bw);
     if (use_iops) {
-      tput[i].series = PerIo(r.iops) ? ToSeries(r.iops, 1.0, true, options.bin_ms, FoldOne)
-                                     : ToSeries(r.iops, 1.0, false, options.bin_ms, FoldValue);
+      p.tput[i].series = PerIo(r.iops) ? ToSeries(r.iops, 1.0, true, options.bin_ms, FoldOne)
+                                       : ToSeries(r.iops, 1.0, false, options.bin_ms, FoldValue);
     } else if (r.has_bw) {
-      tput[i].series = PerIo(r.bw) ? ToSeries(r.bw, 1.0 / 1048576.0, true, options.bin_ms, FoldBytes)
-                                   : ToSeries(r.bw, 1.0 / 1024.0, false, options.bin_ms, FoldValue);
+      p.tput[i].series = PerIo(r.bw)
+                             ? ToSeries(r.bw, 1.0 / 1048576.0, true, options.bin_ms, FoldBytes)
+                             : ToSeries(r.bw, 1.0 / 1024.0, false, options.bin_ms, FoldValue);
     }
-    if (r.has_lat) lat[i].series = ToSeries(r.lat, 1e-6, false, options.bin_ms, FoldValue);
-    all_tput = all_tput && !tput[i].series.empty();
-    all_lat = all_lat && !lat[i].series.empty();
+    if (r.has_lat) p.lat[i].series = ToSeries(r.lat, 1e-6, false, options.bin_ms, FoldValue);
+    p.all_tput = p.all_tput && !p.tput[i].series.empty();
+    p.all_lat = p.all_lat && !p.lat[i].series.empty();
   }
-  if (!all_tput && !all_lat) {
+  if (!p.all_tput && !p.all_lat) {
     return Status::InvalidArgument("timeline: no run has entries for both panels' kind in every run");
   }
-  PlotFiles f = Names(options, true);
-  std::string data, markers;
-  int block = 0;
+  return p;
+}
+
+// The axes' ranges over every panel drawn.
+struct Ranges {
   double t_max = 0, tput_max = 0, lat_min = 1e300, lat_max = 0;
-  auto emit = [&](Panel* p, const std::string& what, const std::string& run_label) {
-    p->first_index = block;
-    for (const Series& s : p->series) {
+};
+
+// The data file: one block per series, run by run (throughput, then
+// latency); sets each panel's first block.
+std::string TimelineData(Panels* p, const std::vector<std::string>& labels,
+                         const std::string& tput_unit, PlotFiles* f, Ranges* r) {
+  std::string data;
+  int block = 0;
+  auto emit = [&](Panel* panel, const std::string& what, const std::string& run_label) {
+    panel->first_index = block;
+    for (const Series& s : panel->series) {
       if (block > 0) data += "\n\n";
       data += "# " + run_label + ": " + kDirNames[s.dir] + " " + what + "\n";
       for (const auto& [t, v] : s.points) {
         data += Line("%.3f %.6f\n", t, v);
-        t_max = std::max(t_max, t);
-        f.points++;
+        r->t_max = std::max(r->t_max, t);
+        f->points++;
       }
       block++;
     }
   };
-  const std::vector<std::string> labels = {options.label_a, options.label_b};
-  const std::string tput_unit = options.timeline_iops ? "IOPS" : "MiB/s";
-  for (size_t i = 0; i < runs.size(); i++) {
-    if (all_tput) emit(&tput[i], tput_unit, labels[i]);
-    if (all_lat) emit(&lat[i], "latency ms", labels[i]);
-    for (const Series& s : tput[i].series) {
-      for (const auto& p : s.points) tput_max = std::max(tput_max, p.second);
+  for (size_t i = 0; i < p->tput.size(); i++) {
+    if (p->all_tput) emit(&p->tput[i], tput_unit, labels[i]);
+    if (p->all_lat) emit(&p->lat[i], "latency ms", labels[i]);
+    for (const Series& s : p->tput[i].series) {
+      for (const auto& pt : s.points) r->tput_max = std::max(r->tput_max, pt.second);
     }
-    for (const Series& s : lat[i].series) {
-      for (const auto& p : s.points) {
-        if (p.second > 0) lat_min = std::min(lat_min, p.second);
-        lat_max = std::max(lat_max, p.second);
+    for (const Series& s : p->lat[i].series) {
+      for (const auto& pt : s.points) {
+        if (pt.second > 0) r->lat_min = std::min(r->lat_min, pt.second);
+        r->lat_max = std::max(r->lat_max, pt.second);
       }
     }
   }
-  markers = "# quiesce_s sync_start_s sync_end_s txg\n";
-  std::vector<bool> has_marks(runs.size(), false);
+  if (r->lat_max <= 0) r->lat_min = 1e-3, r->lat_max = 1;
+  return data;
+}
+
+// The markers file: each run's txg syncs (one block per run); `has_marks`
+// says which runs have any.
+std::string TimelineMarkers(const std::vector<BenchRun>& runs,
+                            const std::vector<std::string>& labels, PlotFiles* f,
+                            std::vector<bool>* has_marks) {
+  std::string markers = "# quiesce_s sync_start_s sync_end_s txg\n";
+  has_marks->assign(runs.size(), false);
   for (size_t i = 0; i < runs.size(); i++) {
     if (i > 0) markers += "\n\n";
     markers += "# " + labels[i] + "\n";
     for (const TxgMark& m : runs[i].txgs) {
       markers += Line("%.3f %.3f %.3f %llu\n", static_cast<double>(m.quiesce_ms) / 1e3,
-                      static_cast<double>(m.sync_start_ms) / 1e3, static_cast<double>(m.sync_end_ms) / 1e3,
+                      static_cast<double>(m.sync_start_ms) / 1e3,
+                      static_cast<double>(m.sync_end_ms) / 1e3,
                       static_cast<unsigned long long>(m.txg));
-      f.markers_n++;
-      has_marks[i] = true;
+      f->markers_n++;
+      (*has_marks)[i] = true;
     }
   }
-  if (lat_max <= 0) lat_min = 1e-3, lat_max = 1;
-  const int rows = (all_tput ? 1 : 0) + (all_lat ? 1 : 0);
-  std::string body = "set multiplot layout " + std::to_string(rows) + "," + std::to_string(runs.size()) +
-                     " columnsfirst title " + Q(options.title) + " noenhanced\n";
+  return markers;
+}
+
+// The gnuplot script: a multiplot of the panels, one column per run, syncs
+// shaded from start to end with a red line at each start.
+std::string TimelineScript(const std::vector<BenchRun>& runs, const Panels& p,
+                           const std::vector<std::string>& labels, const std::string& tput_unit,
+                           const PlotOptions& options, const PlotFiles& f, const Ranges& r,
+                           const std::vector<bool>& has_marks) {
+  const int rows = (p.all_tput ? 1 : 0) + (p.all_lat ? 1 : 0);
+  std::string body = "set multiplot layout " + std::to_string(rows) + "," +
+                     std::to_string(runs.size()) + " columnsfirst title " + Q(options.title) +
+                     " noenhanced\n";
   // Fixed margins: the panels' time axes line up whatever their tick labels.
   body += "set lmargin 12\nset rmargin 4\n";
-  body += "set key outside bottom center horizontal\nset xrange [0:" + Line("%.3f", std::max(t_max, 0.001)) +
-          "]\nset y2range [0:1]\nunset y2tics\n";
+  body += "set key outside bottom center horizontal\nset xrange [0:" +
+          Line("%.3f", std::max(r.t_max, 0.001)) + "]\nset y2range [0:1]\nunset y2tics\n";
   auto spans = [&](size_t i) -> std::string {
     if (!has_marks[i]) return "";
     const std::string m = Q(f.markers) + " index " + std::to_string(i);
-    return m + " using 2:(0.5):2:3:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.15 noborder "
-               "lc rgb 'gray40' notitle, " +
-           m + " using 2:(1) axes x1y2 with impulses lw 1 lc rgb 'red' title 'txg sync (start; shaded to its end)', ";
+    return m +
+           " using 2:(0.5):2:3:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.15 "
+           "noborder lc rgb 'gray40' notitle, " +
+           m +
+           " using 2:(1) axes x1y2 with impulses lw 1 lc rgb 'red' title 'txg sync (start; "
+           "shaded to its end)', ";
   };
-  auto lines = [&](const Panel& p) {
+  auto lines = [&](const Panel& panel) {
     std::string out;
-    for (size_t k = 0; k < p.series.size(); k++) {
+    for (size_t k = 0; k < panel.series.size(); k++) {
       if (k > 0) out += ", ";
-      out += Q(f.data) + " index " + std::to_string(p.first_index + static_cast<int>(k)) +
-             " using 1:2 with linespoints lw 2 pt 7 ps 0.4 title " + Q(kDirNames[p.series[k].dir]);
+      out += Q(f.data) + " index " + std::to_string(panel.first_index + static_cast<int>(k)) +
+             " using 1:2 with linespoints lw 2 pt 7 ps 0.4 title " +
+             Q(kDirNames[panel.series[k].dir]);
     }
     return out;
   };
   for (size_t i = 0; i < runs.size(); i++) {
-    if (all_tput) {
-      body += "set title " + Q(labels[i] + " (" + runs[i].name + ")") + " noenhanced\n";
+    const std::string title = "set title " + Q(labels[i] + " (" + runs[i].name + ")") + " noenhanced\n";
+    if (p.all_tput) {
+      body += title;
       body += "unset logscale y\nset ylabel " + Q(tput_unit) + "\nset xlabel ''\n";
-      body += "set yrange [0:" + Line("%.6g", std::max(tput_max * 1.05, 1e-3)) + "]\n";
-      body += "plot " + spans(i) + lines(tput[i]) + "\n";
+      body += "set yrange [0:" + Line("%.6g", std::max(r.tput_max * 1.05, 1e-3)) + "]\n";
+      body += "plot " + spans(i) + lines(p.tput[i]) + "\n";
     }
-    if (all_lat) {
-      body += all_tput ? "set title ''\n" : "set title " + Q(labels[i] + " (" + runs[i].name + ")") + " noenhanced\n";
+    if (p.all_lat) {
+      body += p.all_tput ? "set title ''\n" : title;
       body += "set logscale y\nset ylabel " + Q("latency (ms, " + runs[i].lat_kind + ")") +
               "\nset xlabel 'time (s since the job started)'\n";
-      body += "set yrange [" + Line("%.6g", lat_min / 1.5) + ":" + Line("%.6g", lat_max * 1.5) + "]\n";
-      body += "plot " + spans(i) + lines(lat[i]) + "\n";
+      body += "set yrange [" + Line("%.6g", r.lat_min / 1.5) + ":" + Line("%.6g", r.lat_max * 1.5) +
+              "]\n";
+      body += "plot " + spans(i) + lines(p.lat[i]) + "\n";
     }
   }
   body += "unset multiplot\n";
+  return body;
+}
+
+}  // namespace
+
+Result<PlotFiles> PlotTimeline(const std::vector<BenchRun>& runs, const PlotOptions& options) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  if (runs.empty() || runs.size() > 2) return Status::InvalidArgument("timeline: one or two runs");
+  ARC_ASSIGN_OR_RETURN(Panels panels, BuildPanels(runs, options));
+  PlotFiles f = Names(options, true);
+  const std::vector<std::string> labels = {options.label_a, options.label_b};
+  const std::string tput_unit = options.timeline_iops ? "IOPS" : "MiB/s";
+  Ranges ranges;
+  const std::string data = TimelineData(&panels, labels, tput_unit, &f, &ranges);
+  std::vector<bool> has_marks;
+  const std::string markers = TimelineMarkers(runs, labels, &f, &has_marks);
+  const std::string body =
+      TimelineScript(runs, panels, labels, tput_unit, options, f, ranges, has_marks);
   return Finish(options, f, data, markers, body, /*multiplot=*/true);
 }
 
