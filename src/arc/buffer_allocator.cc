@@ -119,8 +119,16 @@ int BufferAllocator::ClassOf(uint64_t bytes) {
   return i < kClasses ? i : -1;
 }
 
+// A buffer of its own mapping, populated at once like a slab: every record
+// buffer is written whole soon after it is made (a record copied into a
+// dirty copy, a block read into it), so its pages are touched anyway, and
+// one system call costs far less than a fault per page on a virtual
+// machine, where a fault on fresh memory is a trip to the hypervisor. This
+// is what a writer pays for each new buffer while the ARC grows to its
+// working size.
 uint8_t* BufferAllocator::Map(uint64_t bytes) {
   uint8_t* p = MapPages(bytes);
+  (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
   maps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.maps != nullptr) counters_.maps->Add();
   mapped_bytes_.fetch_add(PageRound(bytes), std::memory_order_relaxed);

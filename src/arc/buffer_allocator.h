@@ -44,7 +44,8 @@
 //                                         slab (filler asked for another),
 //                                         else a slab mapped inline
 //                   --bytes < map_min--> new[]
-//                   --otherwise---------> mmap(round_up(bytes, page))
+//                   --otherwise---------> mmap(round_up(bytes, page)),
+//                                         populated (MADV_POPULATE_WRITE)
 //   Free(buf)       --power of two, cache below the limit--> push
 //                      (limit = max(cache_bytes, min(room, 1 GiB)))
 //                   --slab piece-------> MADV_DONTNEED, push on cold
