@@ -18,31 +18,7 @@ namespace {
 using testing::VolumeEnvFixture;
 using testing::VolumeFixtureOptions;
 
-std::vector<uint8_t> Filled(size_t n, uint8_t v) { return std::vector<uint8_t>(n, v); }
-
-class VolumeReadTest : public ::testing::Test {
- protected:
-  void Make(VolumeFixtureOptions o = {}) {
-    f_ = std::make_unique<VolumeEnvFixture>(o);
-    rb_ = o.record_bytes;
-  }
-  VolumeImpl& vol() { return f_->vol(); }
-  testing::FakeBlockStore::Counts counts() { return f_->store().counts(); }
-  std::vector<uint8_t> ReadOk(uint64_t offset, size_t n) {
-    std::vector<uint8_t> out(n, 0xee);
-    Status s = vol().Read(offset, out);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return out;
-  }
-  // Writes record `record` whole with bytes `v` and syncs it.
-  void Commit(uint64_t record, uint8_t v) {
-    ASSERT_TRUE(vol().Write(record * rb_, Filled(rb_, v), kWriteNone).ok());
-    ASSERT_TRUE(f_->Sync().ok());
-  }
-
-  std::unique_ptr<VolumeEnvFixture> f_;
-  uint32_t rb_ = 0;
-};
+class VolumeReadTest : public testing::VolumeTest {};
 
 TEST_F(VolumeReadTest, HolesReadAsZerosWithoutTouchingTheStore) {
   Make();

@@ -21,30 +21,7 @@ namespace {
 using testing::VolumeEnvFixture;
 using testing::VolumeFixtureOptions;
 
-std::vector<uint8_t> Filled(size_t n, uint8_t v) { return std::vector<uint8_t>(n, v); }
-
-class VolumeSyncTest : public ::testing::Test {
- protected:
-  void Make(VolumeFixtureOptions o = {}) {
-    f_ = std::make_unique<VolumeEnvFixture>(o);
-    rb_ = o.record_bytes;
-  }
-  VolumeImpl& vol() { return f_->vol(); }
-  testing::FakeBlockStore::Counts counts() { return f_->store().counts(); }
-  std::vector<uint8_t> ReadOk(uint64_t offset, size_t n) {
-    std::vector<uint8_t> out(n, 0xee);
-    Status s = vol().Read(offset, out);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return out;
-  }
-  void WriteOk(uint64_t offset, const std::vector<uint8_t>& data) {
-    Status s = vol().Write(offset, data, kWriteNone);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-
-  std::unique_ptr<VolumeEnvFixture> f_;
-  uint32_t rb_ = 0;
-};
+class VolumeSyncTest : public testing::VolumeTest {};
 
 TEST_F(VolumeSyncTest, AnEmptyTxgWritesNothing) {
   Make();

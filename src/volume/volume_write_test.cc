@@ -23,26 +23,8 @@ namespace {
 using testing::VolumeEnvFixture;
 using testing::VolumeFixtureOptions;
 
-std::vector<uint8_t> Filled(size_t n, uint8_t v) { return std::vector<uint8_t>(n, v); }
-
-class VolumeWriteTest : public ::testing::Test {
+class VolumeWriteTest : public testing::VolumeTest {
  protected:
-  void Make(VolumeFixtureOptions o = {}) {
-    f_ = std::make_unique<VolumeEnvFixture>(o);
-    rb_ = o.record_bytes;
-  }
-  VolumeImpl& vol() { return f_->vol(); }
-  testing::FakeBlockStore::Counts counts() { return f_->store().counts(); }
-  std::vector<uint8_t> ReadOk(uint64_t offset, size_t n) {
-    std::vector<uint8_t> out(n, 0xee);
-    Status s = vol().Read(offset, out);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    return out;
-  }
-  void WriteOk(uint64_t offset, const std::vector<uint8_t>& data, uint32_t flags = kWriteNone) {
-    Status s = vol().Write(offset, data, flags);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
   // A write through buffers the volume lends (PrepareWrite, volume_lend.cc)
   // instead of the caller's.
   Status WriteLent(uint64_t offset, const std::vector<uint8_t>& data, uint32_t flags) {
@@ -54,10 +36,6 @@ class VolumeWriteTest : public ::testing::Test {
     }
     EXPECT_EQ(at, data.size());
     return vol().WritePrepared(std::move(p), flags);
-  }
-  void Commit(uint64_t record, uint8_t v) {
-    WriteOk(record * rb_, Filled(rb_, v));
-    ASSERT_TRUE(f_->Sync().ok());
   }
   // A partial write of [1000, 1300) into committed, uncached record 1:
   // with deferred reads the write reads nothing and the sync completes the
@@ -111,9 +89,6 @@ class VolumeWriteTest : public ::testing::Test {
            << " log records): byte " << first << " (record " << first / rb_ << ") is "
            << int(got[first]) << ", expected " << int(model[first]);
   }
-
-  std::unique_ptr<VolumeEnvFixture> f_;
-  uint32_t rb_ = 0;
 };
 
 TEST_F(VolumeWriteTest, DeferredPartialWriteIsCompletedFromTheStoreAtSync) {
