@@ -334,14 +334,7 @@ TEST_F(VolumeSyncTest, ConcurrentWritersSyncsAndEvictionsMatchAModel) {
     });
     for (auto& th : threads) th.join();
     syncer.join();
-    ASSERT_TRUE(f_->Sync().ok());
-    EXPECT_EQ(ReadOk(0, size), model);
-    f_->Evict();
-    std::unique_ptr<VolumeImpl> again = f_->Reopen();
-    std::vector<uint8_t> stored(size);
-    ASSERT_TRUE(again->Read(0, stored).ok());
-    EXPECT_EQ(stored, model) << "the store holds every writer's bytes";
-    again->Close();
+    ExpectSyncedAndStored(model);
     EXPECT_EQ(counts().bad_frees, 0u);
   }
 }

@@ -196,14 +196,7 @@ TEST_F(VolumeWriteTest, RandomOverlappingChangesMatchAModel) {
       ASSERT_EQ(ReadOk(at, n), std::vector<uint8_t>(model.begin() + at, model.begin() + at + n))
           << "step " << step << " read [" << at << ", " << at + n << ")";
     }
-    ASSERT_TRUE(f_->Sync().ok());
-    EXPECT_EQ(ReadOk(0, size), model);
-    f_->Evict();
-    std::unique_ptr<VolumeImpl> again = f_->Reopen();
-    std::vector<uint8_t> stored(size);
-    ASSERT_TRUE(again->Read(0, stored).ok());
-    EXPECT_EQ(stored, model) << "the store holds the model";
-    again->Close();
+    ExpectSyncedAndStored(model);
     const auto c = counts();
     EXPECT_EQ(c.bad_frees, 0u);
     EXPECT_EQ(c.reads_of_freed, 0u);

@@ -245,6 +245,19 @@ class VolumeTest : public ::testing::Test {
     ASSERT_TRUE(f_->Sync().ok());
   }
 
+  // Syncs, then checks the volume and a volume reopened from the store
+  // (without the log) both read as `model` from offset 0.
+  void ExpectSyncedAndStored(const std::vector<uint8_t>& model) {
+    ASSERT_TRUE(f_->Sync().ok());
+    EXPECT_EQ(ReadOk(0, model.size()), model);
+    f_->Evict();
+    std::unique_ptr<volume::VolumeImpl> again = f_->Reopen();
+    std::vector<uint8_t> stored(model.size());
+    ASSERT_TRUE(again->Read(0, stored).ok());
+    again->Close();
+    EXPECT_EQ(stored, model) << "the store does not hold the model";
+  }
+
   std::unique_ptr<VolumeEnvFixture> f_;
   uint32_t rb_ = 0;
 };
