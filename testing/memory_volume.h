@@ -28,78 +28,7 @@ class MemoryVolume final : public Volume {
     return false;
   }
 
-  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override {
-    Status s = CheckRange("read", offset, out.size(), info_.size_bytes);
-    if (s.ok()) {
-      MutexLock l(&mu_);
-      for (const Piece& p : Pieces(offset, out.size())) {
-        auto it = records_.find(p.record);
-        if (it == records_.end()) {
-          std::memset(out.data() + p.pos, 0, p.n);
-        } else {
-          std::memcpy(out.data() + p.pos, it->second.data() + p.in_record, p.n);
-        }
-      }
-      reads_++;
-    }
-    done(std::move(s));
-  }
-
-  void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t flags,
-                   Completion done) override {
-    Status s = CheckRange("write", offset, data.size(), info_.size_bytes);
-    if (s.ok()) {
-      MutexLock l(&mu_);
-      for (const Piece& p : Pieces(offset, data.size())) {
-        std::memcpy(Record(p.record).data() + p.in_record, data.data() + p.pos, p.n);
-      }
-      writes_++;
-      if (flags & kFua) fua_writes_++;
-    }
-    done(std::move(s));
-  }
-
-  void SubmitFlush(Completion done) override {
-    {
-      MutexLock l(&mu_);
-      flushes_++;
-    }
-    done(Status::Ok());
-  }
-
-  void SubmitTrim(uint64_t offset, uint64_t length, Completion done) override {
-    Status s = CheckRange("trim", offset, length, info_.size_bytes);
-    if (s.ok()) Zero(offset, length, /*keep_allocated=*/false);
-    done(std::move(s));
-  }
-
-  void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t flags,
-                         Completion done) override {
-    Status s = CheckRange("write zeroes", offset, length, info_.size_bytes);
-    if (s.ok()) Zero(offset, length, (flags & kZeroNoHole) != 0);
-    done(std::move(s));
-  }
-
-  void SubmitCache(uint64_t offset, uint64_t length, Completion done) override {
-    done(CheckRange("cache", offset, length, info_.size_bytes));
-  }
-
-  void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override {
-    Status s = CheckRange("block status", offset, length, info_.size_bytes);
-    std::vector<Extent> extents;
-    if (s.ok()) {
-      MutexLock l(&mu_);
-      for (const Piece& p : Pieces(offset, length)) {
-        bool hole = records_.find(p.record) == records_.end();
-        if (!extents.empty() && extents.back().hole == hole) {
-          extents.back().length += p.n;
-        } else {
-          extents.push_back(Extent{offset + p.pos, p.n, hole, hole});
-        }
-      }
-    }
-    done(std::move(s), std::move(extents));
-  }
+  void Submit(VolumeRequest req, Completion done) override { done(Execute(req)); }
 
   uint64_t flushes() {
     MutexLock l(&mu_);
@@ -119,6 +48,65 @@ class MemoryVolume final : public Volume {
   }
 
  private:
+  Status Execute(const VolumeRequest& req) {
+    Status s = CheckRange(VolumeOpName(req.op), req.offset, req.length, info_.size_bytes);
+    if (!s.ok()) return s;
+    switch (req.op) {
+      case VolumeOp::kRead: ReadNow(req.offset, req.out); break;
+      case VolumeOp::kWrite: return WriteNow(req);
+      case VolumeOp::kFlush: {
+        MutexLock l(&mu_);
+        flushes_++;
+        break;
+      }
+      case VolumeOp::kTrim: Zero(req.offset, req.length, /*keep_allocated=*/false); break;
+      case VolumeOp::kWriteZeroes:
+        Zero(req.offset, req.length, (req.flags & kZeroNoHole) != 0);
+        break;
+      case VolumeOp::kCache: break;
+      case VolumeOp::kBlockStatus: Describe(req.offset, req.length, req.extents); break;
+    }
+    return Status::Ok();
+  }
+
+  void ReadNow(uint64_t offset, std::span<uint8_t> out) {
+    MutexLock l(&mu_);
+    for (const Piece& p : Pieces(offset, out.size())) {
+      auto it = records_.find(p.record);
+      if (it == records_.end()) {
+        std::memset(out.data() + p.pos, 0, p.n);
+      } else {
+        std::memcpy(out.data() + p.pos, it->second.data() + p.in_record, p.n);
+      }
+    }
+    reads_++;
+  }
+
+  Status WriteNow(const VolumeRequest& req) {
+    const std::span<const uint8_t> data = req.bytes();
+    if (data.size() != req.length) return Status::InvalidArgument("a prepared write of pieces");
+    MutexLock l(&mu_);
+    for (const Piece& p : Pieces(req.offset, data.size())) {
+      std::memcpy(Record(p.record).data() + p.in_record, data.data() + p.pos, p.n);
+    }
+    writes_++;
+    if (req.flags & kFua) fua_writes_++;
+    return Status::Ok();
+  }
+
+  void Describe(uint64_t offset, uint64_t length, std::vector<Extent>* extents) {
+    extents->clear();
+    MutexLock l(&mu_);
+    for (const Piece& p : Pieces(offset, length)) {
+      bool hole = records_.find(p.record) == records_.end();
+      if (!extents->empty() && extents->back().hole == hole) {
+        extents->back().length += p.n;
+      } else {
+        extents->push_back(Extent{offset + p.pos, p.n, hole, hole});
+      }
+    }
+  }
+
   // One record-sized piece of a request: the record, the offset inside it,
   // the length, and the offset inside the request.
   struct Piece {

@@ -130,8 +130,9 @@ struct PoolOptions {
   // suits a process whose own threads must not be starved of syncs (tests
   // running side by side, an application that waits on them).
   int txg_sync_nice = 0;
-  // Threads that run operations submitted through Volume::Submit*, and how
-  // many may wait for one. 0 threads: Submit* run on the caller's thread.
+  // Threads that run operations submitted through Volume::Submit, and how
+  // many may wait for one. 0 threads: Submit runs them on the caller's
+  // thread.
   uint32_t work_threads = 8;
   uint32_t work_queue_limit = 4096;
   PoolIoOptions io;

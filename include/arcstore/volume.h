@@ -5,11 +5,11 @@
 // written, trimmed or zeroed; the engine does the read-modify-write of
 // partial records. Unwritten and trimmed records read as zeros.
 //
-// The interface is asynchronous: each Submit* call starts an operation and
-// returns at once; `done` is called exactly once with the outcome, either
-// inline (before Submit* returns) or later on an engine thread. Buffers
-// passed in must stay valid and untouched until `done` runs. The synchronous
-// calls at the bottom wrap the asynchronous ones.
+// The interface is asynchronous: Submit starts one operation (a
+// VolumeRequest) and returns at once; `done` is called exactly once with the
+// outcome, either inline (before Submit returns) or later on an engine
+// thread. Buffers passed in must stay valid and untouched until `done` runs.
+// The named Submit* and synchronous calls are plain functions over Submit.
 //
 // Durability: a write is durable once a Flush submitted after its completion
 // has completed OK, or immediately when written with WriteFlags::kFua. After
@@ -84,68 +84,123 @@ class PreparedWrite {
   const uint64_t length_;
 };
 
-// The operations MayWait() is asked about.
-enum class VolumeOp : uint8_t { kRead, kWrite, kTrim, kWriteZeroes };
+// The operations a volume runs (VolumeRequest::op).
+enum class VolumeOp : uint8_t {
+  kRead,
+  kWrite,
+  kTrim,
+  kWriteZeroes,
+  kFlush,
+  kCache,        // prefetch into the cache (NBD_CMD_CACHE); no data returned
+  kBlockStatus,  // describe the range as extents
+};
+
+// "read", "write", "trim", "write zeroes", "flush", "cache", "block status".
+const char* VolumeOpName(VolumeOp op);
+
+// One operation on a volume, as Volume::Submit takes it. Build it with the
+// named constructors; the fields an op does not use stay empty.
+struct VolumeRequest {
+  VolumeOp op = VolumeOp::kFlush;
+  // The byte range [offset, offset + length), for every op but kFlush
+  // (kRead and kWrite: the size of `out`, `data` or `prepared`).
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::span<uint8_t> out;          // kRead: where the bytes go
+  std::span<const uint8_t> data;   // kWrite: the bytes, unless `prepared`
+  // kWrite: a filled PreparedWrite from this volume's PrepareWrite instead
+  // of `data`; the volume keeps it until `done` has run.
+  std::shared_ptr<PreparedWrite> prepared;
+  uint32_t flags = 0;  // kWrite: WriteFlags; kWriteZeroes: ZeroFlags
+  // kBlockStatus: cleared, then filled before `done` runs: extents in
+  // order, covering at least the first byte of the range, maybe not all.
+  std::vector<Extent>* extents = nullptr;
+  // The caller blocks until `done` has run (Volume::SubmitAndWait): a
+  // volume that can run the operation on the caller's thread should, rather
+  // than hand it to one of its own and back. A hint, never required.
+  bool caller_waits = false;
+
+  static VolumeRequest Read(uint64_t offset, std::span<uint8_t> out);
+  static VolumeRequest Write(uint64_t offset, std::span<const uint8_t> data,
+                             uint32_t write_flags = kWriteNone);
+  static VolumeRequest Prepared(std::unique_ptr<PreparedWrite> prepared,
+                                uint32_t write_flags = kWriteNone);
+  static VolumeRequest Flush();
+  static VolumeRequest Trim(uint64_t offset, uint64_t length);
+  static VolumeRequest WriteZeroes(uint64_t offset, uint64_t length,
+                                   uint32_t zero_flags = kZeroNone);
+  static VolumeRequest Cache(uint64_t offset, uint64_t length);
+  static VolumeRequest BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
+
+  // kWrite: the bytes to write in one span: `data`, or the only piece of a
+  // PreparedWrite from the default PrepareWrite. Empty with a `prepared`
+  // of more pieces (one a volume lent itself, which that volume unpacks).
+  std::span<const uint8_t> bytes() const;
+};
 
 using Completion = std::function<void(Status)>;
 using ExtentsCompletion = std::function<void(Status, std::vector<Extent>)>;
 
+// A volume implements four calls: info(), the asynchronous core Submit(),
+// and two capabilities with defaults, PrepareWrite (lending its own
+// buffers) and MayWait (the hint). Everything else is a plain function
+// over Submit (src/api/volume_calls.cc).
 class Volume {
  public:
   virtual ~Volume() = default;
 
   virtual VolumeInfo info() const = 0;
 
-  virtual void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) = 0;
-  virtual void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
-                           Completion done) = 0;
-  // Every write completed before this call is durable when `done` gets OK.
-  virtual void SubmitFlush(Completion done) = 0;
+  // Starts `req`; `done` runs exactly once with its outcome, inline (before
+  // Submit returns) or later on another thread. A bad range, a read-only
+  // volume or an op the volume does not support is reported through
+  // `done`. Flush: every write completed before the Submit is durable when
+  // `done` gets OK.
+  virtual void Submit(VolumeRequest req, Completion done) = 0;
 
   // Zero-copy writes (see PreparedWrite). PrepareWrite never fails: a bad
-  // range is reported by the write. The default lends one plain buffer and
-  // writes it through SubmitWrite.
+  // range is reported by the write. The default lends one plain buffer.
   virtual std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length);
-  // Writes `prepared` (from this volume's PrepareWrite, filled); the
-  // volume keeps it until `done` has run.
-  virtual void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
-                              Completion done);
-  // Deallocates whole records inside the range; partial records are zeroed.
-  virtual void SubmitTrim(uint64_t offset, uint64_t length, Completion done) = 0;
-  virtual void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
-                                 Completion done) = 0;
-  // Prefetches the range into the cache (NBD_CMD_CACHE); no data returned.
-  virtual void SubmitCache(uint64_t offset, uint64_t length, Completion done) = 0;
-  // Describes [offset, offset + length) as extents in order, covering at
-  // least the first byte; they may stop short of the end of the range.
-  virtual void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) = 0;
-
-  // Synchronous calls: block the caller until the operation completes. By
-  // default they wrap Submit*; an implementation may run them directly on
-  // the caller's thread.
-  virtual Status Read(uint64_t offset, std::span<uint8_t> out);
-  virtual Status Write(uint64_t offset, std::span<const uint8_t> data,
-                       uint32_t write_flags = kWriteNone);
-  virtual Status WritePrepared(std::unique_ptr<PreparedWrite> prepared,
-                               uint32_t write_flags = kWriteNone);
-  virtual Status Flush();
-  virtual Status Trim(uint64_t offset, uint64_t length);
-  virtual Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);
-  virtual Status Cache(uint64_t offset, uint64_t length);
-  virtual Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
 
   // A hint, not a promise: whether `op` on [offset, offset + length) (no
-  // FUA), started now through its synchronous call, might wait for
-  // something (a disk read, the write throttle, memory, a txg sync) rather
-  // than finish in memory on the caller's thread. A caller that runs
-  // operations on a thread of its own (the NBD server's connection thread)
-  // asks it to decide whether to run one there or submit it. Cheap, never
-  // blocks, and may be wrong either way: a wrong answer costs time, never
-  // correctness, since the operation itself decides what it waits for. The
-  // default: it may wait.
+  // FUA), started now through SubmitAndWait, might wait for something (a
+  // disk read, the write throttle, memory, a txg sync) rather than finish
+  // in memory on the caller's thread. A caller that runs operations on a
+  // thread of its own (the NBD server's connection thread) asks it to
+  // decide whether to run one there or submit it. Cheap, never blocks, and
+  // may be wrong either way: a wrong answer costs time, never correctness,
+  // since the operation itself decides what it waits for. The default: it
+  // may wait.
   virtual bool MayWait(VolumeOp /*op*/, uint64_t /*offset*/, uint64_t /*length*/) {
     return true;
   }
+
+  // ---- Calls over Submit (not virtual) -----------------------------------
+  // Submits `req` with caller_waits set and blocks until it completes.
+  Status SubmitAndWait(VolumeRequest req);
+
+  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done);
+  void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
+                   Completion done);
+  // Writes `prepared` (from this volume's PrepareWrite, filled).
+  void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
+                      Completion done);
+  void SubmitFlush(Completion done);
+  // Deallocates whole records inside the range; partial records are zeroed.
+  void SubmitTrim(uint64_t offset, uint64_t length, Completion done);
+  void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags, Completion done);
+  void SubmitCache(uint64_t offset, uint64_t length, Completion done);
+  void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done);
+
+  // Synchronous: block the caller until the operation completes.
+  Status Read(uint64_t offset, std::span<uint8_t> out);
+  Status Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags = kWriteNone);
+  Status WritePrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags = kWriteNone);
+  Status Flush();
+  Status Trim(uint64_t offset, uint64_t length);
+  Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags = kZeroNone);
+  Status Cache(uint64_t offset, uint64_t length);
+  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
 };
 
 // Checks that [offset, offset + length) lies inside a volume of `size_bytes`

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -263,9 +264,14 @@ class Arc {
   struct Waiter;
   class Hooks;
   struct Reclaim;
+  struct InvariantTally;
 
   Arc(const ArcOptions& options, const ArcEnv& env);
   Status Init();
+  // CheckInvariants' two halves: one shard's headers (adding them to the
+  // tally), then the tally against the policy's and the ARC's counts.
+  void CheckShard(uint32_t index, InvariantTally* tally, std::ostream& err) const;
+  void CheckTotals(const InvariantTally& tally, std::ostream& err) const;
 
   Shard& ShardOf(uint32_t index) const;
   uint32_t ShardIndexOf(const ArcKey& key) const;

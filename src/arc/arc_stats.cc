@@ -177,79 +177,88 @@ ArcSizes Arc::Sizes() const {
   return z;
 }
 
-// Walks the shards one at a time (holding them all at once would exceed what
-// TSan's deadlock detector tracks, and is not needed: the caller guarantees
-// a quiescent point, and pass_mu_ keeps the evictor out).
-Status Arc::CheckInvariants() const {
-  MutexLock pass(&pass_mu_);
-  MutexLock target(&target_mu_);
-  std::ostringstream err;
+// What CheckInvariants adds up over the headers, to compare with the
+// policy's and the ARC's own counts.
+struct Arc::InvariantTally {
   uint64_t size[kNumStates][kNumBufKinds] = {};
   uint64_t evictable[kNumStates][kNumBufKinds] = {};
-  uint64_t data_bytes = 0, live = 0;
-  for (uint32_t i = 0; i < shard_count_; i++) {
-    const Shard& sh = shards_[i];
-    MutexLock l(&sh.mu);
-    MutexLock pl(&policy_mu_);
-    uint64_t hashed = 0, in_shard = 0;
-    uint64_t shard_held[kNumHolderKinds] = {};
-    for (const Header* h = sh.all; h != nullptr; h = h->all_next) {
-      live++;
-      in_shard++;
-      const std::string who = h->key.ToString() + " (" + std::string(StateName(h->state)) + ")";
-      if (h->shard != i) err << who << " on the wrong shard's list; ";
-      if (h->hashed) {
-        hashed++;
-        if (sh.Find(h->key, h->key_hash) != h) err << who << " hashed but not found; ";
-        if (h->key_hash != h->key.Hash()) err << who << " stale hash; ";
-      }
-      uint32_t holds = 0;
-      for (int k = 0; k < kNumHolderKinds; k++) {
-        holds += h->holds_by_kind[k];
-        shard_held[k] += uint64_t{h->holds_by_kind[k]} * h->bytes;
-      }
-      if (holds != h->holds) err << who << " holds " << h->holds << " != sum by kind " << holds << "; ";
-      const bool pinned = h->holds > 0 || h->io_in_flight || h->waiters > 0;
-      if (h->state != ArcState::kNone) {
-        size[static_cast<int>(h->state)][static_cast<int>(h->kind)] += h->bytes;
-        if (h->on_list) evictable[static_cast<int>(h->state)][static_cast<int>(h->kind)] += h->bytes;
-      }
-      if (IsResident(h->state)) {
-        if (pinned == h->on_list) err << who << (pinned ? " pinned but on its list; " : " unpinned but off its list; ");
-        if (!h->data) err << who << " resident without data; ";
-        if (!h->hashed && !h->io_in_flight) err << who << " resident but not cached; ";
-      }
-      if (IsGhost(h->state)) {
-        if (h->holds > 0 || h->io_in_flight || h->data) err << who << " ghost with holds, I/O or data; ";
-        if (!h->hashed && !h->pending_drop) err << who << " ghost not hashed; ";
-      }
-      if (h->state == ArcState::kAnon) {
-        if (h->hashed) err << who << " anon in the hash table; ";
-        if (h->holds == 0) err << who << " anon without holds; ";
-        if (!h->data) err << who << " anon without data; ";
-      }
-      if (h->state == ArcState::kNone) {
-        if (h->data) err << who << " out of the policy with data; ";
-        if (!h->pending_drop && !h->io_in_flight && !h->dead) err << who << " lost: in no state; ";
-      }
-      if (h->pending_drop || h->dead) {
-        err << who << " awaiting its free at a quiescent point (pending_drop " << h->pending_drop
-            << " dead " << h->dead << " holds " << h->holds << " waiters " << h->waiters << " io "
-            << h->io_in_flight << " hashed " << h->hashed << "); ";
-      }
-      if (h->data) data_bytes += h->bytes;
+  uint64_t data_bytes = 0;
+  uint64_t live = 0;
+};
+
+namespace {
+
+// One header's own invariants: holds by kind against the total, and what
+// its state allows (data, holds, list membership, hashing).
+void CheckHeaderState(const Header& h, const std::string& who, std::ostream& err) {
+  uint32_t holds = 0;
+  for (int k = 0; k < kNumHolderKinds; k++) holds += h.holds_by_kind[k];
+  if (holds != h.holds) err << who << " holds " << h.holds << " != sum by kind " << holds << "; ";
+  const bool pinned = h.holds > 0 || h.io_in_flight || h.waiters > 0;
+  if (IsResident(h.state)) {
+    if (pinned == h.on_list) err << who << (pinned ? " pinned but on its list; " : " unpinned but off its list; ");
+    if (!h.data) err << who << " resident without data; ";
+    if (!h.hashed && !h.io_in_flight) err << who << " resident but not cached; ";
+  }
+  if (IsGhost(h.state)) {
+    if (h.holds > 0 || h.io_in_flight || h.data) err << who << " ghost with holds, I/O or data; ";
+    if (!h.hashed && !h.pending_drop) err << who << " ghost not hashed; ";
+  }
+  if (h.state == ArcState::kAnon) {
+    if (h.hashed) err << who << " anon in the hash table; ";
+    if (h.holds == 0) err << who << " anon without holds; ";
+    if (!h.data) err << who << " anon without data; ";
+  }
+  if (h.state == ArcState::kNone) {
+    if (h.data) err << who << " out of the policy with data; ";
+    if (!h.pending_drop && !h.io_in_flight && !h.dead) err << who << " lost: in no state; ";
+  }
+  if (h.pending_drop || h.dead) {
+    err << who << " awaiting its free at a quiescent point (pending_drop " << h.pending_drop
+        << " dead " << h.dead << " holds " << h.holds << " waiters " << h.waiters << " io "
+        << h.io_in_flight << " hashed " << h.hashed << "); ";
+  }
+}
+
+}  // namespace
+
+void Arc::CheckShard(uint32_t index, InvariantTally* t, std::ostream& err) const {
+  const Shard& sh = shards_[index];
+  MutexLock l(&sh.mu);
+  MutexLock pl(&policy_mu_);
+  uint64_t hashed = 0, in_shard = 0;
+  uint64_t shard_held[kNumHolderKinds] = {};
+  for (const Header* h = sh.all; h != nullptr; h = h->all_next) {
+    t->live++;
+    in_shard++;
+    const std::string who = h->key.ToString() + " (" + std::string(StateName(h->state)) + ")";
+    if (h->shard != index) err << who << " on the wrong shard's list; ";
+    if (h->hashed) {
+      hashed++;
+      if (sh.Find(h->key, h->key_hash) != h) err << who << " hashed but not found; ";
+      if (h->key_hash != h->key.Hash()) err << who << " stale hash; ";
     }
-    if (hashed != sh.hashed) err << "shard " << i << " counts " << sh.hashed << " hashed, found " << hashed << "; ";
-    if (in_shard != sh.live) err << "shard " << i << " counts " << sh.live << " live, found " << in_shard << "; ";
-    // Compared per shard, under its lock, as holds change only under it.
-    for (int k = 0; k < kNumHolderKinds; k++) {
-      const int64_t counted = sh.held[k].load(std::memory_order_relaxed);
-      if (static_cast<int64_t>(shard_held[k]) != counted) {
-        err << "shard " << i << " held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << counted
-            << " != holds' " << shard_held[k] << "; ";
-      }
+    for (int k = 0; k < kNumHolderKinds; k++) shard_held[k] += uint64_t{h->holds_by_kind[k]} * h->bytes;
+    CheckHeaderState(*h, who, err);
+    if (h->state != ArcState::kNone) {
+      t->size[static_cast<int>(h->state)][static_cast<int>(h->kind)] += h->bytes;
+      if (h->on_list) t->evictable[static_cast<int>(h->state)][static_cast<int>(h->kind)] += h->bytes;
+    }
+    if (h->data) t->data_bytes += h->bytes;
+  }
+  if (hashed != sh.hashed) err << "shard " << index << " counts " << sh.hashed << " hashed, found " << hashed << "; ";
+  if (in_shard != sh.live) err << "shard " << index << " counts " << sh.live << " live, found " << in_shard << "; ";
+  // Compared per shard, under its lock, as holds change only under it.
+  for (int k = 0; k < kNumHolderKinds; k++) {
+    const int64_t counted = sh.held[k].load(std::memory_order_relaxed);
+    if (static_cast<int64_t>(shard_held[k]) != counted) {
+      err << "shard " << index << " held_bytes_" << HolderKindName(static_cast<HolderKind>(k)) << " " << counted
+          << " != holds' " << shard_held[k] << "; ";
     }
   }
+}
+
+void Arc::CheckTotals(const InvariantTally& t, std::ostream& err) const {
   {
     MutexLock pl(&policy_mu_);
     if (Status s = policy_.CheckInvariants(); !s.ok()) err << s.message() << "; ";
@@ -257,24 +266,36 @@ Status Arc::CheckInvariants() const {
       for (int k = 0; k < kNumBufKinds; k++) {
         const ArcState st = static_cast<ArcState>(s);
         const BufKind bk = static_cast<BufKind>(k);
-        if (size[s][k] != policy_.Size(st, bk)) {
+        if (t.size[s][k] != policy_.Size(st, bk)) {
           err << StateName(st) << " " << BufKindName(bk) << " size " << policy_.Size(st, bk)
-              << " != headers' " << size[s][k] << "; ";
+              << " != headers' " << t.size[s][k] << "; ";
         }
-        if (evictable[s][k] != policy_.Evictable(st, bk)) {
+        if (t.evictable[s][k] != policy_.Evictable(st, bk)) {
           err << StateName(st) << " " << BufKindName(bk) << " evictable " << policy_.Evictable(st, bk)
-              << " != headers' " << evictable[s][k] << "; ";
+              << " != headers' " << t.evictable[s][k] << "; ";
         }
       }
     }
     if (policy_.c() != c_bytes_.load()) err << "policy c " << policy_.c() << " != c " << c_bytes_.load() << "; ";
   }
-  if (static_cast<int64_t>(live) != live_headers_.load()) err << "live headers " << live_headers_.load() << " != " << live << "; ";
-  const int64_t want = static_cast<int64_t>(data_bytes + live * header_bytes_);
+  if (static_cast<int64_t>(t.live) != live_headers_.load()) err << "live headers " << live_headers_.load() << " != " << t.live << "; ";
+  const int64_t want = static_cast<int64_t>(t.data_bytes + t.live * header_bytes_);
   if (size_bytes_.load() != want) err << "size " << size_bytes_.load() << " != data + headers " << want << "; ";
   if (c_bytes_.load() < c_min_.load() || c_bytes_.load() > c_max_.load()) {
     err << "c " << c_bytes_.load() << " outside [" << c_min_.load() << ", " << c_max_.load() << "]; ";
   }
+}
+
+// Walks the shards one at a time (holding them all at once would exceed what
+// TSan's deadlock detector tracks, and is not needed: the caller guarantees
+// a quiescent point, and pass_mu_ keeps the evictor out).
+Status Arc::CheckInvariants() const {
+  MutexLock pass(&pass_mu_);
+  MutexLock target(&target_mu_);
+  std::ostringstream err;
+  InvariantTally tally;
+  for (uint32_t i = 0; i < shard_count_; i++) CheckShard(i, &tally, err);
+  CheckTotals(tally, err);
   const std::string e = err.str();
   return e.empty() ? Status::Ok() : Status::Internal("arc invariants: " + e);
 }

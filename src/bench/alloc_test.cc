@@ -36,23 +36,16 @@ class NullVolume final : public Volume {
   }
   // Reads return a valid crc32c verify block for their offset, so that a
   // verifying job passes without the volume storing anything.
-  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override {
-    FillVerifyBlock(VerifyKind::kCrc32c, offset, 1, out);
+  void Submit(VolumeRequest req, Completion done) override {
+    if (req.op == VolumeOp::kRead) FillVerifyBlock(VerifyKind::kCrc32c, req.offset, 1, req.out);
+    if (req.op == VolumeOp::kBlockStatus) req.extents->clear();
     done(Status::Ok());
   }
-  void SubmitWrite(uint64_t, std::span<const uint8_t>, uint32_t, Completion done) override {
-    done(Status::Ok());
-  }
-  void SubmitFlush(Completion done) override { done(Status::Ok()); }
-  void SubmitTrim(uint64_t, uint64_t, Completion done) override { done(Status::Ok()); }
-  void SubmitWriteZeroes(uint64_t, uint64_t, uint32_t, Completion done) override { done(Status::Ok()); }
-  void SubmitCache(uint64_t, uint64_t, Completion done) override { done(Status::Ok()); }
-  void SubmitBlockStatus(uint64_t, uint64_t, ExtentsCompletion done) override { done(Status::Ok(), {}); }
 };
 
 class NullProvider final : public VolumeProvider {
  public:
-  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest&) override {
+  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeSpec&) override {
     return std::shared_ptr<Volume>(std::make_shared<NullVolume>());
   }
 };

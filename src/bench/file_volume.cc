@@ -135,75 +135,66 @@ Status FileVolume::ErrnoStatus(const char* op, uint64_t offset, int err) const {
                          std::strerror(err));
 }
 
-void FileVolume::SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) {
-  Status s = CheckRange("read", offset, out.size(), info_.size_bytes);
-  for (size_t at = 0; s.ok() && at < out.size();) {
+void FileVolume::Submit(VolumeRequest req, Completion done) {
+  Status s = CheckRange(VolumeOpName(req.op), req.offset, req.length, info_.size_bytes);
+  if (s.ok()) s = Execute(req);
+  done(std::move(s));
+}
+
+Status FileVolume::Execute(const VolumeRequest& req) {
+  const off_t offset = static_cast<off_t>(req.offset), length = static_cast<off_t>(req.length);
+  switch (req.op) {
+    case VolumeOp::kRead: return ReadNow(req.offset, req.out);
+    case VolumeOp::kWrite: return WriteNow(req);
+    case VolumeOp::kFlush:
+      return fdatasync(fd_) == 0 ? Status::Ok() : ErrnoStatus("fdatasync", 0, errno);
+    case VolumeOp::kTrim:
+      if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length) != 0) {
+        return ErrnoStatus("trim", req.offset, errno);
+      }
+      return Status::Ok();
+    case VolumeOp::kWriteZeroes:
+      if (fallocate(fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, offset, length) != 0) {
+        return ErrnoStatus("write zeroes", req.offset, errno);
+      }
+      return Status::Ok();
+    case VolumeOp::kCache:
+      posix_fadvise(fd_, offset, length, POSIX_FADV_WILLNEED);
+      return Status::Ok();
+    case VolumeOp::kBlockStatus:
+      *req.extents = {Extent{req.offset, req.length, false, false}};
+      return Status::Ok();
+  }
+  return Status::InvalidArgument(path_ + ": unknown operation");
+}
+
+Status FileVolume::ReadNow(uint64_t offset, std::span<uint8_t> out) {
+  for (size_t at = 0; at < out.size();) {
     ssize_t n = pread(fd_, out.data() + at, out.size() - at, static_cast<off_t>(offset + at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      s = n == 0 ? Status::IOError(path_ + ": short read") : ErrnoStatus("read", offset, errno);
-      break;
+      return n == 0 ? Status::IOError(path_ + ": short read") : ErrnoStatus("read", offset, errno);
     }
     at += static_cast<size_t>(n);
   }
-  done(std::move(s));
+  return Status::Ok();
 }
 
-void FileVolume::SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t flags,
-                             Completion done) {
-  Status s = CheckRange("write", offset, data.size(), info_.size_bytes);
-  const int rwf = (flags & kFua) ? RWF_DSYNC : 0;
-  for (size_t at = 0; s.ok() && at < data.size();) {
+Status FileVolume::WriteNow(const VolumeRequest& req) {
+  const std::span<const uint8_t> data = req.bytes();
+  if (data.size() != req.length) return Status::InvalidArgument(path_ + ": a prepared write of pieces");
+  const int rwf = (req.flags & kFua) ? RWF_DSYNC : 0;
+  for (size_t at = 0; at < data.size();) {
     iovec iov{const_cast<uint8_t*>(data.data() + at), data.size() - at};
-    ssize_t n = pwritev2(fd_, &iov, 1, static_cast<off_t>(offset + at), rwf);
+    ssize_t n = pwritev2(fd_, &iov, 1, static_cast<off_t>(req.offset + at), rwf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      s = ErrnoStatus("write", offset, errno);
-      break;
-    }
+    if (n <= 0) return ErrnoStatus("write", req.offset, errno);
     at += static_cast<size_t>(n);
   }
-  done(std::move(s));
+  return Status::Ok();
 }
 
-void FileVolume::SubmitFlush(Completion done) {
-  done(fdatasync(fd_) == 0 ? Status::Ok() : ErrnoStatus("fdatasync", 0, errno));
-}
-
-void FileVolume::SubmitTrim(uint64_t offset, uint64_t length, Completion done) {
-  Status s = CheckRange("trim", offset, length, info_.size_bytes);
-  if (s.ok() && fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                          static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
-    s = ErrnoStatus("trim", offset, errno);
-  }
-  done(std::move(s));
-}
-
-void FileVolume::SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t flags, Completion done) {
-  Status s = CheckRange("write zeroes", offset, length, info_.size_bytes);
-  if (s.ok() && fallocate(fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-                          static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
-    s = ErrnoStatus("write zeroes", offset, errno);
-  }
-  done(std::move(s));
-}
-
-void FileVolume::SubmitCache(uint64_t offset, uint64_t length, Completion done) {
-  Status s = CheckRange("cache", offset, length, info_.size_bytes);
-  if (s.ok()) {
-    posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_WILLNEED);
-  }
-  done(std::move(s));
-}
-
-void FileVolume::SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) {
-  Status s = CheckRange("block status", offset, length, info_.size_bytes);
-  std::vector<Extent> extents;
-  if (s.ok()) extents.push_back(Extent{offset, length, false, false});
-  done(std::move(s), std::move(extents));
-}
-
-Result<std::shared_ptr<Volume>> FileVolumeProvider::OpenVolume(const VolumeRequest& req) {
+Result<std::shared_ptr<Volume>> FileVolumeProvider::OpenVolume(const VolumeSpec& req) {
   if (req.name.empty() || req.name.find('/') != std::string::npos) {
     return Status::InvalidArgument("bad volume name '" + req.name + "'");
   }

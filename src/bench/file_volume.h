@@ -31,18 +31,15 @@ class FileVolume final : public Volume {
   void DropPageCache();
 
   VolumeInfo info() const override { return info_; }
-  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override;
-  void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t flags,
-                   Completion done) override;
-  void SubmitFlush(Completion done) override;
-  void SubmitTrim(uint64_t offset, uint64_t length, Completion done) override;
-  void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t flags, Completion done) override;
-  void SubmitCache(uint64_t offset, uint64_t length, Completion done) override;
-  void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override;
+  void Submit(VolumeRequest req, Completion done) override;
 
  private:
   FileVolume(int fd, std::string path, VolumeInfo info) : fd_(fd), path_(std::move(path)), info_(std::move(info)) {}
   Status ErrnoStatus(const char* op, uint64_t offset, int err) const;
+  // Submit's work, after the range check.
+  Status Execute(const VolumeRequest& req);
+  Status ReadNow(uint64_t offset, std::span<uint8_t> out);
+  Status WriteNow(const VolumeRequest& req);
 
   const int fd_;
   const std::string path_;
@@ -54,7 +51,7 @@ class FileVolumeProvider final : public VolumeProvider {
  public:
   explicit FileVolumeProvider(std::string root, bool fill_new_files = true)
       : root_(std::move(root)), fill_(fill_new_files) {}
-  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest& req) override;
+  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeSpec& req) override;
 
  private:
   std::string root_;

@@ -8,7 +8,7 @@
 
 namespace arcstore::bench {
 
-Result<std::shared_ptr<Volume>> PoolVolumeProvider::OpenVolume(const VolumeRequest& req) {
+Result<std::shared_ptr<Volume>> PoolVolumeProvider::OpenVolume(const VolumeSpec& req) {
   auto v = pool_->OpenVolume(req.name);
   if (v.ok() || v.status().code() != StatusCode::kNotFound) return v;
   if (req.size_bytes == 0) return v.status();

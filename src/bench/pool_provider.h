@@ -18,7 +18,7 @@ namespace arcstore::bench {
 class PoolVolumeProvider final : public VolumeProvider {
  public:
   PoolVolumeProvider(Pool* pool, VolumeOptions defaults) : pool_(pool), defaults_(std::move(defaults)) {}
-  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest& req) override;
+  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeSpec& req) override;
   Status DropCaches() override { return pool_->DropCaches(); }
   // Names of the volumes this provider created (a CLI may remove them).
   const std::vector<std::string>& created() const { return created_; }
@@ -32,7 +32,7 @@ class PoolVolumeProvider final : public VolumeProvider {
 StatsHook PoolStatsHook(Pool* pool);
 
 // Writes all of `volume`'s first `size_bytes` with incompressible data in
-// 1 MiB pieces and flushes: the layout a read job gets (VolumeRequest).
+// 1 MiB pieces and flushes: the layout a read job gets (VolumeSpec).
 Status LayOut(Volume& volume, uint64_t size_bytes);
 
 }  // namespace arcstore::bench

@@ -100,7 +100,7 @@ bool Unset(const SizeValue& v) { return !v.percent && v.bytes == 0; }
 
 Status PrepareTask(Task* t, const RunnerOptions& o, Clock* clock, const std::atomic<bool>* abort) {
   const Job& j = *t->job;
-  VolumeRequest req;
+  VolumeSpec req;
   req.name = VolumeName(j, t->clone);
   req.directory = j.directory;
   req.direct = j.direct;

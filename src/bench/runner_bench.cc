@@ -46,20 +46,15 @@ class NullVolume final : public Volume {
     i.size_bytes = 64 << 20;
     return i;
   }
-  void SubmitRead(uint64_t, std::span<uint8_t>, Completion done) override { done(Status::Ok()); }
-  void SubmitWrite(uint64_t, std::span<const uint8_t>, uint32_t, Completion done) override {
+  void Submit(VolumeRequest req, Completion done) override {
+    if (req.op == VolumeOp::kBlockStatus) req.extents->clear();
     done(Status::Ok());
   }
-  void SubmitFlush(Completion done) override { done(Status::Ok()); }
-  void SubmitTrim(uint64_t, uint64_t, Completion done) override { done(Status::Ok()); }
-  void SubmitWriteZeroes(uint64_t, uint64_t, uint32_t, Completion done) override { done(Status::Ok()); }
-  void SubmitCache(uint64_t, uint64_t, Completion done) override { done(Status::Ok()); }
-  void SubmitBlockStatus(uint64_t, uint64_t, ExtentsCompletion done) override { done(Status::Ok(), {}); }
 };
 
 class NullProvider final : public VolumeProvider {
  public:
-  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest&) override {
+  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeSpec&) override {
     return std::shared_ptr<Volume>(std::make_shared<NullVolume>());
   }
 };

@@ -24,7 +24,7 @@ class MemoryVolumeProvider final : public VolumeProvider {
   // Wraps every new volume (async or corrupting variants).
   std::function<std::shared_ptr<Volume>(std::shared_ptr<testing::MemoryVolume>)> wrap;
 
-  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest& req) override {
+  Result<std::shared_ptr<Volume>> OpenVolume(const VolumeSpec& req) override {
     auto it = volumes_.find(req.name);
     if (it == volumes_.end()) {
       if (req.size_bytes == 0) return Status::NotFound("no volume " + req.name);
@@ -48,7 +48,7 @@ class MemoryVolumeProvider final : public VolumeProvider {
     return it == memory_.end() ? nullptr : it->second.get();
   }
 
-  std::vector<VolumeRequest> opened;
+  std::vector<VolumeSpec> opened;
   int drops = 0;
 
  private:
@@ -57,7 +57,7 @@ class MemoryVolumeProvider final : public VolumeProvider {
   std::map<std::string, std::shared_ptr<testing::MemoryVolume>> memory_;
 };
 
-// Forwards to a MemoryVolume but completes reads and writes on a thread of
+// Forwards to a MemoryVolume but completes every operation on a thread of
 // its own, so that callers see real asynchronous completions.
 class AsyncVolume final : public Volume {
  public:
@@ -73,26 +73,8 @@ class AsyncVolume final : public Volume {
     thread_.join();
   }
   VolumeInfo info() const override { return inner_->info(); }
-  void SubmitRead(uint64_t o, std::span<uint8_t> out, Completion done) override {
-    Status s = inner_->Read(o, out);
-    Defer(std::move(s), std::move(done));
-  }
-  void SubmitWrite(uint64_t o, std::span<const uint8_t> d, uint32_t f, Completion done) override {
-    Status s = inner_->Write(o, d, f);
-    Defer(std::move(s), std::move(done));
-  }
-  void SubmitFlush(Completion done) override { Defer(inner_->Flush(), std::move(done)); }
-  void SubmitTrim(uint64_t o, uint64_t n, Completion done) override {
-    Defer(inner_->Trim(o, n), std::move(done));
-  }
-  void SubmitWriteZeroes(uint64_t o, uint64_t n, uint32_t f, Completion done) override {
-    inner_->SubmitWriteZeroes(o, n, f, std::move(done));
-  }
-  void SubmitCache(uint64_t o, uint64_t n, Completion done) override {
-    inner_->SubmitCache(o, n, std::move(done));
-  }
-  void SubmitBlockStatus(uint64_t o, uint64_t n, ExtentsCompletion done) override {
-    inner_->SubmitBlockStatus(o, n, std::move(done));
+  void Submit(VolumeRequest req, Completion done) override {
+    Defer(inner_->SubmitAndWait(std::move(req)), std::move(done));
   }
   uint64_t max_pending() {
     MutexLock l(&mu_);
@@ -133,26 +115,16 @@ class CorruptingVolume final : public Volume {
   CorruptingVolume(std::shared_ptr<Volume> inner, uint64_t bad_offset)
       : inner_(std::move(inner)), bad_offset_(bad_offset) {}
   VolumeInfo info() const override { return inner_->info(); }
-  void SubmitRead(uint64_t o, std::span<uint8_t> out, Completion done) override {
-    Status s = inner_->Read(o, out);
+  void Submit(VolumeRequest req, Completion done) override {
+    if (req.op != VolumeOp::kRead) {
+      inner_->Submit(std::move(req), std::move(done));
+      return;
+    }
+    const uint64_t o = req.offset;
+    const std::span<uint8_t> out = req.out;
+    Status s = inner_->SubmitAndWait(std::move(req));
     if (s.ok() && bad_offset_ >= o && bad_offset_ < o + out.size()) out[bad_offset_ - o + 100] ^= 0x5a;
     done(std::move(s));
-  }
-  void SubmitWrite(uint64_t o, std::span<const uint8_t> d, uint32_t f, Completion done) override {
-    inner_->SubmitWrite(o, d, f, std::move(done));
-  }
-  void SubmitFlush(Completion done) override { inner_->SubmitFlush(std::move(done)); }
-  void SubmitTrim(uint64_t o, uint64_t n, Completion done) override {
-    inner_->SubmitTrim(o, n, std::move(done));
-  }
-  void SubmitWriteZeroes(uint64_t o, uint64_t n, uint32_t f, Completion done) override {
-    inner_->SubmitWriteZeroes(o, n, f, std::move(done));
-  }
-  void SubmitCache(uint64_t o, uint64_t n, Completion done) override {
-    inner_->SubmitCache(o, n, std::move(done));
-  }
-  void SubmitBlockStatus(uint64_t o, uint64_t n, ExtentsCompletion done) override {
-    inner_->SubmitBlockStatus(o, n, std::move(done));
   }
 
  private:

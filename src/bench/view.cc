@@ -22,13 +22,14 @@ std::string Ns(uint64_t ns) {
   return StrFormat("%lluus", static_cast<unsigned long long>(ns / 1000));
 }
 
-}  // namespace
+std::optional<uint64_t> FindU(const stats::Snapshot& s, const char* module, const char* name) {
+  auto x = Find(s, module, name);
+  if (!x) return std::nullopt;
+  return static_cast<uint64_t>(*x);
+}
 
-ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
-  ArcstoreView v;
-  v.region_bytes = region_bytes;
-  if (!job.arcstore_delta) return v;
-  const stats::Snapshot& s = *job.arcstore_delta;
+// The ARC's hit ratio (demand data, else all), target and size.
+void ReadArc(const stats::Snapshot& s, ArcstoreView* v) {
   auto hits = Find(s, "arcstats", "demand_data_hits");
   auto misses = Find(s, "arcstats", "demand_data_misses");
   if (!hits || !misses || *hits + *misses == 0) {
@@ -36,91 +37,115 @@ ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
     misses = Find(s, "arcstats", "misses");
   }
   if (hits && misses && *hits + *misses > 0) {
-    v.arc_hit_ratio = static_cast<double>(*hits) / static_cast<double>(*hits + *misses);
-    v.empty = false;
+    v->arc_hit_ratio = static_cast<double>(*hits) / static_cast<double>(*hits + *misses);
+    v->empty = false;
   }
   if (auto c = Find(s, "arcstats", "c")) {
-    v.arc_c_bytes = static_cast<uint64_t>(*c);
-    v.region_fits_in_c = region_bytes <= *v.arc_c_bytes;
-    v.empty = false;
+    v->arc_c_bytes = static_cast<uint64_t>(*c);
+    v->region_fits_in_c = v->region_bytes <= *v->arc_c_bytes;
+    v->empty = false;
   }
-  if (auto size = Find(s, "arcstats", "size")) v.arc_size_bytes = static_cast<uint64_t>(*size);
+  if (auto size = Find(s, "arcstats", "size")) v->arc_size_bytes = static_cast<uint64_t>(*size);
+}
+
+// Txg syncs by reason, the throttle's delays, read-modify-write reads and
+// the device's writes.
+void ReadPipeline(const stats::Snapshot& s, ArcstoreView* v) {
   for (const stats::StatValue& sv : s.values) {
     if (sv.info.module != "txg" || sv.info.name.rfind("syncs_", 0) != 0) continue;
-    v.empty = false;
+    v->empty = false;
     if (sv.counter == 0) continue;
-    v.syncs_by_reason[sv.info.name.substr(6)] = sv.counter;
-    v.txgs += sv.counter;
+    v->syncs_by_reason[sv.info.name.substr(6)] = sv.counter;
+    v->txgs += sv.counter;
   }
-  auto get_u = [&](const char* m, const char* n) -> std::optional<uint64_t> {
-    auto x = Find(s, m, n);
-    if (!x) return std::nullopt;
-    return static_cast<uint64_t>(*x);
-  };
-  v.delay_ns = get_u("txg", "delay_ns");
-  v.blocked_ns = get_u("txg", "blocked_ns");
-  v.memory_throttle_count = get_u("txg", "memory_throttle_count");
-  auto rmw = get_u("volumes", "rmw_reads");
-  auto rmw_dirty = get_u("volumes", "rmw_dirty");
-  if (rmw || rmw_dirty) v.rmw_reads = rmw.value_or(0) + rmw_dirty.value_or(0);
-  v.disk_writes = get_u("io", "writes");
-  v.disk_write_bytes = get_u("io", "write_bytes");
+  v->delay_ns = FindU(s, "txg", "delay_ns");
+  v->blocked_ns = FindU(s, "txg", "blocked_ns");
+  v->memory_throttle_count = FindU(s, "txg", "memory_throttle_count");
+  auto rmw = FindU(s, "volumes", "rmw_reads");
+  auto rmw_dirty = FindU(s, "volumes", "rmw_dirty");
+  if (rmw || rmw_dirty) v->rmw_reads = rmw.value_or(0) + rmw_dirty.value_or(0);
+  v->disk_writes = FindU(s, "io", "writes");
+  v->disk_write_bytes = FindU(s, "io", "write_bytes");
   if (const stats::StatValue* h = s.Find("io", "write_size_bytes");
       h != nullptr && h->info.kind == stats::Kind::kHistogram && h->histogram.sum > 0) {
-    // By bytes, a lower bound (issue 5's measure: the share of bytes written
-    // in I/Os of 512 KiB or more).
-    v.disk_writes_512k_share = h->histogram.SumShareAtLeast(512 * kKiB);
+    // By bytes, a lower bound: the share of bytes written in I/Os of
+    // 512 KiB or more.
+    v->disk_writes_512k_share = h->histogram.SumShareAtLeast(512 * kKiB);
   }
-  if (auto requests = get_u("zil", "commit_requests"); requests && *requests > 0) {
-    ArcstoreView::IntentLog log;
-    log.commit_requests = *requests;
-    log.commits = get_u("zil", "commits").value_or(0);
-    log.device_flushes = get_u("zil", "flushes").value_or(0) + get_u("zil", "fua_writes").value_or(0);
-    log.fallback_syncs = get_u("zil", "fallback_syncs").value_or(0);
-    if (const stats::StatValue* h = s.Find("zil", "batch_records");
-        h != nullptr && h->info.kind == stats::Kind::kHistogram) {
-      for (int b = 0; b < stats::HistogramData::kBuckets; b++) {
-        const uint64_t low = stats::HistogramData::BucketLow(b);
-        const size_t slot = low < 2 ? 0 : low < 4 ? 1 : low < 8 ? 2 : low < 16 ? 3 : 4;
-        log.batches[slot] += h->histogram.buckets[b];
-      }
-    }
-    v.intent_log = log;
-    v.empty = false;
-  }
-  v.outlasted_txg_timeout = job.job_runtime_ms > 5000;
-  if (const StatsSeries* ser = job.arcstore_series.get()) {
-    for (size_t i = 0; i < ser->t_ms.size(); i++) {
-      if (ser->dirty_bytes[i] >= 0 && ser->dirty_max_bytes[i] > 0) {
-        double pct = 100.0 * static_cast<double>(ser->dirty_bytes[i]) / static_cast<double>(ser->dirty_max_bytes[i]);
-        v.peak_dirty_pct = std::max(v.peak_dirty_pct.value_or(0.0), pct);
-      }
-      auto range = [](std::optional<int64_t>* lo, std::optional<int64_t>* hi, int64_t x) {
-        if (x < 0) return;
-        *lo = std::min(lo->value_or(x), x);
-        *hi = std::max(hi->value_or(x), x);
-      };
-      range(&v.arc_size_min, &v.arc_size_max, ser->arc_size[i]);
-      range(&v.arc_c_min, &v.arc_c_max, ser->arc_c[i]);
+}
+
+// The intent log's commits, device flushes and batch sizes, if it ran.
+void ReadIntentLog(const stats::Snapshot& s, ArcstoreView* v) {
+  auto requests = FindU(s, "zil", "commit_requests");
+  if (!requests || *requests == 0) return;
+  ArcstoreView::IntentLog log;
+  log.commit_requests = *requests;
+  log.commits = FindU(s, "zil", "commits").value_or(0);
+  log.device_flushes = FindU(s, "zil", "flushes").value_or(0) + FindU(s, "zil", "fua_writes").value_or(0);
+  log.fallback_syncs = FindU(s, "zil", "fallback_syncs").value_or(0);
+  if (const stats::StatValue* h = s.Find("zil", "batch_records");
+      h != nullptr && h->info.kind == stats::Kind::kHistogram) {
+    for (int b = 0; b < stats::HistogramData::kBuckets; b++) {
+      const uint64_t low = stats::HistogramData::BucketLow(b);
+      const size_t slot = low < 2 ? 0 : low < 4 ? 1 : low < 8 ? 2 : low < 16 ? 3 : 4;
+      log.batches[slot] += h->histogram.buckets[b];
     }
   }
-  if (v.rmw_reads || v.disk_writes) v.empty = false;
-  if (v.empty) return v;
+  v->intent_log = log;
+  v->empty = false;
+}
+
+// Peaks and ranges over the job's sampled series: dirty share, ARC size
+// and target.
+void ReadSeries(const StatsSeries& ser, ArcstoreView* v) {
+  auto range = [](std::optional<int64_t>* lo, std::optional<int64_t>* hi, int64_t x) {
+    if (x < 0) return;
+    *lo = std::min(lo->value_or(x), x);
+    *hi = std::max(hi->value_or(x), x);
+  };
+  for (size_t i = 0; i < ser.t_ms.size(); i++) {
+    if (ser.dirty_bytes[i] >= 0 && ser.dirty_max_bytes[i] > 0) {
+      double pct = 100.0 * static_cast<double>(ser.dirty_bytes[i]) / static_cast<double>(ser.dirty_max_bytes[i]);
+      v->peak_dirty_pct = std::max(v->peak_dirty_pct.value_or(0.0), pct);
+    }
+    range(&v->arc_size_min, &v->arc_size_max, ser.arc_size[i]);
+    range(&v->arc_c_min, &v->arc_c_max, ser.arc_c[i]);
+  }
+}
+
+// What the figures of `job` measured, when it was not the device.
+void AddWarnings(const JobResult& job, ArcstoreView* v) {
   const bool reads = job.dirs[kRead].total_ios > 0;
   const bool writes = job.dirs[kWrite].total_ios > 0;
-  if (reads && v.arc_hit_ratio && *v.arc_hit_ratio > 0.5) {
-    v.warnings.push_back(StrFormat(
+  if (reads && v->arc_hit_ratio && *v->arc_hit_ratio > 0.5) {
+    v->warnings.push_back(StrFormat(
         "%.1f%% of reads were served by the ARC: the read figures are cache figures, not device figures",
-        *v.arc_hit_ratio * 100.0));
+        *v->arc_hit_ratio * 100.0));
   }
-  if (reads && v.region_fits_in_c && *v.region_fits_in_c) {
-    v.warnings.push_back("the job's region (" + Bytes(region_bytes) + ") fits in the ARC target c (" +
-                         Bytes(*v.arc_c_bytes) + "): use a larger size or --arc-max to measure the device");
+  if (reads && v->region_fits_in_c && *v->region_fits_in_c) {
+    v->warnings.push_back("the job's region (" + Bytes(v->region_bytes) + ") fits in the ARC target c (" +
+                          Bytes(*v->arc_c_bytes) + "): use a larger size or --arc-max to measure the device");
   }
-  if (writes && v.txgs == 0 && job.sync_ios == 0 && !(job.job && job.job->sync)) {
-    v.warnings.push_back(
+  if (writes && v->txgs == 0 && job.sync_ios == 0 && !(job.job && job.job->sync)) {
+    v->warnings.push_back(
         "no txg was synced during the job: the write figures measured memory, not the device");
   }
+}
+
+}  // namespace
+
+ArcstoreView BuildView(const JobResult& job, uint64_t region_bytes) {
+  ArcstoreView v;
+  v.region_bytes = region_bytes;
+  if (!job.arcstore_delta) return v;
+  const stats::Snapshot& s = *job.arcstore_delta;
+  ReadArc(s, &v);
+  ReadPipeline(s, &v);
+  ReadIntentLog(s, &v);
+  v.outlasted_txg_timeout = job.job_runtime_ms > 5000;
+  if (const StatsSeries* ser = job.arcstore_series.get()) ReadSeries(*ser, &v);
+  if (v.rmw_reads || v.disk_writes) v.empty = false;
+  if (!v.empty) AddWarnings(job, &v);
   return v;
 }
 

@@ -23,7 +23,8 @@
 
 namespace arcstore::bench {
 
-struct VolumeRequest {
+// The volume a job opens, and how (VolumeProvider::OpenVolume).
+struct VolumeSpec {
   std::string name;          // the volume's name (a file's base name)
   std::string directory;     // the job's `directory`, for file providers
   uint64_t size_bytes = 0;   // size for a new volume; 0: it must exist
@@ -40,7 +41,7 @@ class VolumeProvider {
   virtual ~VolumeProvider() = default;
   // Opens `req.name`, creating it with `req.size_bytes` when missing. A
   // missing volume with size 0 is NotFound.
-  virtual Result<std::shared_ptr<Volume>> OpenVolume(const VolumeRequest& req) = 0;
+  virtual Result<std::shared_ptr<Volume>> OpenVolume(const VolumeSpec& req) = 0;
   // Called before each stonewalled batch when the run wants a cold cache
   // (--cold); providers without a cache do nothing.
   virtual Status DropCaches() { return Status::Ok(); }

@@ -4,7 +4,6 @@
 #include <array>
 #include <cstring>
 
-#include "nbd/caller_thread_volume.h"
 #include "nbd/protocol.h"
 
 namespace arcstore::nbd {
@@ -31,7 +30,7 @@ struct Connection::Request {
   uint32_t length = 0;
   uint64_t start_ns = 0;
   uint64_t charged_bytes = 0;        // held against max_in_flight_bytes
-  Volume* volume = nullptr;          // the export's volume, or its inline view
+  bool run_inline = false;           // on the reader thread, done before Start returns
   std::unique_ptr<uint8_t[]> data;   // WRITE payload or READ result
   const uint8_t* payload = nullptr;  // WRITE payload: data, or the reader's buffer
   std::unique_ptr<PreparedWrite> prepared;  // or: a WRITE payload in the volume's buffers
@@ -140,7 +139,6 @@ void Connection::Serve() {
   stats_->NoteIdentity(negotiated_.identity);
   const Export& e = exports_[negotiated_.export_index];
   volume_ = e.volume.get();
-  inline_volume_ = std::make_unique<CallerThreadVolume>(volume_);
   const VolumeInfo info = volume_->info();
   size_bytes_ = info.size_bytes;
   record_bytes_ = std::max<uint64_t>(info.record_size_bytes, 1);
@@ -217,7 +215,7 @@ bool Connection::HandleRequest(const uint8_t* h) {
     ReleaseSlot(r->charged_bytes);
     return false;
   }
-  r->volume = run_inline ? inline_volume_.get() : volume_;
+  r->run_inline = run_inline;
   if (run_inline) stats_->requests_inline->Add();
   Dispatch(r);
   // (A WRITE to a read-only export was refused above.) A long run of
@@ -344,41 +342,40 @@ void Connection::Dispatch(const RequestPtr& r) {
         StartStructuredRead(r);
         return;
       }
-      r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                            [this, r](Status s) {
-                              uint32_t error = ErrnoOf(s, r->type);
-                              SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
-                              Complete(r, error);
-                            });
+      Start(r, VolumeRequest::Read(r->offset, std::span<uint8_t>(r->data.get(), r->length)),
+            [this, r](Status s) {
+              uint32_t error = ErrnoOf(s, r->type);
+              SendSimple(*r, error, r->data.get(), error == 0 ? r->length : 0);
+              Complete(r, error);
+            });
       return;
-    case kCmdWrite:
-      if (r->prepared != nullptr) {
-        r->volume->SubmitPrepared(std::move(r->prepared),
-                                  (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
-                                  [this, r](Status s) { Finish(r, std::move(s)); });
-        return;
-      }
-      r->volume->SubmitWrite(r->offset, std::span<const uint8_t>(r->payload, r->length),
-                             (r->flags & kCmdFlagFua) ? kFua : kWriteNone,
-                             [this, r](Status s) { Finish(r, std::move(s)); });
+    case kCmdWrite: {
+      const uint32_t wf = (r->flags & kCmdFlagFua) ? kFua : kWriteNone;
+      Start(r,
+            r->prepared != nullptr
+                ? VolumeRequest::Prepared(std::move(r->prepared), wf)
+                : VolumeRequest::Write(r->offset,
+                                       std::span<const uint8_t>(r->payload, r->length), wf),
+            [this, r](Status s) { Finish(r, std::move(s)); });
       return;
+    }
     case kCmdFlush:
-      r->volume->SubmitFlush([this, r](Status s) { Finish(r, std::move(s)); });
+      Start(r, VolumeRequest::Flush(), [this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdTrim:
-      r->volume->SubmitTrim(r->offset, r->length,
-                            [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+      Start(r, VolumeRequest::Trim(r->offset, r->length),
+            [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
       return;
     case kCmdWriteZeroes: {
       uint32_t zf = ((r->flags & kCmdFlagNoHole) ? kZeroNoHole : kZeroNone) |
                     ((r->flags & kCmdFlagFastZero) ? kZeroFastOnly : kZeroNone);
-      r->volume->SubmitWriteZeroes(r->offset, r->length, zf,
-                                   [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
+      Start(r, VolumeRequest::WriteZeroes(r->offset, r->length, zf),
+            [this, r](Status s) { FlushThenFinish(r, std::move(s)); });
       return;
     }
     case kCmdCache:
-      r->volume->SubmitCache(r->offset, r->length,
-                             [this, r](Status s) { Finish(r, std::move(s)); });
+      Start(r, VolumeRequest::Cache(r->offset, r->length),
+            [this, r](Status s) { Finish(r, std::move(s)); });
       return;
     case kCmdBlockStatus:
       StartBlockStatus(r);
@@ -388,12 +385,20 @@ void Connection::Dispatch(const RequestPtr& r) {
   }
 }
 
+void Connection::Start(const RequestPtr& r, VolumeRequest vr, Completion done) {
+  if (r->run_inline) {
+    done(volume_->SubmitAndWait(std::move(vr)));
+    return;
+  }
+  volume_->Submit(std::move(vr), std::move(done));
+}
+
 void Connection::FlushThenFinish(const RequestPtr& r, Status s) {
   if (!s.ok() || (r->flags & kCmdFlagFua) == 0) {
     Finish(r, std::move(s));
     return;
   }
-  r->volume->SubmitFlush([this, r](Status fs) { Finish(r, std::move(fs)); });
+  Start(r, VolumeRequest::Flush(), [this, r](Status fs) { Finish(r, std::move(fs)); });
 }
 
 void Connection::Finish(const RequestPtr& r, Status s) {
@@ -409,13 +414,13 @@ void Connection::Finish(const RequestPtr& r, Status s) {
 void Connection::StartStructuredRead(const RequestPtr& r) {
   if (r->length <= kHoleMapMinBytes || (r->flags & kCmdFlagDf) != 0) {
     // Small, or one content chunk wanted: no hole map.
-    r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                          [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
+    Start(r, VolumeRequest::Read(r->offset, std::span<uint8_t>(r->data.get(), r->length)),
+          [this, r](Status s) { FinishStructuredRead(r, std::move(s)); });
     return;
   }
   uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
-  r->volume->SubmitBlockStatus(r->offset, span, [this, r](Status s, std::vector<Extent> extents) {
-    if (s.ok()) r->extents = std::move(extents);  // else: no map, all data
+  Start(r, VolumeRequest::BlockStatus(r->offset, span, &r->extents), [this, r](Status s) {
+    if (!s.ok()) r->extents.clear();  // no map: all data
     bool all_zero = true;
     for (const Segment& seg : Segments(r->extents, r->offset, r->length)) {
       all_zero = all_zero && seg.zero;
@@ -424,8 +429,8 @@ void Connection::StartStructuredRead(const RequestPtr& r) {
       FinishStructuredRead(r, Status::Ok());
       return;
     }
-    r->volume->SubmitRead(r->offset, std::span<uint8_t>(r->data.get(), r->length),
-                          [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
+    Start(r, VolumeRequest::Read(r->offset, std::span<uint8_t>(r->data.get(), r->length)),
+          [this, r](Status rs) { FinishStructuredRead(r, std::move(rs)); });
   });
 }
 
@@ -496,8 +501,8 @@ void Connection::SendReadChunks(const Request& r, std::span<const Segment> segs)
 
 void Connection::StartBlockStatus(const RequestPtr& r) {
   uint64_t span = std::min<uint64_t>(r->length, options_.max_block_status_bytes);
-  r->volume->SubmitBlockStatus(
-      r->offset, span, [this, r, span](Status s, std::vector<Extent> extents) {
+  Start(r, VolumeRequest::BlockStatus(r->offset, span, &r->extents), [this, r, span](Status s) {
+        const std::vector<Extent>& extents = r->extents;
         uint32_t error = ErrnoOf(s, r->type);
         if (error != 0) {
           SendError(*r, error, s.message());

@@ -87,6 +87,9 @@ class Connection {
   // there. False when the client went away.
   bool ReadPayload(Request* r, bool in_place);
   void Dispatch(const RequestPtr& r);
+  // Runs `vr` for `r`: on this thread when `r` runs inline (`done` has run
+  // when Start returns), else submitted to the volume.
+  void Start(const RequestPtr& r, VolumeRequest vr, Completion done);
   void StartStructuredRead(const RequestPtr& r);
   void FinishStructuredRead(const RequestPtr& r, Status s);
   // Sends a structured READ reply of `segs` (in order, covering the read).
@@ -136,7 +139,6 @@ class Connection {
   // Fixed once the handshake is done.
   Negotiated negotiated_;
   Volume* volume_ = nullptr;
-  std::unique_ptr<Volume> inline_volume_;  // volume_'s synchronous calls
   uint64_t size_bytes_ = 0;
   // WRITEs at least this long are received into the volume's buffers
   // (Volume::PrepareWrite).

@@ -1,13 +1,13 @@
 // Which requests the NBD connection runs on its own thread (server.cc,
 // "Requests run inline"): a request alone on its connection always; at any
 // queue depth a short data command the volume's hint says will not wait;
-// everything else through Submit*. And the replies of a long run of inline
+// everything else through Submit. And the replies of a long run of inline
 // requests leave in bounded batches.
 //
 // A volume wrapper tells the synchronous calls (the inline path: the
-// connection thread calls them through CallerThreadVolume) from Submit*
-// (the engine path), records which threads made the synchronous ones, and
-// answers MayWait as the test says.
+// connection thread waits for them, VolumeRequest::caller_waits) from the
+// submitted ones (the engine path), records which threads made the
+// synchronous ones, and answers MayWait as the test says.
 #include <stdlib.h>
 
 #include <atomic>
@@ -36,55 +36,15 @@ class CountingVolume final : public Volume {
   explicit CountingVolume(std::shared_ptr<Volume> inner) : inner_(std::move(inner)) {}
   VolumeInfo info() const override { return inner_->info(); }
 
-  void SubmitRead(uint64_t o, std::span<uint8_t> out, Completion done) override {
-    submits_++;
-    inner_->SubmitRead(o, out, std::move(done));
-  }
-  void SubmitWrite(uint64_t o, std::span<const uint8_t> d, uint32_t f, Completion done) override {
-    submits_++;
-    inner_->SubmitWrite(o, d, f, std::move(done));
-  }
-  void SubmitFlush(Completion done) override {
-    submits_++;
-    inner_->SubmitFlush(std::move(done));
-  }
-  void SubmitTrim(uint64_t o, uint64_t n, Completion done) override {
-    submits_++;
-    inner_->SubmitTrim(o, n, std::move(done));
-  }
-  void SubmitWriteZeroes(uint64_t o, uint64_t n, uint32_t f, Completion done) override {
-    submits_++;
-    inner_->SubmitWriteZeroes(o, n, f, std::move(done));
-  }
-  void SubmitCache(uint64_t o, uint64_t n, Completion done) override {
-    submits_++;
-    inner_->SubmitCache(o, n, std::move(done));
-  }
-  void SubmitBlockStatus(uint64_t o, uint64_t n, ExtentsCompletion done) override {
-    submits_++;
-    inner_->SubmitBlockStatus(o, n, std::move(done));
-  }
-  Status Read(uint64_t o, std::span<uint8_t> out) override {
-    Synchronous();
-    if (before_sync_read_) before_sync_read_(o);
-    return inner_->Read(o, out);
-  }
-  Status Write(uint64_t o, std::span<const uint8_t> d, uint32_t f) override {
-    Synchronous();
-    return inner_->Write(o, d, f);
-  }
-  Status Flush() override {
-    Synchronous();
-    flushes_++;
-    return inner_->Flush();
-  }
-  Status Trim(uint64_t o, uint64_t n) override {
-    Synchronous();
-    return inner_->Trim(o, n);
-  }
-  Status WriteZeroes(uint64_t o, uint64_t n, uint32_t f) override {
-    Synchronous();
-    return inner_->WriteZeroes(o, n, f);
+  void Submit(VolumeRequest req, Completion done) override {
+    if (!req.caller_waits) {
+      submits_++;
+    } else {
+      Synchronous();
+      if (req.op == VolumeOp::kRead && before_sync_read_) before_sync_read_(req.offset);
+      if (req.op == VolumeOp::kFlush) flushes_++;
+    }
+    inner_->Submit(std::move(req), std::move(done));
   }
   bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override {
     hint_calls_++;

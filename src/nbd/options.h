@@ -75,11 +75,11 @@ struct ServerOptions {
   uint64_t shutdown_grace_ns = 10 * kNsPerSec;
   // A request that arrives while its connection has nothing else in flight
   // and no further request buffered (a client at queue depth 1) runs on the
-  // connection's thread through the volume's synchronous call instead of
-  // on an engine thread, whatever it may wait for: a short READ, WRITE,
-  // TRIM or WRITE_ZEROES (at most 64 KiB, FUA included) or a FLUSH. That
-  // saves two thread handoffs per request; while it runs (a write
-  // throttled, a read from disk, a flush) the connection reads nothing more.
+  // connection's thread (Volume::SubmitAndWait) instead of on an engine
+  // thread, whatever it may wait for: a short READ, WRITE, TRIM or
+  // WRITE_ZEROES (at most 64 KiB, FUA included) or a FLUSH. That saves two
+  // thread handoffs per request; while it runs (a write throttled, a read
+  // from disk, a flush) the connection reads nothing more.
   bool inline_idle_requests = true;
   // At any queue depth, a short READ, WRITE, TRIM or WRITE_ZEROES without
   // FUA runs on the connection's thread when the volume's hint

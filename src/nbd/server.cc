@@ -46,17 +46,18 @@
 //                                 alone? ------------ yes --+
 //                                   | no                    |
 //                                   v                       v
-//                                 short, no FUA, and    Volume::Read/Write/..
-//                                 !Volume::MayWait? -yes-> (synchronous, on
-//                                   | no                 this thread; done
-//                                   v                    inline)
-//                                 Volume::Submit*(..., done)
+//                                 short, no FUA, and    Volume::SubmitAndWait
+//                                 !Volume::MayWait? -yes-> (caller_waits: the
+//                                   | no                 engine runs it on
+//                                   v                    this thread)
+//                                 Volume::Submit(req, done)
 //                                                         |
 //   engine thread or inline  <----------------------------+
 //   done: build reply -> send_mu_ -> writev -> stats -> ReleaseSlot
 //
 // Requests run inline. A request runs on the connection thread, through
-// the volume's synchronous call (CallerThreadVolume), in two cases:
+// Volume::SubmitAndWait (the request marked caller_waits, which the engine
+// runs on the calling thread), in two cases:
 //  - Alone: nothing else of its connection in flight and nothing buffered
 //    behind it (a client at queue depth 1, or a FLUSH after the writes it
 //    covers). A short READ, WRITE, TRIM or WRITE_ZEROES (at most 64 KiB,

@@ -186,7 +186,7 @@ class PoolImpl final : public Pool {
   std::unique_ptr<SpaceAdmission> space_;  // nullptr when read-only
   std::unique_ptr<zil::IntentLog> log_;  // nullptr when read-only
   std::vector<format::LogRecord> replay_;  // read by Start, applied by ReplayLog
-  std::unique_ptr<WorkQueue> work_;  // runs Submit* operations
+  std::unique_ptr<WorkQueue> work_;  // runs operations submitted to volumes
   OpenReport open_report_;
 
   // Held by each txg sync from its start to its end, and by Check, which

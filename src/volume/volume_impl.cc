@@ -111,8 +111,10 @@
 // record (quiescing does not stop writers); the piece is then applied to
 // the newer copies too, and logged with the newest txg that holds it.
 //
-// Asynchrony. Submit* run the operation on the pool's work queue and
-// complete there; the synchronous calls run on the caller's thread.
+// Asynchrony. Submit runs the operation on the pool's work queue and
+// completes there; a request its caller waits for (caller_waits: the
+// synchronous calls, the NBD server's inline requests) runs on the
+// caller's thread instead, which saves two thread handoffs.
 // MayWait (volume_hint.cc) tells a caller with a thread of its own which
 // operations would finish in memory there (cache and dirty-copy hits,
 // writes the throttle lets through), from the dirty maps, the ARC's
@@ -122,7 +124,7 @@
 // dbuf, dmu and zfetch:
 //
 //   volume_impl.cc   this comment; construction, the dirty maps' lookups,
-//                    Flush, and the asynchronous Submit* wrappers
+//                    Flush, and Submit with its dispatch by op
 //   volume_read.cc   reads: dirty copies, then HoldCommitted (handle cache,
 //                    ARC, disk), partial copies laid over the committed
 //                    record; Cache, BlockStatus; feeding the prefetcher
@@ -261,57 +263,34 @@ bool VolumeImpl::HasDataCopy(uint64_t txg, uint64_t record) const {
   return f != it->second.end() && f->second.kind == Dirty::Kind::kData;
 }
 
-Status VolumeImpl::Flush() {
+Status VolumeImpl::FlushNow() {
   ARC_RETURN_IF_ERROR(CheckOpen());
   if (env_.read_only) return Status::Ok();  // nothing to make durable (a replay stays in memory)
   if (env_.log != nullptr) return env_.log->Commit();
   return env_.txg->WaitSynced(env_.txg->open_txg(), txg::SyncReason::kExplicitWait);
 }
 
-void VolumeImpl::Dispatch(std::function<void()> op) {
-  if (env_.work != nullptr) {
-    env_.work->Run(std::move(op));
-  } else {
-    op();
+void VolumeImpl::Submit(VolumeRequest req, Completion done) {
+  if (req.caller_waits || env_.work == nullptr) {
+    done(Execute(req));
+    return;
   }
+  env_.work->Run([this, req = std::move(req), done = std::move(done)] { done(Execute(req)); });
 }
 
-void VolumeImpl::SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) {
-  Dispatch([this, offset, out, done = std::move(done)] { done(Read(offset, out)); });
-}
-
-void VolumeImpl::SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
-                             Completion done) {
-  Dispatch([this, offset, data, write_flags, done = std::move(done)] {
-    done(Write(offset, data, write_flags));
-  });
-}
-
-void VolumeImpl::SubmitFlush(Completion done) {
-  Dispatch([this, done = std::move(done)] { done(Flush()); });
-}
-
-void VolumeImpl::SubmitTrim(uint64_t offset, uint64_t length, Completion done) {
-  Dispatch([this, offset, length, done = std::move(done)] { done(Trim(offset, length)); });
-}
-
-void VolumeImpl::SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
-                                   Completion done) {
-  Dispatch([this, offset, length, zero_flags, done = std::move(done)] {
-    done(WriteZeroes(offset, length, zero_flags));
-  });
-}
-
-void VolumeImpl::SubmitCache(uint64_t offset, uint64_t length, Completion done) {
-  Dispatch([this, offset, length, done = std::move(done)] { done(Cache(offset, length)); });
-}
-
-void VolumeImpl::SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) {
-  Dispatch([this, offset, length, done = std::move(done)] {
-    std::vector<Extent> extents;
-    Status s = BlockStatus(offset, length, &extents);
-    done(std::move(s), std::move(extents));
-  });
+Status VolumeImpl::Execute(const VolumeRequest& req) {
+  switch (req.op) {
+    case VolumeOp::kRead: return ReadNow(req.offset, req.out);
+    case VolumeOp::kWrite: return WriteNow(req);
+    case VolumeOp::kFlush: return FlushNow();
+    case VolumeOp::kTrim:
+      return WriteRange(req.offset, req.length, nullptr, Dirty::Kind::kHole, "trim");
+    case VolumeOp::kWriteZeroes: return WriteZeroesNow(req.offset, req.length, req.flags);
+    case VolumeOp::kCache: return CacheNow(req.offset, req.length);
+    case VolumeOp::kBlockStatus: return BlockStatusNow(req.offset, req.length, req.extents);
+  }
+  return Status::InvalidArgument("volume " + entry_.name + ": unknown operation " +
+                                 std::to_string(static_cast<int>(req.op)));
 }
 
 }  // namespace arcstore::volume

@@ -12,9 +12,10 @@
 //
 // Thread-safety: the Volume methods may be called concurrently from any
 // thread; SyncTxg and TxgCommitted only from the pool's sync thread.
-// Submit* run the operation on the pool's work queue (or inline when it has
-// none) and complete there; the synchronous calls run on the caller's
-// thread, which may be delayed by the write throttle or a disk read.
+// Submit runs the operation on the pool's work queue (or inline when it has
+// none) and completes there; a request the caller waits for (the
+// synchronous calls) runs on the caller's thread, which may be delayed by
+// the write throttle or a disk read.
 #pragma once
 
 #include <atomic>
@@ -71,7 +72,7 @@ struct VolumeEnv {
   txg::TxgManager* txg = nullptr;
   BlockSource* blocks = nullptr;  // verified block reads
   arc::Arc* arc = nullptr;        // caches committed records; holds dirty ones
-  WorkQueue* work = nullptr;      // runs Submit* operations; nullptr: inline
+  WorkQueue* work = nullptr;      // runs submitted operations; nullptr: inline
   HandleCache* handles = nullptr; // hot committed records, held; may be nullptr
   zil::IntentLog* log = nullptr;  // every change is appended; flush commits it
   bool prefetch = true;           // the sequential-stream prefetcher
@@ -103,30 +104,13 @@ class VolumeImpl final : public Volume {
   ~VolumeImpl() override;
 
   VolumeInfo info() const override;
-  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override;
-  void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags,
-                   Completion done) override;
-  void SubmitFlush(Completion done) override;
-  void SubmitTrim(uint64_t offset, uint64_t length, Completion done) override;
-  void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags,
-                         Completion done) override;
-  void SubmitCache(uint64_t offset, uint64_t length, Completion done) override;
-  void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override;
+  // Runs `req` on the work queue, or on the caller's thread when the
+  // caller waits for it or the volume has no work queue.
+  void Submit(VolumeRequest req, Completion done) override;
   // Lends a new record buffer for each whole record of the range (heap
   // memory for the partial ends); writing them adopts each buffer as the
   // record's dirty copy instead of copying it (volumes.adopted_buffers).
   std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length) override;
-  void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
-                      Completion done) override;
-  Status WritePrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags) override;
-
-  Status Read(uint64_t offset, std::span<uint8_t> out) override;
-  Status Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags) override;
-  Status Flush() override;
-  Status Trim(uint64_t offset, uint64_t length) override;
-  Status WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags) override;
-  Status Cache(uint64_t offset, uint64_t length) override;
-  Status BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* extents) override;
   // From the dirty copies, the ARC's presence of the records and the txg
   // manager's throttle state (volume_hint.cc).
   bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override;
@@ -220,12 +204,18 @@ class VolumeImpl final : public Volume {
   // txg committing or syncing it meanwhile) before it fails.
   static constexpr int kMaxAttempts = 32;
 
+  // Submit's work, on the thread that runs it: one function per op.
+  Status Execute(const VolumeRequest& req);
+  Status ReadNow(uint64_t offset, std::span<uint8_t> out);
+  Status WriteNow(const VolumeRequest& req);
+  Status FlushNow();
+  Status WriteZeroesNow(uint64_t offset, uint64_t length, uint32_t zero_flags);
+  Status CacheNow(uint64_t offset, uint64_t length);
+  Status BlockStatusNow(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
   // MayWait's two halves (volume_hint.cc), for a range of at most
   // kHintMaxRecords records [first, last].
   bool ReadMayWait(uint64_t offset, uint64_t length, uint64_t first, uint64_t last);
   bool ChangeMayWait(uint64_t offset, uint64_t length, uint64_t first, uint64_t last);
-  // Runs `op` on the work queue, or inline without one.
-  void Dispatch(std::function<void()> op);
   // `replay`: a logged change applied at open (allowed on a read-only pool,
   // where it stays in memory and takes no throttle: nothing will sync it).
   // `prepared`: the bytes are its pieces (one per record), not `data`.

@@ -46,29 +46,8 @@ std::unique_ptr<PreparedWrite> VolumeImpl::PrepareWrite(uint64_t offset, uint64_
 Status VolumeImpl::WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags) {
   Status s = WriteRange(prepared->offset(), prepared->length(), nullptr, Dirty::Kind::kData,
                         "write", /*replay=*/false, prepared);
-  if (s.ok() && (write_flags & kFua) != 0) s = Flush();
+  if (s.ok() && (write_flags & kFua) != 0) s = FlushNow();
   return s;
-}
-
-Status VolumeImpl::WritePrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags) {
-  auto* mine = dynamic_cast<RecordPreparedWrite*>(prepared.get());
-  if (mine == nullptr || mine->owner != this) {
-    return Volume::WritePrepared(std::move(prepared), write_flags);
-  }
-  return WriteLent(mine, write_flags);
-}
-
-void VolumeImpl::SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t write_flags,
-                                Completion done) {
-  auto* mine = dynamic_cast<RecordPreparedWrite*>(prepared.get());
-  if (mine == nullptr || mine->owner != this) {
-    Volume::SubmitPrepared(std::move(prepared), write_flags, std::move(done));
-    return;
-  }
-  std::shared_ptr<PreparedWrite> owned = std::move(prepared);
-  Dispatch([this, owned, mine, write_flags, done = std::move(done)] {
-    done(WriteLent(mine, write_flags));
-  });
 }
 
 }  // namespace arcstore::volume

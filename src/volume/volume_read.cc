@@ -83,7 +83,7 @@ arc::ArcHold VolumeImpl::FinishRecordRead(uint64_t record, const BlockPointer& b
   return fill.FinishUncached();
 }
 
-Status VolumeImpl::Read(uint64_t offset, std::span<uint8_t> out) {
+Status VolumeImpl::ReadNow(uint64_t offset, std::span<uint8_t> out) {
   ARC_RETURN_IF_ERROR(CheckOpen());
   ARC_RETURN_IF_ERROR(CheckRange("read", offset, out.size(), entry_.size_bytes));
   for (uint64_t pos = 0; pos < out.size();) {
@@ -203,7 +203,7 @@ void VolumeImpl::Overlay(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t
   }
 }
 
-Status VolumeImpl::Cache(uint64_t offset, uint64_t length) {
+Status VolumeImpl::CacheNow(uint64_t offset, uint64_t length) {
   ARC_RETURN_IF_ERROR(CheckOpen());
   ARC_RETURN_IF_ERROR(CheckRange("cache", offset, length, entry_.size_bytes));
   // Every committed record of the range into the ARC, as prefetch reads.
@@ -217,7 +217,7 @@ Status VolumeImpl::Cache(uint64_t offset, uint64_t length) {
   return Status::Ok();
 }
 
-Status VolumeImpl::BlockStatus(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
+Status VolumeImpl::BlockStatusNow(uint64_t offset, uint64_t length, std::vector<Extent>* out) {
   std::vector<Extent>& extents = *out;
   extents.clear();
   Status s = CheckOpen();

@@ -427,17 +427,23 @@ Status VolumeImpl::ApplyLogRecord(const format::LogRecord& r) {
   return Status::Corruption("log record " + std::to_string(r.seq) + " has an unknown type");
 }
 
-Status VolumeImpl::Write(uint64_t offset, std::span<const uint8_t> data, uint32_t write_flags) {
-  Status s = WriteRange(offset, data.size(), data.data(), Dirty::Kind::kData, "write");
-  if (s.ok() && (write_flags & kFua) != 0) s = Flush();
+Status VolumeImpl::WriteNow(const VolumeRequest& req) {
+  if (auto* mine = dynamic_cast<RecordPreparedWrite*>(req.prepared.get());
+      mine != nullptr && mine->owner == this) {
+    return WriteLent(mine, req.flags);
+  }
+  const std::span<const uint8_t> data = req.bytes();
+  if (data.size() != req.length) {
+    return Status::InvalidArgument("volume " + entry_.name +
+                                   ": a prepared write of several pieces that this volume did "
+                                   "not lend");
+  }
+  Status s = WriteRange(req.offset, data.size(), data.data(), Dirty::Kind::kData, "write");
+  if (s.ok() && (req.flags & kFua) != 0) s = FlushNow();
   return s;
 }
 
-Status VolumeImpl::Trim(uint64_t offset, uint64_t length) {
-  return WriteRange(offset, length, nullptr, Dirty::Kind::kHole, "trim");
-}
-
-Status VolumeImpl::WriteZeroes(uint64_t offset, uint64_t length, uint32_t zero_flags) {
+Status VolumeImpl::WriteZeroesNow(uint64_t offset, uint64_t length, uint32_t zero_flags) {
   // Zeroing whole records stores a zero marker: never slower than writing
   // zeros, so FAST_ZERO requests always succeed.
   const Dirty::Kind kind = (zero_flags & kZeroNoHole) ? Dirty::Kind::kData : Dirty::Kind::kZero;

@@ -1,6 +1,7 @@
 // ThreadedVolume: a Volume wrapper, for tests only, that completes every
 // operation on its own worker threads instead of inline, so that replies of
 // an NBD connection come back out of order as they do with the engine.
+// A caller that waits (VolumeRequest::caller_waits) waits for a worker too.
 // Pause() holds every submitted operation (they count as in flight) until
 // Resume(), so tests can fill a connection's in-flight window on purpose.
 //
@@ -36,56 +37,13 @@ class ThreadedVolume final : public Volume {
 
   VolumeInfo info() const override { return inner_->info(); }
 
-  void SubmitRead(uint64_t offset, std::span<uint8_t> out, Completion done) override {
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitRead(offset, out, Wrap(std::move(done)));
-    });
-  }
-  void SubmitWrite(uint64_t offset, std::span<const uint8_t> data, uint32_t flags,
-                   Completion done) override {
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitWrite(offset, data, flags, Wrap(std::move(done)));
+  void Submit(VolumeRequest req, Completion done) override {
+    Queue([this, req = std::move(req), done = std::move(done)]() mutable {
+      inner_->Submit(std::move(req), Wrap(std::move(done)));
     });
   }
   std::unique_ptr<PreparedWrite> PrepareWrite(uint64_t offset, uint64_t length) override {
     return inner_->PrepareWrite(offset, length);
-  }
-  void SubmitPrepared(std::unique_ptr<PreparedWrite> prepared, uint32_t flags,
-                      Completion done) override {
-    // Queued tasks are copyable: the write rides in a shared box, taken out
-    // once when the task runs.
-    auto box = std::make_shared<std::unique_ptr<PreparedWrite>>(std::move(prepared));
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitPrepared(std::move(*box), flags, Wrap(std::move(done)));
-    });
-  }
-  void SubmitFlush(Completion done) override {
-    Queue([this, done = std::move(done)]() mutable { inner_->SubmitFlush(Wrap(std::move(done))); });
-  }
-  void SubmitTrim(uint64_t offset, uint64_t length, Completion done) override {
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitTrim(offset, length, Wrap(std::move(done)));
-    });
-  }
-  void SubmitWriteZeroes(uint64_t offset, uint64_t length, uint32_t flags,
-                         Completion done) override {
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitWriteZeroes(offset, length, flags, Wrap(std::move(done)));
-    });
-  }
-  void SubmitCache(uint64_t offset, uint64_t length, Completion done) override {
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitCache(offset, length, Wrap(std::move(done)));
-    });
-  }
-  void SubmitBlockStatus(uint64_t offset, uint64_t length, ExtentsCompletion done) override {
-    Queue([=, this, done = std::move(done)]() mutable {
-      inner_->SubmitBlockStatus(offset, length,
-                                [this, done = std::move(done)](Status s, std::vector<Extent> e) {
-                                  Done();
-                                  done(std::move(s), std::move(e));
-                                });
-    });
   }
 
   void Pause() {
