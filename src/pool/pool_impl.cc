@@ -559,6 +559,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.prefetch = options_.prefetch;
   env.defer_partial_reads = options_.defer_partial_reads;
   env.registry = &registry_;
+  env.clock = clock_;
   env.read_only = options_.read_only;
   env.space = space_.get();
   return std::make_shared<volume::VolumeImpl>(e, env, &volume_stats_);

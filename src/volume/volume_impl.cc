@@ -155,6 +155,17 @@
 
 namespace arcstore::volume {
 
+const char* WriterWaitName(WriterWait w) {
+  switch (w) {
+    case WriterWait::kSpace: return "space";
+    case WriterWait::kBuffer: return "buffer";
+    case WriterWait::kThrottle: return "throttle";
+    case WriterWait::kLock: return "lock";
+    case WriterWait::kRmwRead: return "rmw_read";
+  }
+  return "unknown";
+}
+
 VolumeStats::VolumeStats(stats::Registry* r)
     : rmw_reads(r->AddCounter("volumes", "rmw_reads", stats::Unit::kOps,
                               "partial record copies completed from the committed record")),
@@ -178,7 +189,39 @@ VolumeStats::VolumeStats(stats::Registry* r)
                                       "still held (logged by reference): a new buffer")),
       adopted_buffers(r->AddCounter("volumes", "adopted_buffers", stats::Unit::kOps,
                                     "whole records written from a buffer the volume lent "
-                                    "(PrepareWrite): made the dirty copy, no copy")) {}
+                                    "(PrepareWrite): made the dirty copy, no copy")) {
+  for (int i = 0; i < kNumWriterWaits; i++) {
+    const std::string where = WriterWaitName(static_cast<WriterWait>(i));
+    writer_waits[i] = r->AddCounter("volumes", "writer_waits_" + where, stats::Unit::kOps,
+                                    "writes that waited at least 10 us for " + where);
+    writer_wait_ns[i] = r->AddCounter("volumes", "writer_wait_ns_" + where, stats::Unit::kNanoseconds,
+                                      "time writes spent in those waits for " + where);
+  }
+}
+
+uint64_t VolumeImpl::WaitStart() const { return env_.clock != nullptr ? env_.clock->NowNs() : 0; }
+
+void VolumeImpl::CountWait(WriterWait where, uint64_t start_ns) const {
+  if (env_.clock == nullptr) return;
+  const uint64_t waited_ns = env_.clock->NowNs() - start_ns;
+  if (waited_ns < kWriterWaitMinNs) return;
+  stats_->writer_waits[static_cast<int>(where)]->Add();
+  stats_->writer_wait_ns[static_cast<int>(where)]->Add(waited_ns);
+}
+
+arc::ArcHold VolumeImpl::NewBufferForWriter() {
+  const uint64_t start_ns = WaitStart();
+  arc::ArcHold buffer = NewBuffer();
+  CountWait(WriterWait::kBuffer, start_ns);
+  return buffer;
+}
+
+void VolumeImpl::LockForWriter() {
+  if (mu_.TryLock()) return;
+  const uint64_t start_ns = WaitStart();
+  mu_.Lock();
+  CountWait(WriterWait::kLock, start_ns);
+}
 
 VolumeImpl::VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats)
     : entry_(entry),

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "arc/arc.h"
+#include "base/clock.h"
 #include "arcstore/volume.h"
 #include "base/thread_annotations.h"
 #include "base/work_queue.h"
@@ -78,15 +79,33 @@ struct VolumeEnv {
   bool prefetch = true;           // the sequential-stream prefetcher
   bool defer_partial_reads = true; // partial writes to uncached records read at sync
   stats::Registry* registry = nullptr;
+  // Times a writer's waits (VolumeStats::writer_wait_ns). nullptr: waits
+  // are not timed.
+  Clock* clock = nullptr;
   bool read_only = false;
   // Charges new data against the pool's space, so that a sync never runs
   // out of data space. nullptr: no accounting.
   SpaceAccount* space = nullptr;
 };
 
+// The places a writer can wait (WritePiece): for the pool's space
+// (admission waits for syncs that free space), for a buffer (the ARC evicts
+// to make room), for the write throttle (txg assignment), for the volume's
+// lock (another writer or a reader has it), and for the committed record
+// a partial write needs (a read-modify-write read).
+enum class WriterWait : uint8_t { kSpace, kBuffer, kThrottle, kLock, kRmwRead };
+inline constexpr int kNumWriterWaits = 5;
+const char* WriterWaitName(WriterWait w);  // "space", "buffer", "throttle", "lock", "rmw_read"
+
+// A wait shorter than this is the cost of the call, not a wait: not counted.
+inline constexpr uint64_t kWriterWaitMinNs = 10 * 1000;
+
 // Per-pool volume counters (module "volumes").
 struct VolumeStats {
   explicit VolumeStats(stats::Registry* registry);
+  // Waits of at least kWriterWaitMinNs, and the time they took, by place.
+  stats::Counter* writer_waits[kNumWriterWaits];
+  stats::Counter* writer_wait_ns[kNumWriterWaits];
   stats::Counter* rmw_reads;        // partial copies completed from the committed record
   stats::Counter* rmw_held_bases;   // ... of them from the version held since it committed
   stats::Counter* rmw_deferred;     // partial writes that did not wait for that read
@@ -204,6 +223,13 @@ class VolumeImpl final : public Volume {
   // txg committing or syncing it meanwhile) before it fails.
   static constexpr int kMaxAttempts = 32;
 
+  // Writer waits: a start time (0 without a clock) and its accounting.
+  uint64_t WaitStart() const;
+  void CountWait(WriterWait where, uint64_t start_ns) const;
+  // NewBuffer for a writer, counting the wait for the ARC's eviction.
+  arc::ArcHold NewBufferForWriter();
+  // Takes mu_ for a writer, counting the wait when another thread had it.
+  void LockForWriter() ARC_ACQUIRE(mu_);
   // Submit's work, on the thread that runs it: one function per op.
   Status Execute(const VolumeRequest& req);
   Status ReadNow(uint64_t offset, std::span<uint8_t> out);

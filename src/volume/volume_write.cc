@@ -241,17 +241,21 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
   // New data is charged to the pool's space before the writer joins a txg
   // (space_admission.cc): one record, settled once the copy is made.
   const uint64_t reserved = becomes_data && space != nullptr ? estimate : 0;
+  uint64_t start_ns = WaitStart();
   if (reserved > 0) ARC_RETURN_IF_ERROR(space->Reserve(reserved, entry_.name));
+  CountWait(WriterWait::kSpace, start_ns);
   // A buffer for a new copy, allocated without the lock (it may wait for
   // the ARC to evict), or the piece's lent one.
   arc::ArcHold spare;
   if (piece.lent != nullptr) {
     spare = std::move(*piece.lent);
   } else if (becomes_data && estimate > 0) {
-    spare = NewBuffer();
+    spare = NewBufferForWriter();
   }
+  start_ns = WaitStart();
   Result<txg::TxgHold> assigned =
       in_memory ? env_.txg->AssignNoThrottle(estimate) : env_.txg->Assign(estimate);
+  CountWait(WriterWait::kThrottle, start_ns);
   if (!assigned.ok()) {
     if (reserved > 0) space->Settle(reserved, 0, 0);
     return assigned.status();
@@ -296,17 +300,18 @@ Status VolumeImpl::ApplyRetrying(PieceWrite* w) {
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     Applied a;
     TreeSeen seen;
-    {
-      MutexLock l(&mu_);
-      a = ApplyAndFinish(w, nullptr, seen);
-      if (a == Applied::kDone) return Status::Ok();
-      seen = TreeSeen{commits_, tree_changes_};
-    }
+    LockForWriter();
+    a = ApplyAndFinish(w, nullptr, seen);
+    seen = TreeSeen{commits_, tree_changes_};
+    mu_.Unlock();
+    if (a == Applied::kDone) return Status::Ok();
     if (a == Applied::kNeedBase) {
       // Read-modify-write from the committed record, without the lock;
       // then look again, since another writer may have made a copy
       // meanwhile.
+      const uint64_t start_ns = WaitStart();
       Result<arc::ArcHold> read = HoldCommitted(w->record, arc::AccessKind::kDemand);
+      CountWait(WriterWait::kRmwRead, start_ns);
       if (!read.ok()) {
         // A partial copy's base read while a sync replaced the record
         // with a block still being written: read again.
@@ -315,12 +320,12 @@ Status VolumeImpl::ApplyRetrying(PieceWrite* w) {
         continue;
       }
       stats_->rmw_reads->Add();
-      if (!*w->spare) *w->spare = NewBuffer();
+      if (!*w->spare) *w->spare = NewBufferForWriter();
       MutexLock l(&mu_);
       if (ApplyAndFinish(w, &*read, seen) == Applied::kDone) return Status::Ok();
       continue;  // kNeedBuffer or a newer copy needs one: allocated next time
     }
-    if (!*w->spare) *w->spare = NewBuffer();
+    if (!*w->spare) *w->spare = NewBufferForWriter();
   }
   return Status::Internal("volume " + entry_.name + ": record " + std::to_string(w->record) +
                           " kept changing under a write");

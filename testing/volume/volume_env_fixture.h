@@ -6,7 +6,8 @@
 // clock whose sync function is the fixture's, and a FakeBlockStore
 // (fake_block_store.h) as both the block source and the txg's sink;
 // optionally an intent log on a memory device. No work queue (operations
-// run inline, no prefetch), no handle cache, no space accounting.
+// run inline, no prefetch), no handle cache, no space accounting unless
+// the test gives one.
 //
 // The sync function does what the pool's SyncTxg does for one volume:
 //
@@ -54,6 +55,7 @@ struct VolumeFixtureOptions {
   bool defer_partial_reads = true;
   bool with_log = false;  // an intent log (FUA and Flush commit it)
   uint64_t arc_bytes = 64ull << 20;
+  volume::SpaceAccount* space = nullptr;  // space accounting; nullptr: none
 };
 
 class VolumeEnvFixture {
@@ -145,6 +147,7 @@ class VolumeEnvFixture {
   arc::Arc& arc() { return *arc_; }
   txg::TxgManager& txg() { return *txg_; }
   zil::IntentLog* log() { return log_.get(); }
+  ManualClock& clock() { return clock_; }
   uint32_t record_bytes() const { return options_.record_bytes; }
   uint64_t size_bytes() const { return options_.records * options_.record_bytes; }
 
@@ -158,6 +161,8 @@ class VolumeEnvFixture {
     env.prefetch = false;
     env.defer_partial_reads = options_.defer_partial_reads;
     env.registry = &registry_;
+    env.clock = &clock_;
+    env.space = options_.space;
     return env;
   }
 

@@ -36,6 +36,13 @@ inline constexpr std::string_view kRmwReads = "volumes.rmw_reads";
 inline constexpr std::string_view kRmwDirty = "volumes.rmw_dirty";
 inline constexpr std::string_view kRecordReads = "volumes.record_reads";
 
+// A writer's waits by place (module volumes; volume_impl.h, WriterWait):
+// "volumes.writer_waits_" / "volumes.writer_wait_ns_" + place.
+inline constexpr std::string_view kWriterWaitsPrefix = "volumes.writer_waits_";
+inline constexpr std::string_view kWriterWaitNsPrefix = "volumes.writer_wait_ns_";
+inline constexpr std::array<std::string_view, 5> kWriterWaitPlaces = {"space", "buffer", "throttle",
+                                                                      "lock", "rmw_read"};
+
 // The write throttle (module txg): dirty_max, and the writes it delayed or
 // blocked at dirty_max with the time they spent.
 inline constexpr std::string_view kDirtyMax = "txg.dirty_max_bytes";

@@ -75,6 +75,7 @@ void CheckColdCache(CheckContext& ctx);
 // arcstore engine checks (checks_arcstore.cc).
 void CheckSyncReasons(CheckContext& ctx);
 void CheckRmw(CheckContext& ctx);
+void CheckWriterWaits(CheckContext& ctx);
 void CheckNoProgress(CheckContext& ctx);
 void CheckSmallWrites(CheckContext& ctx);
 // The dominant holder kind, for findings about pinned buffers: "handle_cache

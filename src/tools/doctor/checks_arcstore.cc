@@ -123,6 +123,65 @@ void CheckRmw(CheckContext& ctx) {
   ctx.Add(std::move(f));
 }
 
+namespace {
+
+// What a writer's wait at `place` means, and what removes it.
+const char* WriterWaitAdvice(std::string_view place) {
+  if (place == "throttle") {
+    return "The write throttle is the one place writers are meant to wait: it slows them to "
+           "the pace at which txgs reach the device (see throttle_driven_syncs).";
+  }
+  if (place == "space") {
+    return "Writers waited for txg syncs to free pool space: the pool is nearly full. Free "
+           "space (trim, destroy volumes) or grow the pool.";
+  }
+  if (place == "buffer") {
+    return "Writers waited for the ARC to evict before they had a buffer: the ARC is at its "
+           "target with little evictable. Look at nothing_evictable and the holders, or give "
+           "the ARC more memory (--arc-max).";
+  }
+  if (place == "lock") {
+    return "Writers waited for a volume's lock held by other writers, readers or the sync: "
+           "many threads on one volume. Spread the load over volumes, or larger writes.";
+  }
+  return "Partial-record writes waited to read the committed record. Match the record size "
+         "to the write size (see rmw_misses), or let the ARC keep the records.";
+}
+
+}  // namespace
+
+// The place where writers spent most of their waiting time, when one place
+// has most of it and that is long enough to matter (a buffer's first touch
+// or a short lock wait adds up to milliseconds in a healthy run): a warning
+// unless it is the throttle.
+void CheckWriterWaits(CheckContext& ctx) {
+  int64_t waits = 0, total_ns = 0, top_ns = 0;
+  std::string_view top;
+  for (auto place : names::kWriterWaitPlaces) {
+    waits += ctx.Opt(Name(names::kWriterWaitsPrefix, place)).value_or(0);
+    const int64_t ns = ctx.Opt(Name(names::kWriterWaitNsPrefix, place)).value_or(0);
+    total_ns += ns;
+    if (ns > top_ns) top_ns = ns, top = place;
+  }
+  if (waits < static_cast<int64_t>(ctx.opt.min_writer_waits) || total_ns <= 0) return;
+  const double pct = 100.0 * static_cast<double>(top_ns) / static_cast<double>(total_ns);
+  if (pct <= 50 || top_ns < static_cast<int64_t>(ctx.opt.min_writer_wait_ns)) return;
+  const bool throttle = top == "throttle";
+  Finding f{"writer_waits_" + std::string(top), throttle ? Severity::kInfo : Severity::kWarning,
+            "", {}, ""};
+  char secs[32];
+  std::snprintf(secs, sizeof(secs), "%.3f s", static_cast<double>(top_ns) / 1e9);
+  f.title = "writers spent " + Pct(pct) + " of their waiting time (" + secs + ") waiting for " +
+            (top == "rmw_read" ? std::string("read-modify-write reads") : std::string(top));
+  for (auto place : names::kWriterWaitPlaces) {
+    for (auto prefix : {names::kWriterWaitsPrefix, names::kWriterWaitNsPrefix}) {
+      if (ctx.view.Has(Name(prefix, place))) f.evidence.push_back(ctx.Count(Name(prefix, place)));
+    }
+  }
+  f.advice = WriterWaitAdvice(top);
+  ctx.Add(std::move(f));
+}
+
 void CheckNoProgress(CheckContext& ctx) {
   auto passes = ctx.Opt(names::kEvictNoProgress);
   if (!passes || *passes <= 0) return;

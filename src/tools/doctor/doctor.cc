@@ -205,7 +205,7 @@ Report Diagnose(const StatsView& view, const DoctorOptions& options) {
       internal::CheckCacheTooSmall,   internal::CheckPrefetch,       internal::CheckMetadata,
       internal::CheckDnodes,          internal::CheckArcPrune,       internal::CheckL2arc,
       internal::CheckColdCache,       internal::CheckSyncReasons,    internal::CheckRmw,
-      internal::CheckNoProgress,      internal::CheckSmallWrites,
+      internal::CheckNoProgress,      internal::CheckSmallWrites,    internal::CheckWriterWaits,
   };
   for (Fn check : kChecks) check(ctx);
   if (report.Worst() == Severity::kInfo) {

@@ -87,6 +87,8 @@ struct DoctorOptions {
   uint64_t min_throttled_writes = 100; // writes delayed or blocked by the write throttle
   uint64_t min_rmw_writes = 1000;      // partial-record writes that needed the committed record
   uint64_t min_disk_writes = 1000;     // device writes, for their average size
+  uint64_t min_writer_waits = 100;     // writes that waited (volumes.writer_waits_*)
+  uint64_t min_writer_wait_ns = 1'000'000'000;  // ... and the time at the dominant place
   // dirty_max below default / this ratio is "small"; the default is
   // min(memory_all_bytes / 4, 4 GiB), as the engine derives it.
   double dirty_max_small_ratio = 8;

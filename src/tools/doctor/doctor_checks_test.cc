@@ -118,6 +118,43 @@ TEST(ArcstoreChecks, ReadModifyWriteMisses) {
   EXPECT_EQ(good.Diagnose().Find("rmw_misses"), nullptr);
 }
 
+TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
+  StatSet lock;
+  lock.Counter("volumes.writer_waits_lock", 900)
+      .Counter("volumes.writer_wait_ns_lock", 3'000'000'000)
+      .Counter("volumes.writer_waits_throttle", 100)
+      .Counter("volumes.writer_wait_ns_throttle", 1'000'000'000);
+  Report r = lock.Diagnose();
+  const Finding* f = r.Find("writer_waits_lock");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->title.find("75%"), std::string::npos) << f->title;
+  EXPECT_NE(f->title.find("3.000 s"), std::string::npos) << f->title;
+
+  // The throttle is where writers are meant to wait: info, not a warning.
+  StatSet throttle;
+  throttle.Counter("volumes.writer_waits_throttle", 500)
+      .Counter("volumes.writer_wait_ns_throttle", 2'000'000'000);
+  const Finding* t = throttle.Diagnose().Find("writer_waits_throttle");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->severity, Severity::kInfo);
+
+  // No place with most of the time, or too few waits: no verdict.
+  StatSet spread;
+  spread.Counter("volumes.writer_waits_space", 300)
+      .Counter("volumes.writer_wait_ns_space", 1'000'000'000)
+      .Counter("volumes.writer_waits_buffer", 300)
+      .Counter("volumes.writer_wait_ns_buffer", 1'000'000'000);
+  Report rs = spread.Diagnose();
+  for (const char* id : {"writer_waits_space", "writer_waits_buffer"}) EXPECT_EQ(rs.Find(id), nullptr);
+  StatSet few;
+  few.Counter("volumes.writer_waits_rmw_read", 10).Counter("volumes.writer_wait_ns_rmw_read", 5'000'000'000);
+  EXPECT_EQ(few.Diagnose().Find("writer_waits_rmw_read"), nullptr);
+  StatSet short_waits;
+  short_waits.Counter("volumes.writer_waits_buffer", 5000).Counter("volumes.writer_wait_ns_buffer", 200'000'000);
+  EXPECT_EQ(short_waits.Diagnose().Find("writer_waits_buffer"), nullptr);
+}
+
 TEST(ArcstoreChecks, SmallDiskWrites) {
   StatSet small;
   small.Counter("io.writes", 10000).Counter("io.write_bytes", 10000 * 4096);
