@@ -137,8 +137,10 @@ class Network:
         for ns, dev in ((self.server_ns, self.veth_server), (self.client_ns, self.veth_client)):
             self.ip("-n", ns, "link", "set", "lo", "up")
             self.ip("-n", ns, "link", "set", dev, "up")
-        self.dir = tempfile.mkdtemp(prefix="nbdbench.net.", dir=self.cfg.workdir)
-        # fio runs as nobody (below): it must reach its home in here.
+        # fio runs as nobody (below) and must reach its home in here: the
+        # temporary directory (TMPDIR, /tmp) rather than --workdir, which
+        # may be private.
+        self.dir = tempfile.mkdtemp(prefix="nbdbench.net.")
         os.chmod(self.dir, 0o755)
         self.fio_home = os.path.join(self.dir, "fiohome")
         os.makedirs(os.path.join(self.fio_home, ".pki", "libnbd"))
@@ -148,6 +150,11 @@ class Network:
             self.make_creds()
         subprocess.run(["chown", "-R", "nobody:nogroup", self.fio_home], check=True,
                        timeout=NETNS_TIMEOUT_S)
+        job = os.path.join(self.fio_home, self.cfg.rows[0] + ".fio")
+        if subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                           "test", "-r", job], timeout=NETNS_TIMEOUT_S).returncode != 0:
+            raise BenchError(f"fio runs as nobody and cannot read {job}: a directory above "
+                             "it is not searchable by others (set TMPDIR)")
         if self.cfg.ktls:
             # GnuTLS (3.7) hands the record layer to the kernel only when its
             # system configuration says so; every server here uses GnuTLS.
