@@ -284,7 +284,8 @@ void TlsSession::Describe(TlsOutcome* out) const {
 Result<size_t> TlsSession::Recv(uint8_t* buf, size_t n) {
   while (true) {
     ssize_t r = gnutls_record_recv(session_, buf, n);
-    if (r >= 0) return static_cast<size_t>(r);
+    if (r > 0) return static_cast<size_t>(r) + RecvMore(buf + r, n - static_cast<size_t>(r));
+    if (r == 0) return size_t{0};
     if (r == GNUTLS_E_INTERRUPTED) continue;
     if (r == GNUTLS_E_AGAIN) return Status::Aborted("read timed out");
     // A client that closes without a close notification has still ended
@@ -292,6 +293,24 @@ Result<size_t> TlsSession::Recv(uint8_t* buf, size_t n) {
     if (r == GNUTLS_E_PREMATURE_TERMINATION) return size_t{0};
     return Status::IOError(std::string("TLS receive: ") + gnutls_strerror(static_cast<int>(r)));
   }
+}
+
+size_t TlsSession::RecvMore(uint8_t* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    // Decrypted bytes held, or socket bytes arriving (a record that
+    // arrives in pieces is waited for, briefly); otherwise stop here.
+    if (Pending() == 0) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 0) <= 0) break;
+    }
+    const ssize_t r = gnutls_record_recv(session_, buf + got, n - got);
+    if (r == GNUTLS_E_INTERRUPTED) continue;
+    // The end of the stream or an error: the next read reports it.
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
 }
 
 size_t TlsSession::Pending() const { return gnutls_record_check_pending(session_); }

@@ -97,7 +97,10 @@ class TlsSession {
   TlsOutcome Handshake(uint64_t deadline_ns);
 
   // As Transport::ReadSome: bytes, 0 at end of stream, Aborted on the
-  // socket's read timeout, IOError otherwise.
+  // socket's read timeout, IOError otherwise. Waits for one record, then
+  // takes every further record already held or arriving, up to `n` bytes:
+  // a client's pipelined requests come in one read, as over plaintext,
+  // not one record per read.
   Result<size_t> Recv(uint8_t* buf, size_t n);
   // Decrypted bytes already held (readable without touching the socket).
   size_t Pending() const;
@@ -108,6 +111,8 @@ class TlsSession {
   const TlsCredentials* credentials() const { return credentials_; }
 
  private:
+  // Recv's second half: records already held or arriving, into `buf`.
+  size_t RecvMore(uint8_t* buf, size_t n);
   TlsFailure Classify(int error) const;
   void Describe(TlsOutcome* out) const;
 
