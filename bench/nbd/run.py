@@ -43,7 +43,7 @@ QUICK_ROWS = ["randwrite-4k-qd1", "randread-4k-qd32"]
 # NBD server over an in-memory volume) is there to tell the protocol
 # server's cost from the engine's, and runs only when asked for.
 SERVERS = ["arcstore", "nbdkit-file", "nbdkit-memory", "qemu-qcow2", "qemu-raw"]
-OPTIONAL_SERVERS = ["arcstore-mem"]
+OPTIONAL_SERVERS = ["arcstore-mem", "arcstore-b"]
 DISK_PEERS = ["nbdkit-file", "qemu-qcow2", "qemu-raw"]
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 300
@@ -242,6 +242,12 @@ class Server:
         self.log = open(os.path.join(self.dir, "server.log"), "w")
 
     @property
+    def binary(self):
+        """The arcstore program of an arcstore server: --arcstore, or
+        --arcstore-b for the second build."""
+        return self.cfg.arcstore_b if self.name == "arcstore-b" else self.cfg.arcstore
+
+    @property
     def uri(self):
         """The URI fio connects to (over TLS, fio's libnbd finds the client
         certificate in its home: see Network.make_creds)."""
@@ -261,16 +267,17 @@ class Server:
     def command(self):
         c, d = self.cfg, self.dir
         size = str(c.size)
-        if self.name == "arcstore":
+        if self.name in ("arcstore", "arcstore-b"):
+            binary = self.binary
             pool = os.path.join(d, "bench.pool")
-            run_cmd([c.arcstore, "pool", "create", pool, "--size", str(c.pool_size)], "pool create")
-            run_cmd([c.arcstore, "vol", "create", pool, "vol", "--size", size,
+            run_cmd([binary, "pool", "create", pool, "--size", str(c.pool_size)], "pool create")
+            run_cmd([binary, "vol", "create", pool, "vol", "--size", size,
                      "--recordsize", c.recordsize, "--compression", c.compression], "vol create")
             self.export = "vol"
             self.pool = pool
             if not self.net.tcp:
-                return [c.arcstore, "serve", pool, "--socket", self.sock]
-            cmd = [c.arcstore, "serve", pool, "--listen", f"{NETNS_SERVER_IP}:{self.port}"]
+                return [binary, "serve", pool, "--socket", self.sock]
+            cmd = [binary, "serve", pool, "--listen", f"{NETNS_SERVER_IP}:{self.port}"]
             if self.tls:
                 return cmd + ["--tls", "require", "--tls-certificates", self.net.server_certs]
             # Plaintext beyond loopback: serve wants it said.
@@ -362,7 +369,7 @@ class Server:
 
     def all_live_stats(self):
         """Every stat of the running arcstore serve, {"module.name": value}."""
-        out = run_cmd([self.cfg.arcstore, "stat", self.pool, "--json", "--live"],
+        out = run_cmd([self.binary, "stat", self.pool, "--json", "--live"],
                       f"{self.label}: stat")
         stats = json.loads(out.splitlines()[0])["stats"]
         return {f"{s['module']}.{s['name']}": s.get("value") for s in stats}
@@ -599,6 +606,8 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true",
                     help="runtime 2 s, no ramp, 1 run, rows " + ",".join(QUICK_ROWS) + ", 64 MiB")
     ap.add_argument("--arcstore", default=os.path.join(REPO, "build/release/arcstore"))
+    ap.add_argument("--arcstore-b", help="a second arcstore build (e.g. an earlier commit), "
+                    "served as the peer arcstore-b: the same rows before and after a change")
     ap.add_argument("--nbd-test-server",
                     default=os.path.join(REPO, "build/release/testing/nbd/nbd_test_server"))
     ap.add_argument("--recordsize", default="64K",
@@ -630,6 +639,8 @@ def parse_args(argv):
         ap.error("--tls and --ktls need --transport tcp-netns")
     if cfg.ktls and cfg.tls == "off":
         ap.error("--ktls needs --tls on or both")
+    if ("arcstore-b" in cfg.servers) != (cfg.arcstore_b is not None):
+        ap.error("--arcstore-b PATH and the server arcstore-b go together")
     if cfg.transport != "unix" and "arcstore-mem" in cfg.servers:
         ap.error("--servers: arcstore-mem serves a unix socket only")
     cfg.tls_modes = {"off": [False], "on": [True], "both": [False, True]}[cfg.tls]
