@@ -32,11 +32,14 @@ class RecordingVolume final : public Volume {
       return;
     }
     // The completion comes from another thread, after Submit has returned.
-    std::thread([s = std::move(s), done = std::move(done), this] {
+    threads_.emplace_back([s = std::move(s), done = std::move(done), this] {
       while (!returned.load()) std::this_thread::yield();
       done(s);
-    }).detach();
+    });
     returned.store(true);
+  }
+  ~RecordingVolume() override {
+    for (std::thread& t : threads_) t.join();
   }
 
   Status result = Status::Ok();
@@ -45,6 +48,9 @@ class RecordingVolume final : public Volume {
   std::atomic<bool> returned{false};
   std::vector<VolumeRequest> seen;
   std::vector<uint8_t> written;
+
+ private:
+  std::vector<std::thread> threads_;
 };
 
 TEST(VolumeCallsTest, NamedCallsSubmitTheRequestTheyName) {

@@ -419,4 +419,10 @@ void QueuedDevice::AddTraceMarker(TraceMarker marker, uint64_t txg) {
   if (trace_) trace_->AddMarker(marker, txg);
 }
 
+void QueuedDevice::AddTraceWrite(const TracedWrite& write) {
+  if (!tracing_.load(std::memory_order_acquire)) return;
+  MutexLock l(&trace_mu_);
+  if (trace_) trace_->AddWrite(write);
+}
+
 }  // namespace arcstore::io

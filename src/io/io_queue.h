@@ -107,6 +107,10 @@ class QueuedDevice final : public ForwardingDevice {
   Status StopTrace();
   // A txg marker in the trace, when one runs.
   void AddTraceMarker(TraceMarker marker, uint64_t txg);
+  // Whether a trace runs (a hint: it may stop meanwhile), and an
+  // application write's record in it, when one runs.
+  bool tracing() const { return tracing_.load(std::memory_order_acquire); }
+  void AddTraceWrite(const TracedWrite& write);
 
   // The async-write max_active for fraction f (exposed for tests).
   uint32_t AsyncWriteMaxActive(double fraction) const;

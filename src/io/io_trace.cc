@@ -1,6 +1,6 @@
 // The per-I/O trace: a ring of records drained to a text file.
 //
-//   completion / sync marker --Push (mu_, copy one record)--> ring_[head_+count_]
+//   completion / sync marker / application write --Push (mu_, copy one record)--> ring_[head_+count_]
 //        ring full: dropped_++ ; count_ reaches wake_at_: cv_.Signal
 //   writer thread: wait for wake_at_ or stop --swap the ring out (mu_)-->
 //        format and fwrite (file_mu_, without mu_)
@@ -28,7 +28,26 @@ const char* MarkerName(TraceMarker m) {
   return m == TraceMarker::kSyncStart ? "sync_start" : "sync_end";
 }
 uint64_t Since(uint64_t start, uint64_t t) { return t > start ? t - start : 0; }
+const char* WriteOpName(TracedWriteOp op) {
+  switch (op) {
+    case TracedWriteOp::kWrite: return "write";
+    case TracedWriteOp::kTrim: return "trim";
+    case TracedWriteOp::kZero: return "zero";
+  }
+  return "write";
+}
 }  // namespace
+
+int IoTrace::WriteLine(const TracedWrite& w) {
+  using ull = unsigned long long;
+  return std::fprintf(file_, "W\t%llu\t%llu\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\n",
+                      static_cast<ull>(Since(start_ns_, w.start_ns)),
+                      static_cast<ull>(Since(start_ns_, w.done_ns)), WriteOpName(w.op),
+                      static_cast<ull>(w.offset), static_cast<ull>(w.bytes),
+                      static_cast<ull>(w.wait_ns[0]), static_cast<ull>(w.wait_ns[1]),
+                      static_cast<ull>(w.wait_ns[2]), static_cast<ull>(w.wait_ns[3]),
+                      static_cast<ull>(w.wait_ns[4]), w.ok ? "ok" : "error");
+}
 
 Result<int> CreateNewTraceFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -53,7 +72,7 @@ Result<std::unique_ptr<IoTrace>> IoTrace::Start(const std::string& path, uint64_
     ::close(fd);
     return Status::IOError("trace file " + path + ": " + std::strerror(err));
   }
-  if (std::fputs("# arcstore io trace v1\n", f) < 0) {
+  if (std::fputs("# arcstore io trace v2\n", f) < 0) {
     const int err = errno;
     std::fclose(f);
     return Status::IOError("trace file " + path + ": " + std::strerror(err));
@@ -97,10 +116,17 @@ void IoTrace::AddIo(const TracedIo& io) {
 
 void IoTrace::AddMarker(TraceMarker marker, uint64_t txg) {
   Record r;
-  r.marker = true;
+  r.type = Record::Type::kMarker;
   r.kind = marker;
   r.txg = txg;
   r.io.done_ns = clock_->NowNs();
+  Push(r);
+}
+
+void IoTrace::AddWrite(const TracedWrite& write) {
+  Record r;
+  r.type = Record::Type::kWrite;
+  r.write = write;
   Push(r);
 }
 
@@ -119,10 +145,12 @@ Status IoTrace::DrainToFile() {
 void IoTrace::WriteRecords(const std::vector<Record>& records) {
   for (const Record& r : records) {
     int n;
-    if (r.marker) {
+    if (r.type == Record::Type::kMarker) {
       n = std::fprintf(file_, "T\t%llu\t%s\t%llu\n",
                        static_cast<unsigned long long>(Since(start_ns_, r.io.done_ns)),
                        MarkerName(r.kind), static_cast<unsigned long long>(r.txg));
+    } else if (r.type == Record::Type::kWrite) {
+      n = WriteLine(r.write);
     } else {
       const TracedIo& io = r.io;
       n = std::fprintf(file_, "I\t%llu\t%llu\t%llu\t%s\t%s\t%llu\t%llu\t%u\t%s\n",

@@ -7,10 +7,14 @@
 // slow disk under the trace file never slows the I/O path.
 //
 // File format (docs/format.md, "I/O trace"), text, times in ns since Start:
-//   # arcstore io trace v1
+//   # arcstore io trace v2
 //   I <submit_ns> <issue_ns> <done_ns> <class> <op> <offset> <bytes> <parts> <ok|error>
 //   T <ns> sync_start <txg>
 //   T <ns> sync_end <txg>
+//   W <start_ns> <done_ns> <op> <offset> <bytes> <space_ns> <buffer_ns> <throttle_ns>
+//     <lock_ns> <rmw_read_ns> <ok|error>
+// W is an application's write (or trim, or zeroing) as a volume ran it: its
+// span and the time it waited at each place a writer can wait.
 // (fields separated by one tab).
 //
 // Thread-safety: Add* may be called from any thread; Stop() from one
@@ -54,6 +58,20 @@ struct TracedIo {
 
 enum class TraceMarker : uint8_t { kSyncStart, kSyncEnd };
 
+// One application write as the volume layer ran it, with absolute Clock
+// times, and its waits in the order of the W line's columns.
+enum class TracedWriteOp : uint8_t { kWrite, kTrim, kZero };
+inline constexpr int kTracedWaits = 5;  // space, buffer, throttle, lock, rmw_read
+struct TracedWrite {
+  uint64_t start_ns = 0;
+  uint64_t done_ns = 0;
+  TracedWriteOp op = TracedWriteOp::kWrite;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  uint64_t wait_ns[kTracedWaits] = {};
+  bool ok = true;
+};
+
 // Makes the trace's file and returns a descriptor open for writing (the
 // trace owns it). The pool passes format::CreateOutputFile, which refuses
 // existing files, devices and pools; CreateNewTraceFile is the plain one.
@@ -76,6 +94,7 @@ class IoTrace {
 
   void AddIo(const TracedIo& io);
   void AddMarker(TraceMarker marker, uint64_t txg);
+  void AddWrite(const TracedWrite& write);
   // Drains the ring, closes the file; the first write error, if any.
   Status Stop();
   // Test hook: while held, the writer thread does not drain the ring (so a
@@ -86,16 +105,18 @@ class IoTrace {
 
  private:
   struct Record {
+    enum class Type : uint8_t { kIo, kMarker, kWrite } type = Type::kIo;
     TracedIo io;
     uint64_t txg = 0;  // markers only
-    bool marker = false;
     TraceMarker kind = TraceMarker::kSyncStart;
+    TracedWrite write;  // writes only
   };
   IoTrace(std::string path, std::FILE* file, uint64_t ring_entries, Clock* clock,
           stats::Counter* dropped);
   void Push(const Record& r);
   void WriterLoop();
   void WriteRecords(const std::vector<Record>& records) ARC_REQUIRES(file_mu_);
+  int WriteLine(const TracedWrite& w) ARC_REQUIRES(file_mu_);
   Status DrainToFile();
 
   const std::string path_;

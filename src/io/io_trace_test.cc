@@ -53,19 +53,30 @@ TEST_F(IoTraceTest, WritesRecordsAndMarkersInTheDocumentedFormat) {
   (*t)->AddIo(TracedIo{5100, 5150, 5400, IoClass::kAsyncWrite, IoOp::kWrite, 1 << 20, 524288, 128,
                        true});
   (*t)->AddIo(TracedIo{5200, 5200, 5300, IoClass::kSyncRead, IoOp::kRead, 8192, 4096, 1, false});
+  TracedWrite w;
+  w.start_ns = 5250;
+  w.done_ns = 5450;
+  w.op = TracedWriteOp::kTrim;
+  w.offset = 65536;
+  w.bytes = 131072;
+  for (int i = 0; i < kTracedWaits; i++) w.wait_ns[i] = 10 * static_cast<uint64_t>(i + 1);
+  w.ok = false;
+  (*t)->AddWrite(w);
   clock_.AdvanceNs(400);
   (*t)->AddMarker(TraceMarker::kSyncEnd, 7);
   ASSERT_TRUE((*t)->Stop().ok());
   std::string header;
   auto rows = ReadTrace(path_, &header);
-  EXPECT_EQ(header, "# arcstore io trace v1");
-  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(header, "# arcstore io trace v2");
+  ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[0], (std::vector<std::string>{"T", "100", "sync_start", "7"}));
   EXPECT_EQ(rows[1], (std::vector<std::string>{"I", "100", "150", "400", "async_write", "write",
                                                "1048576", "524288", "128", "ok"}));
   EXPECT_EQ(rows[2], (std::vector<std::string>{"I", "200", "200", "300", "sync_read", "read",
                                                "8192", "4096", "1", "error"}));
-  EXPECT_EQ(rows[3], (std::vector<std::string>{"T", "500", "sync_end", "7"}));
+  EXPECT_EQ(rows[3], (std::vector<std::string>{"W", "250", "450", "trim", "65536", "131072", "10",
+                                               "20", "30", "40", "50", "error"}));
+  EXPECT_EQ(rows[4], (std::vector<std::string>{"T", "500", "sync_end", "7"}));
   EXPECT_EQ(dropped_.Value(), 0u);
 }
 

@@ -163,8 +163,8 @@ TEST_F(IoPipelineTest, DemandAndPrefetchReadsUseTheirClasses) {
   EXPECT_GE(d.Get("io", "async_read_ops"), 1);
 }
 
-// A pool's trace: one I line per device I/O and a start/end marker pair
-// per synced txg.
+// A pool's trace: one I line per device I/O, a start/end marker pair per
+// synced txg, and one W line per application write, 4 KiB at its offset.
 TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
   char tmpl[] = "/tmp/arcstore_pooltrace_XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -189,14 +189,32 @@ TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "# arcstore io trace v1");
-  int64_t ios = 0, starts = 0, ends = 0;
+  EXPECT_EQ(line, "# arcstore io trace v2");
+  int64_t ios = 0, starts = 0, ends = 0, writes = 0;
   while (std::getline(in, line)) {
     if (line.rfind("I\t", 0) == 0) ios++;
+    if (line.rfind("W\t", 0) == 0) {
+      writes++;
+      // W start done op offset bytes (5 waits) ok
+      std::vector<std::string> f;
+      for (size_t at = 0;;) {
+        const size_t tab = line.find('\t', at);
+        f.push_back(line.substr(at, tab - at));
+        if (tab == std::string::npos) break;
+        at = tab + 1;
+      }
+      ASSERT_EQ(f.size(), 12u) << line;
+      EXPECT_EQ(f[3], "write") << line;
+      EXPECT_EQ(std::stoull(f[4]) % 4096, 0u) << line;
+      EXPECT_EQ(f[5], "4096") << line;
+      EXPECT_LE(std::stoull(f[1]), std::stoull(f[2])) << line;
+      EXPECT_EQ(f[11], "ok") << line;
+    }
     if (line.find("\tsync_start\t") != std::string::npos) starts++;
     if (line.find("\tsync_end\t") != std::string::npos) ends++;
   }
   EXPECT_EQ(ios, device_ios);
+  EXPECT_EQ(writes, syncs * 200);
   EXPECT_EQ(starts, static_cast<int64_t>(synced));
   EXPECT_EQ(ends, static_cast<int64_t>(synced));
   EXPECT_EQ(d.Get("io", "trace_dropped"), 0);

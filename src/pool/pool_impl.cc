@@ -124,6 +124,7 @@ PoolImpl::PoolImpl(std::unique_ptr<io::Device> device, const PoolOptions& option
   auto queue = std::make_unique<io::QueuedDevice>(std::move(device_), QueueOptionsFrom(options.io),
                                                   &registry_, clock_);
   queue_ = queue.get();
+  write_tracer_ = std::make_unique<QueueWriteTracer>(queue_);
   device_ = std::move(queue);
 }
 
@@ -560,6 +561,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   env.defer_partial_reads = options_.defer_partial_reads;
   env.registry = &registry_;
   env.clock = clock_;
+  env.tracer = write_tracer_.get();
   env.read_only = options_.read_only;
   env.space = space_.get();
   return std::make_shared<volume::VolumeImpl>(e, env, &volume_stats_);

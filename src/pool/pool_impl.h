@@ -160,8 +160,20 @@ class PoolImpl final : public Pool {
   Result<std::vector<space::Extent>> AllocateLogBlocks(uint64_t txg, size_t records);
   Result<std::shared_ptr<volume::VolumeImpl>> NewVolume(const format::VolumeEntry& entry);
 
+  // The volumes' writes into the I/O queue's trace (its W records).
+  class QueueWriteTracer final : public volume::WriteTracer {
+   public:
+    explicit QueueWriteTracer(io::QueuedDevice* queue) : queue_(queue) {}
+    bool active() const override { return queue_->tracing(); }
+    void Add(const io::TracedWrite& write) override { queue_->AddTraceWrite(write); }
+
+   private:
+    io::QueuedDevice* const queue_;
+  };
+
   std::unique_ptr<io::Device> device_;  // the I/O queue over the device given
   io::QueuedDevice* queue_ = nullptr;    // device_, for its trace and tunables
+  std::unique_ptr<QueueWriteTracer> write_tracer_;  // over queue_
   const PoolOptions options_;
   const UnsafeTestSwitches unsafe_;
   Clock* const clock_;

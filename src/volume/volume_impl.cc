@@ -194,33 +194,70 @@ VolumeStats::VolumeStats(stats::Registry* r)
     const std::string where = WriterWaitName(static_cast<WriterWait>(i));
     writer_waits[i] = r->AddCounter("volumes", "writer_waits_" + where, stats::Unit::kOps,
                                     "writes that waited at least 10 us for " + where);
-    writer_wait_ns[i] = r->AddCounter("volumes", "writer_wait_ns_" + where, stats::Unit::kNanoseconds,
+    writer_wait_ns[i] = r->AddCounter("volumes", "writer_wait_" + where + "_ns", stats::Unit::kNanoseconds,
                                       "time writes spent in those waits for " + where);
   }
 }
 
 uint64_t VolumeImpl::WaitStart() const { return env_.clock != nullptr ? env_.clock->NowNs() : 0; }
 
-void VolumeImpl::CountWait(WriterWait where, uint64_t start_ns) const {
+void VolumeImpl::CountWait(WriterWait where, uint64_t start_ns, WriterWaits* waits) const {
   if (env_.clock == nullptr) return;
   const uint64_t waited_ns = env_.clock->NowNs() - start_ns;
+  if (waits != nullptr) waits->ns[static_cast<int>(where)] += waited_ns;
   if (waited_ns < kWriterWaitMinNs) return;
   stats_->writer_waits[static_cast<int>(where)]->Add();
   stats_->writer_wait_ns[static_cast<int>(where)]->Add(waited_ns);
 }
 
-arc::ArcHold VolumeImpl::NewBufferForWriter() {
+arc::ArcHold VolumeImpl::NewBufferForWriter(WriterWaits* waits) {
   const uint64_t start_ns = WaitStart();
   arc::ArcHold buffer = NewBuffer();
-  CountWait(WriterWait::kBuffer, start_ns);
+  CountWait(WriterWait::kBuffer, start_ns, waits);
   return buffer;
 }
 
-void VolumeImpl::LockForWriter() {
+void VolumeImpl::LockForWriter(WriterWaits* waits) {
   if (mu_.TryLock()) return;
   const uint64_t start_ns = WaitStart();
   mu_.Lock();
-  CountWait(WriterWait::kLock, start_ns);
+  CountWait(WriterWait::kLock, start_ns, waits);
+}
+
+Status VolumeImpl::ExecuteWrite(const VolumeRequest& req) {
+  WriterWaits waits;
+  // Traced only with a clock to time it by.
+  const bool traced = env_.tracer != nullptr && env_.clock != nullptr && env_.tracer->active();
+  WriterWaits* const mine = traced ? &waits : nullptr;
+  const uint64_t start_ns = traced ? env_.clock->NowNs() : 0;
+  Status s;
+  io::TracedWriteOp op = io::TracedWriteOp::kWrite;
+  switch (req.op) {
+    case VolumeOp::kTrim:
+      op = io::TracedWriteOp::kTrim;
+      s = WriteRange(req.offset, req.length, nullptr, Dirty::Kind::kHole, "trim", false, nullptr,
+                     mine);
+      break;
+    case VolumeOp::kWriteZeroes:
+      op = io::TracedWriteOp::kZero;
+      s = WriteZeroesNow(req.offset, req.length, req.flags, mine);
+      break;
+    default:
+      s = WriteNow(req, mine);
+      break;
+  }
+  if (traced) {
+    io::TracedWrite w;
+    w.start_ns = start_ns;
+    w.done_ns = env_.clock->NowNs();
+    w.op = op;
+    w.offset = req.offset;
+    w.bytes = req.length;
+    std::copy(std::begin(waits.ns), std::end(waits.ns), std::begin(w.wait_ns));
+    w.ok = s.ok();
+    env_.tracer->Add(w);
+  }
+  return s;
 }
 
 VolumeImpl::VolumeImpl(const format::VolumeEntry& entry, const VolumeEnv& env, VolumeStats* stats)
@@ -324,11 +361,10 @@ void VolumeImpl::Submit(VolumeRequest req, Completion done) {
 Status VolumeImpl::Execute(const VolumeRequest& req) {
   switch (req.op) {
     case VolumeOp::kRead: return ReadNow(req.offset, req.out);
-    case VolumeOp::kWrite: return WriteNow(req);
-    case VolumeOp::kFlush: return FlushNow();
+    case VolumeOp::kWrite:
     case VolumeOp::kTrim:
-      return WriteRange(req.offset, req.length, nullptr, Dirty::Kind::kHole, "trim");
-    case VolumeOp::kWriteZeroes: return WriteZeroesNow(req.offset, req.length, req.flags);
+    case VolumeOp::kWriteZeroes: return ExecuteWrite(req);
+    case VolumeOp::kFlush: return FlushNow();
     case VolumeOp::kCache: return CacheNow(req.offset, req.length);
     case VolumeOp::kBlockStatus: return BlockStatusNow(req.offset, req.length, req.extents);
   }

@@ -32,6 +32,7 @@
 #include "base/thread_annotations.h"
 #include "base/work_queue.h"
 #include "format/volume_table.h"
+#include "io/io_trace.h"
 #include "stats/registry.h"
 #include "txg/txg_manager.h"
 #include "volume/block_tree.h"
@@ -68,6 +69,34 @@ class SpaceAccount {
   virtual void Settle(uint64_t reserved_bytes, uint64_t txg, uint64_t used_bytes) = 0;
 };
 
+// The places a writer can wait (WritePiece): for the pool's space
+// (admission waits for syncs that free space), for a buffer (the ARC evicts
+// to make room), for the write throttle (txg assignment), for the volume's
+// lock (another writer or a reader has it), and for the committed record
+// a partial write needs (a read-modify-write read).
+enum class WriterWait : uint8_t { kSpace, kBuffer, kThrottle, kLock, kRmwRead };
+inline constexpr int kNumWriterWaits = 5;
+const char* WriterWaitName(WriterWait w);  // "space", "buffer", "throttle", "lock", "rmw_read"
+
+// A wait shorter than this is the cost of the call, not a wait: not counted.
+inline constexpr uint64_t kWriterWaitMinNs = 10 * 1000;
+
+// One write's time at each place, whatever its length (the trace's view).
+struct WriterWaits {
+  uint64_t ns[kNumWriterWaits] = {};
+};
+static_assert(kNumWriterWaits == io::kTracedWaits, "the trace's W columns are the WriterWaits");
+
+// The pool's I/O trace, as a volume reports each application write to it
+// (the trace's W records). Thread-safe.
+class WriteTracer {
+ public:
+  virtual ~WriteTracer() = default;
+  // Whether a trace runs: a hint, asked once per write.
+  virtual bool active() const = 0;
+  virtual void Add(const io::TracedWrite& write) = 0;
+};
+
 // What a volume needs from its pool.
 struct VolumeEnv {
   txg::TxgManager* txg = nullptr;
@@ -82,23 +111,13 @@ struct VolumeEnv {
   // Times a writer's waits (VolumeStats::writer_wait_ns). nullptr: waits
   // are not timed.
   Clock* clock = nullptr;
+  // Where each write's span and waits go while a trace runs. nullptr: none.
+  WriteTracer* tracer = nullptr;
   bool read_only = false;
   // Charges new data against the pool's space, so that a sync never runs
   // out of data space. nullptr: no accounting.
   SpaceAccount* space = nullptr;
 };
-
-// The places a writer can wait (WritePiece): for the pool's space
-// (admission waits for syncs that free space), for a buffer (the ARC evicts
-// to make room), for the write throttle (txg assignment), for the volume's
-// lock (another writer or a reader has it), and for the committed record
-// a partial write needs (a read-modify-write read).
-enum class WriterWait : uint8_t { kSpace, kBuffer, kThrottle, kLock, kRmwRead };
-inline constexpr int kNumWriterWaits = 5;
-const char* WriterWaitName(WriterWait w);  // "space", "buffer", "throttle", "lock", "rmw_read"
-
-// A wait shorter than this is the cost of the call, not a wait: not counted.
-inline constexpr uint64_t kWriterWaitMinNs = 10 * 1000;
 
 // Per-pool volume counters (module "volumes").
 struct VolumeStats {
@@ -216,6 +235,7 @@ class VolumeImpl final : public Volume {
     // A lent buffer (PrepareWrite) holding exactly this whole record's
     // bytes (`data` points into it): the copy adopts it.
     arc::ArcHold* lent = nullptr;
+    WriterWaits* waits = nullptr;  // the traced write's waits, or nullptr
   };
   class RecordPreparedWrite;
 
@@ -223,19 +243,24 @@ class VolumeImpl final : public Volume {
   // txg committing or syncing it meanwhile) before it fails.
   static constexpr int kMaxAttempts = 32;
 
-  // Writer waits: a start time (0 without a clock) and its accounting.
+  // Writer waits: a start time (0 without a clock) and its accounting,
+  // in the stats and in `waits` (the traced write's own), when given.
   uint64_t WaitStart() const;
-  void CountWait(WriterWait where, uint64_t start_ns) const;
+  void CountWait(WriterWait where, uint64_t start_ns, WriterWaits* waits) const;
   // NewBuffer for a writer, counting the wait for the ARC's eviction.
-  arc::ArcHold NewBufferForWriter();
+  arc::ArcHold NewBufferForWriter(WriterWaits* waits);
   // Takes mu_ for a writer, counting the wait when another thread had it.
-  void LockForWriter() ARC_ACQUIRE(mu_);
+  void LockForWriter(WriterWaits* waits) ARC_ACQUIRE(mu_);
+  // Runs a write, trim or zeroing op, and reports it to the trace when one
+  // runs (env_.tracer).
+  Status ExecuteWrite(const VolumeRequest& req);
   // Submit's work, on the thread that runs it: one function per op.
   Status Execute(const VolumeRequest& req);
   Status ReadNow(uint64_t offset, std::span<uint8_t> out);
-  Status WriteNow(const VolumeRequest& req);
+  Status WriteNow(const VolumeRequest& req, WriterWaits* waits);
   Status FlushNow();
-  Status WriteZeroesNow(uint64_t offset, uint64_t length, uint32_t zero_flags);
+  Status WriteZeroesNow(uint64_t offset, uint64_t length, uint32_t zero_flags,
+                        WriterWaits* waits);
   Status CacheNow(uint64_t offset, uint64_t length);
   Status BlockStatusNow(uint64_t offset, uint64_t length, std::vector<Extent>* extents);
   // MayWait's two halves (volume_hint.cc), for a range of at most
@@ -247,10 +272,10 @@ class VolumeImpl final : public Volume {
   // `prepared`: the bytes are its pieces (one per record), not `data`.
   Status WriteRange(uint64_t offset, uint64_t length, const uint8_t* data, Dirty::Kind full_kind,
                     const char* op, bool replay = false,
-                    RecordPreparedWrite* prepared = nullptr);
+                    RecordPreparedWrite* prepared = nullptr, WriterWaits* waits = nullptr);
   Status WritePiece(uint64_t record, const Piece& piece, bool replay);
   // Writes a PreparedWrite this volume lent (then FUA as Write does).
-  Status WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags);
+  Status WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags, WriterWaits* waits);
   // Applies `piece` to a record copy; `spare` is an anon buffer to use
   // when the copy has none (taken only if needed), or the piece's lent
   // buffer (always taken: it becomes the copy).

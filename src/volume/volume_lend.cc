@@ -43,9 +43,10 @@ std::unique_ptr<PreparedWrite> VolumeImpl::PrepareWrite(uint64_t offset, uint64_
   return prepared;
 }
 
-Status VolumeImpl::WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags) {
+Status VolumeImpl::WriteLent(RecordPreparedWrite* prepared, uint32_t write_flags,
+                             WriterWaits* waits) {
   Status s = WriteRange(prepared->offset(), prepared->length(), nullptr, Dirty::Kind::kData,
-                        "write", /*replay=*/false, prepared);
+                        "write", /*replay=*/false, prepared, waits);
   if (s.ok() && (write_flags & kFua) != 0) s = FlushNow();
   return s;
 }

@@ -243,19 +243,19 @@ Status VolumeImpl::WritePiece(uint64_t record, const Piece& piece, bool replay) 
   const uint64_t reserved = becomes_data && space != nullptr ? estimate : 0;
   uint64_t start_ns = WaitStart();
   if (reserved > 0) ARC_RETURN_IF_ERROR(space->Reserve(reserved, entry_.name));
-  CountWait(WriterWait::kSpace, start_ns);
+  CountWait(WriterWait::kSpace, start_ns, piece.waits);
   // A buffer for a new copy, allocated without the lock (it may wait for
   // the ARC to evict), or the piece's lent one.
   arc::ArcHold spare;
   if (piece.lent != nullptr) {
     spare = std::move(*piece.lent);
   } else if (becomes_data && estimate > 0) {
-    spare = NewBufferForWriter();
+    spare = NewBufferForWriter(piece.waits);
   }
   start_ns = WaitStart();
   Result<txg::TxgHold> assigned =
       in_memory ? env_.txg->AssignNoThrottle(estimate) : env_.txg->Assign(estimate);
-  CountWait(WriterWait::kThrottle, start_ns);
+  CountWait(WriterWait::kThrottle, start_ns, piece.waits);
   if (!assigned.ok()) {
     if (reserved > 0) space->Settle(reserved, 0, 0);
     return assigned.status();
@@ -300,7 +300,7 @@ Status VolumeImpl::ApplyRetrying(PieceWrite* w) {
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     Applied a;
     TreeSeen seen;
-    LockForWriter();
+    LockForWriter(w->piece->waits);
     a = ApplyAndFinish(w, nullptr, seen);
     seen = TreeSeen{commits_, tree_changes_};
     mu_.Unlock();
@@ -311,7 +311,7 @@ Status VolumeImpl::ApplyRetrying(PieceWrite* w) {
       // meanwhile.
       const uint64_t start_ns = WaitStart();
       Result<arc::ArcHold> read = HoldCommitted(w->record, arc::AccessKind::kDemand);
-      CountWait(WriterWait::kRmwRead, start_ns);
+      CountWait(WriterWait::kRmwRead, start_ns, w->piece->waits);
       if (!read.ok()) {
         // A partial copy's base read while a sync replaced the record
         // with a block still being written: read again.
@@ -320,12 +320,12 @@ Status VolumeImpl::ApplyRetrying(PieceWrite* w) {
         continue;
       }
       stats_->rmw_reads->Add();
-      if (!*w->spare) *w->spare = NewBufferForWriter();
+      if (!*w->spare) *w->spare = NewBufferForWriter(w->piece->waits);
       MutexLock l(&mu_);
       if (ApplyAndFinish(w, &*read, seen) == Applied::kDone) return Status::Ok();
       continue;  // kNeedBuffer or a newer copy needs one: allocated next time
     }
-    if (!*w->spare) *w->spare = NewBufferForWriter();
+    if (!*w->spare) *w->spare = NewBufferForWriter(w->piece->waits);
   }
   return Status::Internal("volume " + entry_.name + ": record " + std::to_string(w->record) +
                           " kept changing under a write");
@@ -374,7 +374,7 @@ bool VolumeImpl::FinishPiece(uint64_t txg, uint64_t record, const Piece& piece,
 
 Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* data,
                               Dirty::Kind full_kind, const char* op, bool replay,
-                              RecordPreparedWrite* prepared) {
+                              RecordPreparedWrite* prepared, WriterWaits* waits) {
   ARC_RETURN_IF_ERROR(CheckOpen());
   ARC_RETURN_IF_ERROR(CheckRange(op, offset, length, entry_.size_bytes));
   if (env_.read_only && !replay) {
@@ -400,6 +400,7 @@ Status VolumeImpl::WriteRange(uint64_t offset, uint64_t length, const uint8_t* d
       if (prepared->lent[i]) piece.lent = &prepared->lent[i];
     }
     piece.full_kind = full_kind;
+    piece.waits = waits;
     Status s = WritePiece(record, piece, replay);
     if (!s.ok()) {
       return s.WithContext("volume " + entry_.name + " " + op + " at offset " + std::to_string(at));
@@ -432,10 +433,10 @@ Status VolumeImpl::ApplyLogRecord(const format::LogRecord& r) {
   return Status::Corruption("log record " + std::to_string(r.seq) + " has an unknown type");
 }
 
-Status VolumeImpl::WriteNow(const VolumeRequest& req) {
+Status VolumeImpl::WriteNow(const VolumeRequest& req, WriterWaits* waits) {
   if (auto* mine = dynamic_cast<RecordPreparedWrite*>(req.prepared.get());
       mine != nullptr && mine->owner == this) {
-    return WriteLent(mine, req.flags);
+    return WriteLent(mine, req.flags, waits);
   }
   const std::span<const uint8_t> data = req.bytes();
   if (data.size() != req.length) {
@@ -443,16 +444,18 @@ Status VolumeImpl::WriteNow(const VolumeRequest& req) {
                                    ": a prepared write of several pieces that this volume did "
                                    "not lend");
   }
-  Status s = WriteRange(req.offset, data.size(), data.data(), Dirty::Kind::kData, "write");
+  Status s = WriteRange(req.offset, data.size(), data.data(), Dirty::Kind::kData, "write",
+                        false, nullptr, waits);
   if (s.ok() && (req.flags & kFua) != 0) s = FlushNow();
   return s;
 }
 
-Status VolumeImpl::WriteZeroesNow(uint64_t offset, uint64_t length, uint32_t zero_flags) {
+Status VolumeImpl::WriteZeroesNow(uint64_t offset, uint64_t length, uint32_t zero_flags,
+                                  WriterWaits* waits) {
   // Zeroing whole records stores a zero marker: never slower than writing
   // zeros, so FAST_ZERO requests always succeed.
   const Dirty::Kind kind = (zero_flags & kZeroNoHole) ? Dirty::Kind::kData : Dirty::Kind::kZero;
-  return WriteRange(offset, length, nullptr, kind, "write zeroes");
+  return WriteRange(offset, length, nullptr, kind, "write zeroes", false, nullptr, waits);
 }
 
 }  // namespace arcstore::volume

@@ -1,6 +1,6 @@
 // A writer's waits (volume_write.cc, WritePiece): each place a write can
 // wait is timed on the volume's clock and counted under its own name
-// (volumes.writer_waits_<where>, writer_wait_ns_<where>) once it lasts
+// (volumes.writer_waits_<where>, writer_wait_<where>_ns) once it lasts
 // kWriterWaitMinNs; shorter ones are the cost of the call and not counted.
 // The fake environment's manual clock moves only inside the wait the test
 // makes, so the figures are exact.
@@ -39,7 +39,7 @@ class WriterWaitTest : public testing::VolumeTest {
     return f_->Stat(("writer_waits_" + std::string(WriterWaitName(where))).c_str());
   }
   int64_t WaitNs(WriterWait where) {
-    return f_->Stat(("writer_wait_ns_" + std::string(WriterWaitName(where))).c_str());
+    return f_->Stat(("writer_wait_" + std::string(WriterWaitName(where)) + "_ns").c_str());
   }
   void ExpectNoWaitsBut(WriterWait counted) {
     for (int i = 0; i < kNumWriterWaits; i++) {

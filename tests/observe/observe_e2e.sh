@@ -48,10 +48,14 @@ PY
 
 if [[ $TRACING -eq 1 ]]; then
   "$ARCSTORE" trace stop "$P" >/dev/null || fail "trace stop"
-  [[ $(head -1 "$NBD_WORK/t.trace") == "# arcstore io trace v1" ]] || fail "trace header"
+  [[ $(head -1 "$NBD_WORK/t.trace") == "# arcstore io trace v2" ]] || fail "trace header"
   n=$(grep -c '^I	' "$NBD_WORK/t.trace" || true)
   [[ $n -gt 0 ]] || fail "no I/O in the trace"
-  "$ARCSTORE" plot latency "$NBD_WORK/t.trace" -o "$NBD_WORK/lat" | grep -q "($n points" || fail "plot latency"
+  # The application's two writes, as the volume ran them (W lines).
+  w=$(grep -c '^W	' "$NBD_WORK/t.trace" || true)
+  [[ $w -ge 2 ]] || fail "the trace has $w application writes, want at least 2"
+  grep -q '^W	[0-9]*	[0-9]*	write	409600	4096	' "$NBD_WORK/t.trace" || fail "no W line for the 4 KiB write"
+  "$ARCSTORE" plot latency "$NBD_WORK/t.trace" -o "$NBD_WORK/lat" | grep -q "($((n + w)) points" || fail "plot latency"
 fi
 
 # stat: header, then one row per interval.

@@ -37,9 +37,10 @@ inline constexpr std::string_view kRmwDirty = "volumes.rmw_dirty";
 inline constexpr std::string_view kRecordReads = "volumes.record_reads";
 
 // A writer's waits by place (module volumes; volume_impl.h, WriterWait):
-// "volumes.writer_waits_" / "volumes.writer_wait_ns_" + place.
+// "volumes.writer_waits_" + place, and "volumes.writer_wait_" + place + "_ns".
 inline constexpr std::string_view kWriterWaitsPrefix = "volumes.writer_waits_";
-inline constexpr std::string_view kWriterWaitNsPrefix = "volumes.writer_wait_ns_";
+inline constexpr std::string_view kWriterWaitPrefix = "volumes.writer_wait_";
+inline constexpr std::string_view kNsSuffix = "_ns";
 inline constexpr std::array<std::string_view, 5> kWriterWaitPlaces = {"space", "buffer", "throttle",
                                                                       "lock", "rmw_read"};
 

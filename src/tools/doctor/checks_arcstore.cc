@@ -125,6 +125,10 @@ void CheckRmw(CheckContext& ctx) {
 
 namespace {
 
+std::string WaitNsName(std::string_view place) {
+  return Name(names::kWriterWaitPrefix, place) + std::string(names::kNsSuffix);
+}
+
 // What a writer's wait at `place` means, and what removes it.
 const char* WriterWaitAdvice(std::string_view place) {
   if (place == "throttle") {
@@ -159,7 +163,7 @@ void CheckWriterWaits(CheckContext& ctx) {
   std::string_view top;
   for (auto place : names::kWriterWaitPlaces) {
     waits += ctx.Opt(Name(names::kWriterWaitsPrefix, place)).value_or(0);
-    const int64_t ns = ctx.Opt(Name(names::kWriterWaitNsPrefix, place)).value_or(0);
+    const int64_t ns = ctx.Opt(WaitNsName(place)).value_or(0);
     total_ns += ns;
     if (ns > top_ns) top_ns = ns, top = place;
   }
@@ -174,8 +178,8 @@ void CheckWriterWaits(CheckContext& ctx) {
   f.title = "writers spent " + Pct(pct) + " of their waiting time (" + secs + ") waiting for " +
             (top == "rmw_read" ? std::string("read-modify-write reads") : std::string(top));
   for (auto place : names::kWriterWaitPlaces) {
-    for (auto prefix : {names::kWriterWaitsPrefix, names::kWriterWaitNsPrefix}) {
-      if (ctx.view.Has(Name(prefix, place))) f.evidence.push_back(ctx.Count(Name(prefix, place)));
+    for (const std::string& n : {Name(names::kWriterWaitsPrefix, place), WaitNsName(place)}) {
+      if (ctx.view.Has(n)) f.evidence.push_back(ctx.Count(n));
     }
   }
   f.advice = WriterWaitAdvice(top);

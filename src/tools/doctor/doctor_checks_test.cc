@@ -121,9 +121,9 @@ TEST(ArcstoreChecks, ReadModifyWriteMisses) {
 TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
   StatSet lock;
   lock.Counter("volumes.writer_waits_lock", 900)
-      .Counter("volumes.writer_wait_ns_lock", 3'000'000'000)
+      .Counter("volumes.writer_wait_lock_ns", 3'000'000'000)
       .Counter("volumes.writer_waits_throttle", 100)
-      .Counter("volumes.writer_wait_ns_throttle", 1'000'000'000);
+      .Counter("volumes.writer_wait_throttle_ns", 1'000'000'000);
   Report r = lock.Diagnose();
   const Finding* f = r.Find("writer_waits_lock");
   ASSERT_NE(f, nullptr) << RenderText(r);
@@ -134,7 +134,7 @@ TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
   // The throttle is where writers are meant to wait: info, not a warning.
   StatSet throttle;
   throttle.Counter("volumes.writer_waits_throttle", 500)
-      .Counter("volumes.writer_wait_ns_throttle", 2'000'000'000);
+      .Counter("volumes.writer_wait_throttle_ns", 2'000'000'000);
   const Finding* t = throttle.Diagnose().Find("writer_waits_throttle");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->severity, Severity::kInfo);
@@ -142,16 +142,16 @@ TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
   // No place with most of the time, or too few waits: no verdict.
   StatSet spread;
   spread.Counter("volumes.writer_waits_space", 300)
-      .Counter("volumes.writer_wait_ns_space", 1'000'000'000)
+      .Counter("volumes.writer_wait_space_ns", 1'000'000'000)
       .Counter("volumes.writer_waits_buffer", 300)
-      .Counter("volumes.writer_wait_ns_buffer", 1'000'000'000);
+      .Counter("volumes.writer_wait_buffer_ns", 1'000'000'000);
   Report rs = spread.Diagnose();
   for (const char* id : {"writer_waits_space", "writer_waits_buffer"}) EXPECT_EQ(rs.Find(id), nullptr);
   StatSet few;
-  few.Counter("volumes.writer_waits_rmw_read", 10).Counter("volumes.writer_wait_ns_rmw_read", 5'000'000'000);
+  few.Counter("volumes.writer_waits_rmw_read", 10).Counter("volumes.writer_wait_rmw_read_ns", 5'000'000'000);
   EXPECT_EQ(few.Diagnose().Find("writer_waits_rmw_read"), nullptr);
   StatSet short_waits;
-  short_waits.Counter("volumes.writer_waits_buffer", 5000).Counter("volumes.writer_wait_ns_buffer", 200'000'000);
+  short_waits.Counter("volumes.writer_waits_buffer", 5000).Counter("volumes.writer_wait_buffer_ns", 200'000'000);
   EXPECT_EQ(short_waits.Diagnose().Find("writer_waits_buffer"), nullptr);
 }
 

@@ -160,9 +160,42 @@ Status PlotOptions::Validate() const {
   return Status::Ok();
 }
 
+namespace {
+
+// Where a traced application write spent most of its waiting time: a
+// place's name, or "memory" when no place held it kTraceWaitFloorNs.
+constexpr uint64_t kTraceWaitFloorNs = 10'000;
+const char* DominantWait(const TraceWrite& w) {
+  int top = -1;
+  uint64_t top_ns = kTraceWaitFloorNs - 1;
+  for (int i = 0; i < kTraceWaitPlaces; i++) {
+    if (w.wait_ns[i] > top_ns) top = i, top_ns = w.wait_ns[i];
+  }
+  return top < 0 ? "memory" : kWaitPlaces[top];
+}
+
+// The application writes' series, one per place that held some of them.
+std::string WriteSeries(const Trace& trace, const std::string& data) {
+  static constexpr const char* kPlaces[] = {"memory", "space", "buffer", "throttle", "lock", "rmw_read"};
+  static constexpr const char* kColours[] = {"#404040", "#8c564b", "#9467bd", "#1f77b4", "#d62728", "#ff7f0e"};
+  std::string series;
+  for (size_t p = 0; p < std::size(kPlaces); p++) {
+    const bool any = std::any_of(trace.writes.begin(), trace.writes.end(), [&](const TraceWrite& w) {
+      return std::string_view(DominantWait(w)) == kPlaces[p];
+    });
+    if (!any) continue;
+    const std::string title = p == 0 ? "app writes (no wait)" : std::string("app writes waiting on ") + kPlaces[p];
+    series += ", " + data + " using 1:(strcol(4) eq 'app:" + kPlaces[p] + "' ? $2 : NaN) with points pt 6 ps 0.7 lc rgb '" +
+              kColours[p] + "' title '" + title + "'";
+  }
+  return series;
+}
+
+}  // namespace
+
 Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
-  if (trace.ios.empty()) return Status::InvalidArgument("trace has no I/O to plot");
+  if (trace.ios.empty() && trace.writes.empty()) return Status::InvalidArgument("trace has no I/O to plot");
   PlotFiles f = Names(options, true);
   std::string data = "# submit_s latency_ms log2_bytes class\n";
   for (const TraceIo& io : trace.ios) {
@@ -170,18 +203,28 @@ Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options) {
     data += Line("%.9f %.6f %d %s\n", Seconds(io.submit_ns), std::max(ms, 1e-6), Log2(io.bytes),
                  io.io_class.c_str());
   }
+  // Application writes (W lines): their whole time in the engine, the class
+  // naming where they waited most.
+  for (const TraceWrite& w : trace.writes) {
+    double ms = static_cast<double>(w.done_ns - w.start_ns) / 1e6;
+    data += Line("%.9f %.6f %d app:%s\n", Seconds(w.start_ns), std::max(ms, 1e-6), Log2(w.bytes),
+                 DominantWait(w));
+  }
   std::string markers = "# start_s end_s txg\n";
   for (const TraceSync& s : trace.syncs) {
     markers += Line("%.9f %.9f %llu\n", Seconds(s.start_ns), Seconds(s.end_ns),
                     static_cast<unsigned long long>(s.txg));
   }
-  f.points = trace.ios.size();
+  f.points = trace.ios.size() + trace.writes.size();
   f.markers_n = trace.syncs.size();
   std::string body =
       "set xlabel 'I/O start time (s since trace start)'\nset ylabel 'latency (ms)'\n"
       "set xrange [0:*]\nset logscale y\nset cblabel 'log2(I/O size in bytes)'\nset palette rgbformulae 33,13,10\n"
       "set y2range [0:1]\nunset y2tics\n";
-  std::string plot = "plot " + Q(f.data) + " using 1:2:3 with points pt 7 ps 0.4 lc palette title 'I/O'";
+  std::string plot = "plot " + Q(f.data) +
+                     " using 1:(strcol(4)[1:4] eq 'app:' ? NaN : $2):3 with points pt 7 ps 0.4 lc palette "
+                     "title 'device I/O'" +
+                     WriteSeries(trace, Q(f.data));
   if (!trace.syncs.empty()) {
     plot += ", " + Q(f.markers) +
             " using 1:(0.5):1:2:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.12 noborder "

@@ -4,11 +4,15 @@
 // output, a gnuplot script that reads them, and runs gnuplot once, which
 // writes PREFIX.svg (terminal svg) and PREFIX.png (terminal pngcairo):
 //
-//   latency  (a trace)   PREFIX.dat:       submit_s latency_ms log2_bytes class   (one line per I/O)
+//   latency  (a trace)   PREFIX.dat:       submit_s latency_ms log2_bytes class   (one line per I/O
+//                                                                                 and per app write)
 //                        PREFIX.syncs.dat: start_s end_s txg                     (one line per txg sync)
 //            I/O latency (done - submit) against start time, log scale, coloured
 //            by log2 of the size, with a vertical marker at each sync start and
-//            the sync's span shaded: the seed's key figure.
+//            the sync's span shaded: the seed's key figure. The application's
+//            writes (the trace's W lines; class app:PLACE) are drawn over them,
+//            one colour per place where each waited most (app:memory: nowhere
+//            for 10 us), so a slow write shows where its time went.
 //   arc      (samples)   PREFIX.dat: t_s size_bytes c_bytes c_min_bytes c_max_bytes
 //            ARC size and target c over time: the seed's divergence figure.
 //   throttle (samples)   PREFIX.dat: t_s dirty_bytes dirty_limit_bytes delay_ms_per_s

@@ -101,6 +101,45 @@ TEST_F(PlotTest, LatencyPlotHasOnePointPerIoAndOneMarkerPerSync) {
   ExpectDrawn(*f, 6);  // palette colours, red markers, grey spans, axes
 }
 
+// Application writes (W lines) are points of their own, classed by the
+// place where each waited most.
+TEST_F(PlotTest, LatencyPlotDrawsAppWritesByWhereTheyWaited) {
+  std::string t = MakeTrace(100, 2);
+  // A write that waited 3 ms on the throttle, one that waited nowhere for
+  // 10 us, and one that waited 40 us on a read-modify-write read.
+  t += "W\t1000000\t4500000\twrite\t0\t4096\t0\t2000\t3000000\t0\t0\tok\n";
+  t += "W\t2000000\t2050000\twrite\t4096\t4096\t0\t9999\t0\t0\t0\tok\n";
+  t += "W\t3000000\t3100000\tzero\t8192\t65536\t0\t0\t0\t0\t40000\terror\n";
+  Result<Trace> trace = ParseTrace(t);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->writes.size(), 3u);
+  EXPECT_EQ(trace->writes[2].op, "zero");
+  EXPECT_FALSE(trace->writes[2].ok);
+  EXPECT_EQ(trace->writes[0].wait_ns[2], 3'000'000u);
+  Result<PlotFiles> f = PlotLatency(*trace, Options("latency_writes"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(DataLines(f->data), 103u);
+  std::ifstream in(f->data);
+  std::vector<std::string> apps;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" app:") != std::string::npos) apps.push_back(line);
+  }
+  ASSERT_EQ(apps.size(), 3u);
+  EXPECT_EQ(apps[0], "0.001000000 3.500000 12 app:throttle");
+  EXPECT_EQ(apps[1], "0.002000000 0.050000 12 app:memory");
+  EXPECT_EQ(apps[2], "0.003000000 0.100000 16 app:rmw_read");
+  ExpectDrawn(*f, 6);
+
+  // A v1 trace has no W lines; a W line there is refused, naming the line.
+  std::string v1 = std::string(kTraceHeaderV1) + "\nW\t1\t2\twrite\t0\t1\t0\t0\t0\t0\t0\tok\n";
+  Result<Trace> old = ParseTrace(v1);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("line 2"), std::string::npos) << old.status().ToString();
+  Result<Trace> bad = ParseTrace(std::string(kTraceHeader) + "\nW\t5\t2\twrite\t0\t1\t0\t0\t0\t0\t0\tok\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("start <= done"), std::string::npos) << bad.status().ToString();
+}
+
 TEST_F(PlotTest, ArcAndThrottlePlotsFromSamples) {
   std::string lines;
   stats::Registry r;

@@ -57,6 +57,27 @@ Status ParseIo(size_t n, const std::vector<std::string_view>& f, Trace* t) {
   return Status::Ok();
 }
 
+Status ParseWrite(size_t n, const std::vector<std::string_view>& f, Trace* t) {
+  if (f.size() != 12) return Bad(n, "a W line has 12 tab-separated fields, this one " + std::to_string(f.size()));
+  TraceWrite w;
+  if (!U64(f[1], &w.start_ns)) return Bad(n, "start_ns is not an unsigned integer");
+  if (!U64(f[2], &w.done_ns)) return Bad(n, "done_ns is not an unsigned integer");
+  if (w.done_ns < w.start_ns) return Bad(n, "times must be start <= done");
+  if (f[3] != "write" && f[3] != "trim" && f[3] != "zero") return Bad(n, "op must be write, trim or zero");
+  w.op = std::string(f[3]);
+  if (!U64(f[4], &w.offset)) return Bad(n, "offset is not an unsigned integer");
+  if (!U64(f[5], &w.bytes)) return Bad(n, "bytes is not an unsigned integer");
+  for (int i = 0; i < kTraceWaitPlaces; i++) {
+    if (!U64(f[6 + static_cast<size_t>(i)], &w.wait_ns[i])) {
+      return Bad(n, std::string(kWaitPlaces[i]) + "_ns is not an unsigned integer");
+    }
+  }
+  if (f[11] != "ok" && f[11] != "error") return Bad(n, "the last field must be ok or error");
+  w.ok = f[11] == "ok";
+  t->writes.push_back(std::move(w));
+  return Status::Ok();
+}
+
 Status ParseMark(size_t n, const std::vector<std::string_view>& f, Trace* t,
                  std::map<uint64_t, size_t>* open_syncs) {
   if (f.size() != 4) return Bad(n, "a T line has 4 tab-separated fields");
@@ -87,6 +108,7 @@ Result<Trace> ParseTrace(std::string_view text) {
   Trace t;
   std::map<uint64_t, size_t> open_syncs;
   size_t n = 0;
+  bool v1 = false;
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -94,7 +116,10 @@ Result<Trace> ParseTrace(std::string_view text) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (++n > kMaxTraceLines) return Bad(n, "more lines than the limit of 50000000");
     if (n == 1) {
-      if (line != kTraceHeader) return Bad(1, "not an arcstore trace (want '# arcstore io trace v1')");
+      if (line != kTraceHeader && line != kTraceHeaderV1) {
+        return Bad(1, "not an arcstore trace (want '# arcstore io trace v2' or v1)");
+      }
+      v1 = line == kTraceHeaderV1;
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
@@ -103,8 +128,10 @@ Result<Trace> ParseTrace(std::string_view text) {
       ARC_RETURN_IF_ERROR(ParseIo(n, f, &t));
     } else if (f[0] == "T") {
       ARC_RETURN_IF_ERROR(ParseMark(n, f, &t, &open_syncs));
+    } else if (f[0] == "W" && !v1) {
+      ARC_RETURN_IF_ERROR(ParseWrite(n, f, &t));
     } else {
-      return Bad(n, "a record starts with I or T");
+      return Bad(n, v1 ? "a record starts with I or T" : "a record starts with I, T or W");
     }
   }
   if (n == 0) return Bad(1, "empty file");

@@ -1,10 +1,12 @@
 // The per-I/O trace file (`arcstore trace start|stop`, Pool::StartTrace),
 // read back for `arcstore plot`. The format is fixed (docs/observability.md):
 //
-//   # arcstore io trace v1
+//   # arcstore io trace v2          (v1: the same without W lines)
 //   I <submit_ns> <issue_ns> <done_ns> <class> <op> <offset> <bytes> <parts> <ok|error>
 //   T <ns> sync_start <txg>
 //   T <ns> sync_end <txg>
+//   W <start_ns> <done_ns> <op> <offset> <bytes> <space_ns> <buffer_ns> <throttle_ns>
+//     <lock_ns> <rmw_read_ns> <ok|error>
 //
 // tab-separated, times in ns since the trace started. Lines starting with
 // '#' after the first are comments. The reader treats its input as hostile:
@@ -26,7 +28,8 @@
 
 namespace arcstore::tools {
 
-inline constexpr std::string_view kTraceHeader = "# arcstore io trace v1";
+inline constexpr std::string_view kTraceHeader = "# arcstore io trace v2";
+inline constexpr std::string_view kTraceHeaderV1 = "# arcstore io trace v1";
 inline constexpr size_t kMaxTraceLines = 50'000'000;
 
 struct TraceIo {
@@ -38,6 +41,19 @@ struct TraceIo {
   bool ok = true;
 };
 
+// An application write as the volume ran it (a W line): its span and its
+// time at each place a writer waits, in kWaitPlaces order.
+inline constexpr int kTraceWaitPlaces = 5;
+inline constexpr const char* kWaitPlaces[kTraceWaitPlaces] = {"space", "buffer", "throttle", "lock",
+                                                              "rmw_read"};
+struct TraceWrite {
+  uint64_t start_ns = 0, done_ns = 0;
+  std::string op;  // write, trim, zero
+  uint64_t offset = 0, bytes = 0;
+  uint64_t wait_ns[kTraceWaitPlaces] = {};
+  bool ok = true;
+};
+
 struct TraceSync {
   uint64_t txg = 0;
   uint64_t start_ns = 0;
@@ -46,6 +62,7 @@ struct TraceSync {
 
 struct Trace {
   std::vector<TraceIo> ios;
+  std::vector<TraceWrite> writes;
   std::vector<TraceSync> syncs;  // in start order
 };
 
