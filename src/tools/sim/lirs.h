@@ -26,8 +26,8 @@
 
 #include <cstdint>
 
+#include "arc/flat_table.h"
 #include "base/result.h"
-#include "tools/sim/flat_table.h"
 #include "tools/sim/page_list.h"
 
 namespace arcstore::sim {
@@ -65,7 +65,7 @@ class LirsSim {
   const uint64_t llirs_;
   const uint64_t max_nonresident_;
   NodePool pool_;
-  FlatTable<PageNode> table_;
+  arc::FlatTable<PageNode> table_;
   arc::ListLinks stack_;  // S's sentinel: next = top, prev = bottom
   uint64_t stack_size_ = 0;
   PageList q_;       // resident HIR, front = newest

@@ -4,7 +4,7 @@
 // A PageList is an intrusive doubly linked list with a sentinel and a count;
 // its front is the most recent end (MRU / FIFO head), its back the oldest.
 // A NodePool hands out a fixed number of nodes allocated up front, so a
-// policy never allocates per request; with a FlatTable (flat_table.h) over
+// policy never allocates per request; with a FlatTable (arc/flat_table.h) over
 // the same bound, a request costs a probe and a few pointer moves.
 //
 // Thread-safety: none; each simulator owns its lists and pool.
@@ -31,9 +31,9 @@ struct OwnedLinks : arc::ListLinks {
 struct PageNode : arc::ListLinks {
   uint64_t key = 0;
   Where where = kNowhere;
-  uint8_t freq = 0;          // S3-FIFO: 0..3
-  bool in_stack = false;     // LIRS: also in the stack S
-  OwnedLinks stack;          // LIRS: the stack S links
+  uint8_t freq = 0;       // S3-FIFO: 0..3
+  bool in_stack = false;  // LIRS: also in the stack S
+  OwnedLinks stack;       // LIRS: the stack S links
 };
 
 class PageList {
