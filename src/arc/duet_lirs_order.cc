@@ -1,5 +1,6 @@
 // LirsOrder (duet_orders.h): LIRS (Jiang & Zhang, SIGMETRICS '02) in pages,
-// split so that another ordering may choose the victim.
+// split so that another ordering may choose the victim. The sim's LIRS
+// (tools/sim/lirs.h) is this ordering choosing its own victims.
 //
 //   stack S (recency order, top = most recent):  LIR pages, resident HIR pages,
 //                                                 non-resident HIR pages

@@ -1,5 +1,6 @@
 // ArcOrder and LirsOrder: two orderings of a resident set, page-granular,
-// that Duet (duet.h) keeps side by side over one cache.
+// that Duet (duet.h) keeps side by side over one cache. LirsOrder is also
+// the whole of `arcstore sim --policy lirs` (tools/sim/lirs.h).
 //
 // Each keeps its policy's whole state (ARC: T1, T2, B1, B2 and p; LIRS: the
 // stack S, the queue Q and the non-resident entries) in an entry that the
@@ -22,6 +23,7 @@
 #include <cstdint>
 
 #include "arc/policy.h"
+#include "base/check.h"
 #include "base/result.h"
 
 namespace arcstore::arc {
@@ -34,6 +36,7 @@ class OrderList {
   OrderList& operator=(const OrderList&) = delete;
   uint64_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  ListLinks* front() const { return empty() ? nullptr : head_.next; }
   ListLinks* back() const { return empty() ? nullptr : head_.prev; }
   void PushFront(ListLinks* n) {
     n->prev = &head_;
@@ -43,6 +46,7 @@ class OrderList {
     size_++;
   }
   void Remove(ListLinks* n) {
+    ARC_DCHECK(size_ > 0);
     n->prev->next = n->next;
     n->next->prev = n->prev;
     n->prev = n->next = nullptr;
