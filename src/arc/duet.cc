@@ -51,10 +51,11 @@
 //   - The selector stays in [-selector_limit, +selector_limit].
 //
 // LIMITS
-//   Memory: one node per key that either ordering tracks, at most 4c + 3
-//   (ARC's lists hold 2c keys, LIRS's non-residents 2c more), each carrying
-//   both orderings' entries, in one pool allocated up front and one flat
-//   index (duet_nodes.h); the shadows share another, of 4c / R nodes. Time:
+//   Memory: one 64-byte node per key that either ordering tracks, at most
+//   4c + 3 (ARC's lists hold 2c keys, LIRS's non-residents 2c more), each
+//   carrying both orderings' state and the key, in one pool allocated up
+//   front, and a flat index of 8 bytes a slot (duet_nodes.h); the shadows
+//   share another, of 4c / R nodes. Time:
 //   one index lookup and two orderings' list moves per request, and for a
 //   sampled key the same again in the shadows; nothing allocates per
 //   request.
@@ -96,13 +97,13 @@ struct Duet::Shadows {
         lirs(LirsOrderOptions{pages}, &nodes) {}
   // Whether `key` hits in each.
   std::pair<bool, bool> Access(uint64_t key) {
-    DuetNode* n = nodes.FindAndPin(key);
-    const bool arc_hit = ArcAccess(&n->arc);
-    const bool lirs_hit = LirsAccess(&n->lirs);
+    OrderNode* n = nodes.FindAndPin(key);
+    const bool arc_hit = ArcAccess(n);
+    const bool lirs_hit = LirsAccess(n);
     nodes.Unpin();
     return {arc_hit, lirs_hit};
   }
-  bool ArcAccess(ArcEntry* e) {
+  bool ArcAccess(OrderNode* e) {
     const bool hit = ArcOrder::Resident(*e);
     if (!hit) {
       arc.NoteMiss(*e);
@@ -111,7 +112,7 @@ struct Duet::Shadows {
     arc.Reference(e);
     return hit;
   }
-  bool LirsAccess(LirsEntry* e) {
+  bool LirsAccess(OrderNode* e) {
     const bool hit = LirsOrder::Resident(*e);
     if (!hit && lirs.resident() == c) lirs.Evict(lirs.Victim());
     lirs.Reference(e);
@@ -167,22 +168,22 @@ void Duet::Duel(uint64_t key) {
 bool Duet::Access(uint64_t key) {
   Duel(key);
   stats_.requests++;
-  DuetNode* n = nodes_.FindAndPin(key);
-  const bool hit = ArcOrder::Resident(n->arc);
+  OrderNode* n = nodes_.FindAndPin(key);
+  const bool hit = ArcOrder::Resident(*n);
   if (hit) {
     stats_.hits++;
   } else {
-    arc_.NoteMiss(n->arc);
+    arc_.NoteMiss(*n);
     if (arc_.resident() == c_) {
       const bool by_arc = leader_ == DuetLeader::kArc;
-      DuetNode* victim = by_arc ? DuetNode::Of(arc_.Victim(n->arc)) : DuetNode::Of(lirs_.Victim());
+      OrderNode* victim = by_arc ? arc_.Victim(*n) : lirs_.Victim();
       (by_arc ? stats_.evictions_by_arc : stats_.evictions_by_lirs)++;
-      arc_.Evict(&victim->arc);
-      lirs_.Evict(&victim->lirs);
+      arc_.Evict(victim);
+      lirs_.Evict(victim);
     }
   }
-  arc_.Reference(&n->arc);
-  lirs_.Reference(&n->lirs);
+  arc_.Reference(n);
+  lirs_.Reference(n);
   nodes_.Unpin();
   return hit;
 }
@@ -203,16 +204,16 @@ Status Duet::CheckInvariants() const {
 
 Status DuetNodes::CheckInvariants(bool same_resident_set) const {
   uint64_t tracked = 0;
-  for (const DuetNode* n = pool_.begin(); n != pool_.end(); n++) {
+  for (const OrderNode* n = pool_.begin(); n != pool_.end(); n++) {
     if (!n->tracked()) continue;
     tracked++;
-    if (!table_.Contains(n->home(), n))
+    if (index_.Find(n->key) != n)
       return Status::Internal("duet nodes: a tracked node is not indexed");
-    if (same_resident_set && ArcOrder::Resident(n->arc) != LirsOrder::Resident(n->lirs)) {
+    if (same_resident_set && ArcOrder::Resident(*n) != LirsOrder::Resident(*n)) {
       return Status::Internal("duet nodes: a key resident in one ordering only");
     }
   }
-  if (tracked != table_.size() || tracked != pool_.in_use()) {
+  if (tracked != index_.size() || tracked != pool_.in_use()) {
     return Status::Internal("duet nodes: index, pool and orderings disagree");
   }
   return Status::Ok();

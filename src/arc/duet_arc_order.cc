@@ -10,41 +10,40 @@
 namespace arcstore::arc {
 
 namespace {
-static_assert(offsetof(ArcEntry, link) == 0);
-ArcEntry* EntryOf(ListLinks* l) { return OwnerOf<ArcEntry>(l, offsetof(ArcEntry, link)); }
+OrderNode* EntryOf(ListLinks* l) { return OwnerOf<OrderNode>(l, offsetof(OrderNode, arc_link)); }
 }  // namespace
 
-ArcOrder::ArcOrder(uint64_t cache_pages, ArcHooks* hooks) : c_(cache_pages), hooks_(hooks) {
+ArcOrder::ArcOrder(uint64_t cache_pages, OrderHooks* hooks) : c_(cache_pages), hooks_(hooks) {
   ARC_CHECK_GT(cache_pages, 0u);
   ARC_CHECK(hooks != nullptr);
 }
 
-void ArcOrder::Move(ArcEntry* e, uint8_t to) {
-  if (e->where != ArcEntry::kNone) lists_[e->where].Remove(&e->link);
-  e->where = to;
-  lists_[to].PushFront(&e->link);
+void ArcOrder::Move(OrderNode* e, uint8_t to) {
+  if (e->arc_where != OrderNode::kNone) lists_[e->arc_where].Remove(&e->arc_link);
+  e->arc_where = to;
+  lists_[to].PushFront(&e->arc_link);
 }
 
 void ArcOrder::Drop(uint8_t from) {
-  ArcEntry* e = EntryOf(lists_[from].back());
-  lists_[from].Remove(&e->link);
-  e->where = ArcEntry::kNone;
+  OrderNode* e = EntryOf(lists_[from].back());
+  lists_[from].Remove(&e->arc_link);
+  e->arc_where = OrderNode::kNone;
   hooks_->OnForgotten(e);
 }
 
-void ArcOrder::NoteMiss(const ArcEntry& e) {
+void ArcOrder::NoteMiss(const OrderNode& e) {
   const auto b1 = static_cast<double>(this->b1());
   const auto b2 = static_cast<double>(this->b2());
-  if (e.where == ArcEntry::kB1) {
+  if (e.arc_where == OrderNode::kB1) {
     p_ = std::min(static_cast<double>(c_), p_ + (b1 >= b2 ? 1.0 : b2 / b1));
-  } else if (e.where == ArcEntry::kB2) {
+  } else if (e.arc_where == OrderNode::kB2) {
     p_ = std::max(0.0, p_ - (b2 >= b1 ? 1.0 : b1 / b2));
   }
 }
 
-ArcEntry* ArcOrder::Victim(const ArcEntry& e) const {
-  const bool in_b2 = e.where == ArcEntry::kB2;
-  const bool new_key = e.where == ArcEntry::kNone;
+OrderNode* ArcOrder::Victim(const OrderNode& e) const {
+  const bool in_b2 = e.arc_where == OrderNode::kB2;
+  const bool new_key = e.arc_where == OrderNode::kNone;
   const uint64_t t1 = this->t1();
   // Case IV(A) with T1 holding c pages: T1's LRU page goes.
   bool from_t1 = new_key && t1 + b1() >= c_ && t1 >= c_;
@@ -52,24 +51,24 @@ ArcEntry* ArcOrder::Victim(const ArcEntry& e) const {
   from_t1 = from_t1 || (t1 != 0 && ((in_b2 && t1_pages == p_) || t1_pages > p_));
   if (t2() == 0) from_t1 = true;
   if (t1 == 0) from_t1 = false;
-  return EntryOf(lists_[from_t1 ? ArcEntry::kT1 : ArcEntry::kT2].back());
+  return EntryOf(lists_[from_t1 ? OrderNode::kT1 : OrderNode::kT2].back());
 }
 
-void ArcOrder::Evict(ArcEntry* e) {
+void ArcOrder::Evict(OrderNode* e) {
   ARC_DCHECK(Resident(*e));
-  Move(e, e->where == ArcEntry::kT1 ? ArcEntry::kB1 : ArcEntry::kB2);
+  Move(e, e->arc_where == OrderNode::kT1 ? OrderNode::kB1 : OrderNode::kB2);
 }
 
-void ArcOrder::Reference(ArcEntry* e) {
-  if (e->where != ArcEntry::kNone) {
-    Move(e, ArcEntry::kT2);  // a hit (case I) or a ghost (cases II, III)
+void ArcOrder::Reference(OrderNode* e) {
+  if (e->arc_where != OrderNode::kNone) {
+    Move(e, OrderNode::kT2);  // a hit (case I) or a ghost (cases II, III)
     return;
   }
-  Move(e, ArcEntry::kT1);  // case IV
+  Move(e, OrderNode::kT1);  // case IV
   // The paper deletes B1's (or, with |T1| + |B1| < c, B2's) LRU entry before
   // its REPLACE; trimming after the insert removes the same entry.
-  if (t1() + b1() > c_ && b1() != 0) Drop(ArcEntry::kB1);
-  if (tracked() > 2 * c_) Drop(b2() == 0 ? ArcEntry::kB1 : ArcEntry::kB2);
+  if (t1() + b1() > c_ && b1() != 0) Drop(OrderNode::kB1);
+  if (tracked() > 2 * c_) Drop(b2() == 0 ? OrderNode::kB1 : OrderNode::kB2);
 }
 
 Status ArcOrder::CheckInvariants() const {
@@ -77,10 +76,10 @@ Status ArcOrder::CheckInvariants() const {
   if (t1() + b1() > c_) return Status::Internal("arc order: |T1| + |B1| > c");
   if (tracked() > 2 * c_) return Status::Internal("arc order: the four lists hold more than 2c");
   if (p_ < 0 || p_ > static_cast<double>(c_)) return Status::Internal("arc order: p out of [0, c]");
-  for (uint8_t w = ArcEntry::kT1; w <= ArcEntry::kB2; w++) {
+  for (uint8_t w = OrderNode::kT1; w <= OrderNode::kB2; w++) {
     uint64_t walked = 0;
     for (const ListLinks* x = lists_[w].sentinel()->next; x != lists_[w].sentinel(); x = x->next) {
-      if (EntryOf(const_cast<ListLinks*>(x))->where != w)
+      if (EntryOf(const_cast<ListLinks*>(x))->arc_where != w)
         return Status::Internal("arc order: an entry on the wrong list");
       walked++;
     }

@@ -33,8 +33,12 @@
 
 namespace arcstore::arc {
 namespace {
-LirsEntry* FromQueue(ListLinks* l) { return OwnerOf<LirsEntry>(l, offsetof(LirsEntry, queue)); }
-LirsEntry* FromStack(ListLinks* l) { return OwnerOf<LirsEntry>(l, offsetof(LirsEntry, stack)); }
+OrderNode* FromQueue(ListLinks* l) {
+  return OwnerOf<OrderNode>(l, offsetof(OrderNode, lirs_queue));
+}
+OrderNode* FromStack(ListLinks* l) {
+  return OwnerOf<OrderNode>(l, offsetof(OrderNode, lirs_stack));
+}
 }  // namespace
 
 Status LirsOrderOptions::Validate() const {
@@ -58,7 +62,7 @@ uint64_t LirsOrderOptions::max_nonresident() const {
   return static_cast<uint64_t>(nonresident_multiple * static_cast<double>(cache_pages));
 }
 
-LirsOrder::LirsOrder(const LirsOrderOptions& o, LirsHooks* hooks)
+LirsOrder::LirsOrder(const LirsOrderOptions& o, OrderHooks* hooks)
     : c_(o.cache_pages),
       llirs_(o.cache_pages - o.hir_pages()),
       max_nonresident_(o.max_nonresident()),
@@ -68,38 +72,38 @@ LirsOrder::LirsOrder(const LirsOrderOptions& o, LirsHooks* hooks)
   stack_.prev = stack_.next = &stack_;
 }
 
-LirsEntry* LirsOrder::Bottom() const {
+OrderNode* LirsOrder::Bottom() const {
   return stack_.prev == &stack_ ? nullptr : FromStack(stack_.prev);
 }
 
-void LirsOrder::StackTop(LirsEntry* e) {
+void LirsOrder::StackTop(OrderNode* e) {
   if (e->in_stack) StackRemove(e);
-  e->stack.prev = &stack_;
-  e->stack.next = stack_.next;
-  stack_.next->prev = &e->stack;
-  stack_.next = &e->stack;
+  e->lirs_stack.prev = &stack_;
+  e->lirs_stack.next = stack_.next;
+  stack_.next->prev = &e->lirs_stack;
+  stack_.next = &e->lirs_stack;
   e->in_stack = true;
   stack_size_++;
 }
 
-void LirsOrder::StackRemove(LirsEntry* e) {
-  e->stack.prev->next = e->stack.next;
-  e->stack.next->prev = e->stack.prev;
+void LirsOrder::StackRemove(OrderNode* e) {
+  e->lirs_stack.prev->next = e->lirs_stack.next;
+  e->lirs_stack.next->prev = e->lirs_stack.prev;
   e->in_stack = false;
   stack_size_--;
 }
 
-void LirsOrder::Forget(LirsEntry* e) {
-  e->where = LirsEntry::kNone;
+void LirsOrder::Forget(OrderNode* e) {
+  e->lirs_where = OrderNode::kNone;
   hooks_->OnForgotten(e);
 }
 
 // Pops HIR entries off S's bottom until a LIR page is there.
 void LirsOrder::Prune() {
-  for (LirsEntry* b = Bottom(); b != nullptr && b->where != LirsEntry::kLir; b = Bottom()) {
+  for (OrderNode* b = Bottom(); b != nullptr && b->lirs_where != OrderNode::kLir; b = Bottom()) {
     StackRemove(b);
-    if (b->where == LirsEntry::kNonResident) {
-      nonres_.Remove(&b->queue);
+    if (b->lirs_where == OrderNode::kNonResident) {
+      nonres_.Remove(&b->lirs_queue);
       Forget(b);
     }
   }
@@ -107,42 +111,42 @@ void LirsOrder::Prune() {
 
 // `e` (out of Q and the non-resident list) goes to S's top as a LIR page;
 // past Llirs, S's bottom LIR page makes room.
-void LirsOrder::PromoteToLir(LirsEntry* e) {
+void LirsOrder::PromoteToLir(OrderNode* e) {
   StackTop(e);
-  e->where = LirsEntry::kLir;
+  e->lirs_where = OrderNode::kLir;
   lir_++;
   if (lir_ > llirs_) DemoteBottom();
 }
 
 // S's bottom LIR page becomes a resident HIR page at the end of Q.
 void LirsOrder::DemoteBottom() {
-  LirsEntry* b = Bottom();
-  ARC_DCHECK(b->where == LirsEntry::kLir);
+  OrderNode* b = Bottom();
+  ARC_DCHECK(b->lirs_where == OrderNode::kLir);
   StackRemove(b);
-  b->where = LirsEntry::kHir;
+  b->lirs_where = OrderNode::kHir;
   lir_--;
-  q_.PushFront(&b->queue);
+  q_.PushFront(&b->lirs_queue);
   Prune();
 }
 
 // `e` (in S) stays there as a non-resident entry, within the cap.
-void LirsOrder::MakeNonResident(LirsEntry* e) {
-  e->where = LirsEntry::kNonResident;
-  nonres_.PushFront(&e->queue);
+void LirsOrder::MakeNonResident(OrderNode* e) {
+  e->lirs_where = OrderNode::kNonResident;
+  nonres_.PushFront(&e->lirs_queue);
   if (nonres_.size() > max_nonresident_) {
-    LirsEntry* old = FromQueue(nonres_.back());
-    nonres_.Remove(&old->queue);
+    OrderNode* old = FromQueue(nonres_.back());
+    nonres_.Remove(&old->lirs_queue);
     StackRemove(old);
     Forget(old);
   }
 }
 
-LirsEntry* LirsOrder::Victim() const { return q_.empty() ? Bottom() : FromQueue(q_.back()); }
+OrderNode* LirsOrder::Victim() const { return q_.empty() ? Bottom() : FromQueue(q_.back()); }
 
-void LirsOrder::Evict(LirsEntry* e) {
+void LirsOrder::Evict(OrderNode* e) {
   ARC_DCHECK(Resident(*e));
-  if (e->where == LirsEntry::kHir) {
-    q_.Remove(&e->queue);
+  if (e->lirs_where == OrderNode::kHir) {
+    q_.Remove(&e->lirs_queue);
     if (e->in_stack) {
       MakeNonResident(e);
     } else {
@@ -155,29 +159,29 @@ void LirsOrder::Evict(LirsEntry* e) {
   Prune();
 }
 
-void LirsOrder::Reference(LirsEntry* e) {
-  switch (e->where) {
-    case LirsEntry::kLir: {
-      const bool was_bottom = stack_.prev == &e->stack;
+void LirsOrder::Reference(OrderNode* e) {
+  switch (e->lirs_where) {
+    case OrderNode::kLir: {
+      const bool was_bottom = stack_.prev == &e->lirs_stack;
       StackTop(e);
       if (was_bottom) Prune();
       return;
     }
-    case LirsEntry::kHir:
-      q_.Remove(&e->queue);
+    case OrderNode::kHir:
+      q_.Remove(&e->lirs_queue);
       if (e->in_stack) {
         PromoteToLir(e);
         return;
       }
       StackTop(e);
-      q_.PushFront(&e->queue);
+      q_.PushFront(&e->lirs_queue);
       // With no LIR page (another ordering evicted them all) S has no bottom
       // to measure reuse against and holds nothing.
       if (lir_ == 0) Prune();
       return;
-    case LirsEntry::kNonResident:
+    case OrderNode::kNonResident:
       // Its reuse distance beat the bottom LIR page's.
-      nonres_.Remove(&e->queue);
+      nonres_.Remove(&e->lirs_queue);
       PromoteToLir(e);
       return;
     default:
@@ -185,12 +189,12 @@ void LirsOrder::Reference(LirsEntry* e) {
       // has a LIR page at its bottom), else resident HIR.
       StackTop(e);
       if (lir_ < llirs_) {
-        e->where = LirsEntry::kLir;
+        e->lirs_where = OrderNode::kLir;
         lir_++;
         return;
       }
-      e->where = LirsEntry::kHir;
-      q_.PushFront(&e->queue);
+      e->lirs_where = OrderNode::kHir;
+      q_.PushFront(&e->lirs_queue);
       return;
   }
 }
@@ -202,22 +206,22 @@ Status LirsOrder::CheckInvariants() const {
     return Status::Internal("lirs order: too many non-residents");
   uint64_t lir = 0, nonres = 0, in_s = 0;
   for (const ListLinks* l = stack_.next; l != &stack_; l = l->next) {
-    const LirsEntry* e = FromStack(const_cast<ListLinks*>(l));
+    const OrderNode* e = FromStack(const_cast<ListLinks*>(l));
     in_s++;
-    if (!e->in_stack || e->where == LirsEntry::kNone)
+    if (!e->in_stack || e->lirs_where == OrderNode::kNone)
       return Status::Internal("lirs order: a stale entry in S");
-    lir += e->where == LirsEntry::kLir ? 1 : 0;
-    nonres += e->where == LirsEntry::kNonResident ? 1 : 0;
+    lir += e->lirs_where == OrderNode::kLir ? 1 : 0;
+    nonres += e->lirs_where == OrderNode::kNonResident ? 1 : 0;
   }
   if (in_s != stack_size_ || lir != lir_ || nonres != nonres_.size()) {
     return Status::Internal("lirs order: S does not hold every LIR and non-resident page");
   }
-  if (Bottom() != nullptr && Bottom()->where != LirsEntry::kLir) {
+  if (Bottom() != nullptr && Bottom()->lirs_where != OrderNode::kLir) {
     return Status::Internal("lirs order: S's bottom is not LIR");
   }
   uint64_t in_q = 0;
   for (const ListLinks* l = q_.sentinel()->next; l != q_.sentinel(); l = l->next) {
-    if (FromQueue(const_cast<ListLinks*>(l))->where != LirsEntry::kHir) {
+    if (FromQueue(const_cast<ListLinks*>(l))->lirs_where != OrderNode::kHir) {
       return Status::Internal("lirs order: Q holds a page that is not resident HIR");
     }
     in_q++;

@@ -3,18 +3,18 @@
 // the whole of `arcstore sim --policy lirs` (tools/sim/lirs.h).
 //
 // Each keeps its policy's whole state (ARC: T1, T2, B1, B2 and p; LIRS: the
-// stack S, the queue Q and the non-resident entries) in an entry that the
-// owner embeds in its own node (ArcEntry, LirsEntry), so one node and one
-// index lookup serve both orderings. Neither evicts on its own: on a miss
+// stack S, the queue Q and the non-resident entries) in its own fields of
+// the key's OrderNode, which the owner allocates and indexes, so one node
+// and one index lookup serve both orderings. Neither evicts on its own: on a miss
 // with the cache full the owner asks one of them for a Victim(), tells each
 // ordering it runs to Evict() it, then to Reference() the new key. Driven by
 // its own victims alone, each is exactly its policy (ARC: the paper's Fig. 4
 // with a real p; LIRS: Jiang & Zhang with Lhirs = max(1, hir_fraction x c)
 // and non-resident entries capped at nonresident_multiple x c); driven by
 // the other's, it keeps a consistent state over whatever stays resident.
-// When an entry leaves an ordering's state altogether (a trimmed ghost, a
+// When a node leaves an ordering's state altogether (a trimmed ghost, a
 // forgotten non-resident), the ordering tells the owner through its hooks,
-// which may then free the node.
+// which may then free it.
 //
 // Thread-safety: none; owned by one policy.
 #pragma once
@@ -66,79 +66,75 @@ T* OwnerOf(M* member, size_t offset) {
   return reinterpret_cast<T*>(reinterpret_cast<char*>(member) - offset);
 }
 
-// A key's state in ArcOrder: which list it is on, and its links there.
-// `owner_word` is never read or written by the ordering: it sits in what
-// would be padding, for the owner's own use.
-struct ArcEntry {
-  enum : uint8_t { kNone = 0, kT1, kT2, kB1, kB2 };
-  ListLinks link;
-  uint8_t where = kNone;
+// One key's state in both orderings, and the key. An ArcOrder uses the
+// arc_ fields, a LirsOrder the lirs_ fields and in_stack; neither touches
+// the others, `key` or `owner_word`. An owner running one ordering leaves
+// the other's fields empty. One cache line, so that a request touches one
+// line per key.
+struct alignas(64) OrderNode {
+  enum : uint8_t { kNone = 0 };
+  enum : uint8_t { kT1 = 1, kT2, kB1, kB2 };        // arc_where
+  enum : uint8_t { kLir = 1, kHir, kNonResident };  // lirs_where
+  ListLinks arc_link;                               // T1, T2, B1 or B2
+  ListLinks lirs_queue;                             // Q (resident HIR) or the non-resident list
+  ListLinks lirs_stack;                             // S
+  uint64_t key = 0;
   uint32_t owner_word = 0;
-};
-
-// A key's state in LirsOrder: the links of Q (resident HIR) or of the
-// non-resident list, the links of S, and its status.
-struct LirsEntry {
-  enum : uint8_t { kNone = 0, kLir, kHir, kNonResident };
-  ListLinks queue;
-  ListLinks stack;
-  uint8_t where = kNone;
+  uint8_t arc_where = kNone;
+  uint8_t lirs_where = kNone;
   bool in_stack = false;
-};
 
-// Told when an entry leaves an ordering (where = kNone). Called from inside
-// the ordering's calls; a hook must not call back into the ordering.
-class ArcHooks {
+  bool tracked() const { return arc_where != kNone || lirs_where != kNone; }
+};
+static_assert(sizeof(OrderNode) == 64);
+
+// Told when a node leaves an ordering (its where is kNone again). Called
+// from inside the ordering's calls; a hook must not call back into it.
+class OrderHooks {
  public:
-  virtual void OnForgotten(ArcEntry* entry) = 0;
+  virtual void OnForgotten(OrderNode* node) = 0;
 
  protected:
-  ~ArcHooks() = default;
-};
-
-class LirsHooks {
- public:
-  virtual void OnForgotten(LirsEntry* entry) = 0;
-
- protected:
-  ~LirsHooks() = default;
+  ~OrderHooks() = default;
 };
 
 class ArcOrder {
  public:
-  ArcOrder(uint64_t cache_pages, ArcHooks* hooks);
+  ArcOrder(uint64_t cache_pages, OrderHooks* hooks);
 
-  static bool Resident(const ArcEntry& e) {
-    return e.where == ArcEntry::kT1 || e.where == ArcEntry::kT2;
+  static bool Resident(const OrderNode& e) {
+    return e.arc_where == OrderNode::kT1 || e.arc_where == OrderNode::kT2;
   }
-  uint64_t resident() const { return lists_[ArcEntry::kT1].size() + lists_[ArcEntry::kT2].size(); }
+  uint64_t resident() const {
+    return lists_[OrderNode::kT1].size() + lists_[OrderNode::kT2].size();
+  }
   // A miss on `e`'s key: moves p if it is a ghost (the paper's cases II, III).
-  void NoteMiss(const ArcEntry& e);
+  void NoteMiss(const OrderNode& e);
   // The resident entry ARC would evict to make room for `e`'s key (REPLACE,
   // or T1's LRU page in case IV(A) when T1 holds c pages). Cache non-empty.
-  ArcEntry* Victim(const ArcEntry& e) const;
+  OrderNode* Victim(const OrderNode& e) const;
   // `e` (resident) leaves the cache: T1 -> B1, T2 -> B2.
-  void Evict(ArcEntry* e);
+  void Evict(OrderNode* e);
   // `e`'s key is referenced and is resident afterwards: a hit or ghost goes
   // to T2's MRU end, a new key to T1's; then the ghost bounds are restored.
-  void Reference(ArcEntry* e);
+  void Reference(OrderNode* e);
 
   double p() const { return p_; }
-  uint64_t t1() const { return lists_[ArcEntry::kT1].size(); }
-  uint64_t t2() const { return lists_[ArcEntry::kT2].size(); }
-  uint64_t b1() const { return lists_[ArcEntry::kB1].size(); }
-  uint64_t b2() const { return lists_[ArcEntry::kB2].size(); }
+  uint64_t t1() const { return lists_[OrderNode::kT1].size(); }
+  uint64_t t2() const { return lists_[OrderNode::kT2].size(); }
+  uint64_t b1() const { return lists_[OrderNode::kB1].size(); }
+  uint64_t b2() const { return lists_[OrderNode::kB2].size(); }
   uint64_t tracked() const { return t1() + t2() + b1() + b2(); }
   Status CheckInvariants() const;
 
  private:
-  void Move(ArcEntry* e, uint8_t to);
+  void Move(OrderNode* e, uint8_t to);
   void Drop(uint8_t from);
 
   const uint64_t c_;
-  ArcHooks* const hooks_;
+  OrderHooks* const hooks_;
   double p_ = 0;
-  OrderList lists_[5];  // indexed by ArcEntry::where; [kNone] unused
+  OrderList lists_[5];  // indexed by OrderNode::where; [kNone] unused
 };
 
 struct LirsOrderOptions {
@@ -152,19 +148,19 @@ struct LirsOrderOptions {
 
 class LirsOrder {
  public:
-  LirsOrder(const LirsOrderOptions& options, LirsHooks* hooks);  // options must Validate()
+  LirsOrder(const LirsOrderOptions& options, OrderHooks* hooks);  // options must Validate()
 
-  static bool Resident(const LirsEntry& e) {
-    return e.where == LirsEntry::kLir || e.where == LirsEntry::kHir;
+  static bool Resident(const OrderNode& e) {
+    return e.lirs_where == OrderNode::kLir || e.lirs_where == OrderNode::kHir;
   }
   uint64_t resident() const { return lir_ + q_.size(); }
   // Q's oldest page; S's bottom LIR page if Q is empty. Cache non-empty.
-  LirsEntry* Victim() const;
+  OrderNode* Victim() const;
   // `e` (resident) leaves the cache; it stays in S as a non-resident entry
   // if it is there (a LIR page always is).
-  void Evict(LirsEntry* e);
+  void Evict(OrderNode* e);
   // `e`'s key is referenced and is resident afterwards.
-  void Reference(LirsEntry* e);
+  void Reference(OrderNode* e);
 
   uint64_t lir() const { return lir_; }
   uint64_t nonresident() const { return nonres_.size(); }
@@ -172,19 +168,19 @@ class LirsOrder {
   Status CheckInvariants() const;
 
  private:
-  LirsEntry* Bottom() const;
-  void StackTop(LirsEntry* e);
-  void StackRemove(LirsEntry* e);
+  OrderNode* Bottom() const;
+  void StackTop(OrderNode* e);
+  void StackRemove(OrderNode* e);
   void Prune();
-  void PromoteToLir(LirsEntry* e);
+  void PromoteToLir(OrderNode* e);
   void DemoteBottom();
-  void MakeNonResident(LirsEntry* e);
-  void Forget(LirsEntry* e);
+  void MakeNonResident(OrderNode* e);
+  void Forget(OrderNode* e);
 
   const uint64_t c_;
   const uint64_t llirs_;
   const uint64_t max_nonresident_;
-  LirsHooks* const hooks_;
+  OrderHooks* const hooks_;
   ListLinks stack_;  // next = top (newest), prev = bottom
   uint64_t stack_size_ = 0;
   OrderList q_;       // resident HIR, front = newest

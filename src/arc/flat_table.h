@@ -1,10 +1,10 @@
-// FlatTable and FixedPool: the index and the node store of the page-granular
-// policies that replay traces (`arcstore sim`'s simulators and Duet), kept
-// apart from the engine's ARC, which has its own hash table and locks.
+// FlatTable, FixedPool and FlatIndex: the indexes and the node store of the
+// page-granular policies that replay traces (`arcstore sim`'s simulators and
+// Duet), kept apart from the engine's ARC, which has its own hash table and
+// locks.
 //
-// FlatTable is an open-addressing hash table from 64-bit keys to pointers.
-
-// Linear probing over a power-of-two array of {key, value} slots, Fibonacci
+// FlatTable is an open-addressing hash table from 64-bit keys to pointers:
+// linear probing over a power-of-two array of {key, value} slots, Fibonacci
 // hashing, deletion by backward shift (no tombstones), no allocation after
 // construction: the capacity is fixed by the most entries the caller will
 // ever hold (the simulated cache bounds it: at most 2c pages are tracked),
@@ -13,6 +13,9 @@
 // FixedPool hands out nodes from one array allocated up front and takes them
 // back, so a policy never allocates per request. A node comes out
 // value-initialised.
+//
+// FlatIndex is a FlatTable for the nodes of one FixedPool that hold their
+// own keys, with slots half the size (below).
 //
 // Thread-safety: none. A FlatTable owns nothing that the values point to; a
 // FixedPool owns its nodes.
@@ -26,6 +29,26 @@
 #include "base/check.h"
 
 namespace arcstore::arc {
+
+inline constexpr uint64_t kNoHome = UINT64_MAX;
+
+// Empties slot `i` of a linear-probing array of mask + 1 slots by backward
+// shift: later members of the probe run move into the hole when their home
+// does not lie cyclically in (hole, their slot]. home_of(slot) is a slot's
+// home, or kNoHome for an empty slot.
+template <typename Slot, typename HomeOf>
+void EmptySlot(Slot* slots, uint64_t mask, uint64_t i, HomeOf home_of) {
+  for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    const uint64_t home = home_of(slots[j]);
+    if (home == kNoHome) break;
+    const bool stays = (j > i) ? (home > i && home <= j) : (home > i || home <= j);
+    if (!stays) {
+      slots[i] = slots[j];
+      i = j;
+    }
+  }
+  slots[i] = Slot{};
+}
 
 template <typename V>
 class FlatTable {
@@ -63,45 +86,17 @@ class FlatTable {
     EraseSlot(i);
   }
 
-  // The entry whose value is `value`, its key's Home() being `home` (a caller
-  // that keeps the home beside its value erases without the key). Present.
-  void EraseValue(uint64_t home, const V* value) {
-    uint64_t i = home;
-    while (slots_[i].value != value) i = (i + 1) & mask_;
-    EraseSlot(i);
-  }
-
-  // Whether `value` is in the probe run that starts at `home` (checks).
-  bool Contains(uint64_t home, const V* value) const {
-    for (uint64_t i = home; slots_[i].value != nullptr; i = (i + 1) & mask_) {
-      if (slots_[i].value == value) return true;
-    }
-    return false;
-  }
-
-  // Where the probe for `key` starts, in [0, capacity).
-  uint64_t Home(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ULL) >> shift_; }
-  uint64_t capacity() const { return mask_ + 1; }
   uint64_t size() const { return size_; }
 
  private:
+  uint64_t Home(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ULL) >> shift_; }
   struct Slot {
     uint64_t key = 0;
     V* value = nullptr;
   };
-  // Backward shift: pull later members of the probe run into the hole at `i`
-  // when their home position does not lie cyclically in (hole, their slot].
   void EraseSlot(uint64_t i) {
-    for (uint64_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
-      if (slots_[j].value == nullptr) break;
-      const uint64_t home = Home(slots_[j].key);
-      const bool stays = (j > i) ? (home > i && home <= j) : (home > i || home <= j);
-      if (!stays) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
-    slots_[i] = Slot{};
+    EmptySlot(slots_.get(), mask_, i,
+              [&](const Slot& s) { return s.value == nullptr ? kNoHome : Home(s.key); });
     size_--;
   }
 
@@ -136,6 +131,9 @@ class FixedPool {
     free_.push_back(n);
   }
   uint64_t in_use() const { return used_ - free_.size(); }
+  // A node's place in the array, and back: [0, max_nodes).
+  uint32_t IndexOf(const T* n) const { return static_cast<uint32_t>(n - nodes_.get()); }
+  T* At(uint32_t i) const { return &nodes_[i]; }
   // Every node handed out so far, in use or back in the pool (tests walk them).
   const T* begin() const { return nodes_.get(); }
   const T* end() const { return nodes_.get() + used_; }
@@ -145,6 +143,72 @@ class FixedPool {
   uint64_t max_;
   uint64_t used_ = 0;
   std::vector<T*> free_;
+};
+
+// FlatIndex: the index of the nodes of a FixedPool<T>, T having a 64-bit
+// `key`, in 8 bytes a slot (half of FlatTable's): the node's place in the
+// pool and a 32-bit tag, the upper half of the key's hash. The tag's top
+// bits are the home slot (the same as FlatTable's), so a backward shift
+// reads no node; a lookup reads a node only when the tag matches.
+template <typename T>
+class FlatIndex {
+ public:
+  FlatIndex(uint64_t max_entries, const FixedPool<T>* pool) : pool_(pool) {
+    const uint64_t cap = std::bit_ceil(std::max<uint64_t>(16, max_entries + max_entries / 2 + 1));
+    ARC_CHECK_LE(cap, uint64_t{1} << 32);
+    tag_shift_ = 32 - std::countr_zero(cap);
+    mask_ = cap - 1;
+    slots_ = std::make_unique<Slot[]>(cap);
+    max_entries_ = max_entries;
+  }
+
+  T* Find(uint64_t key) const {
+    const uint32_t tag = Tag(key);
+    for (uint64_t i = Home(tag);; i = (i + 1) & mask_) {
+      const Slot s = slots_[i];
+      if (s.node == 0) return nullptr;
+      if (s.tag == tag && pool_->At(s.node - 1)->key == key) return pool_->At(s.node - 1);
+    }
+  }
+
+  // `n` (its key set) must not be present.
+  void Insert(const T* n) {
+    ARC_DCHECK_LT(size_, max_entries_);
+    const uint32_t tag = Tag(n->key);
+    uint64_t i = Home(tag);
+    while (slots_[i].node != 0) i = (i + 1) & mask_;
+    slots_[i] = Slot{tag, pool_->IndexOf(n) + 1};
+    size_++;
+  }
+
+  // `n` must be present, under its key.
+  void Erase(const T* n) {
+    const uint32_t node = pool_->IndexOf(n) + 1;
+    uint64_t i = Home(Tag(n->key));
+    while (slots_[i].node != node) i = (i + 1) & mask_;
+    EmptySlot(slots_.get(), mask_, i,
+              [&](const Slot& s) { return s.node == 0 ? kNoHome : Home(s.tag); });
+    size_--;
+  }
+
+  uint64_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint32_t tag = 0;
+    uint32_t node = 0;  // the pool index + 1; 0 = empty
+  };
+  static uint32_t Tag(uint64_t key) {
+    return static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ULL) >> 32);
+  }
+  uint64_t Home(uint32_t tag) const { return tag >> tag_shift_; }
+
+  const FixedPool<T>* pool_;
+  std::unique_ptr<Slot[]> slots_;
+  uint64_t mask_ = 0;
+  int tag_shift_ = 0;
+  uint64_t size_ = 0;
+  uint64_t max_entries_ = 0;
 };
 
 }  // namespace arcstore::arc

@@ -6,40 +6,39 @@ namespace arcstore::sim {
 LirsSim::LirsSim(const LirsOptions& o)
     : c_(o.cache_pages),
       pool_(o.cache_pages + o.max_nonresident() + 2),
-      table_(o.cache_pages + o.max_nonresident() + 2),
+      index_(o.cache_pages + o.max_nonresident() + 2, &pool_),
       order_(o, this) {}
 
-void LirsSim::OnForgotten(arc::LirsEntry* e) {
-  Node* n = arc::OwnerOf<Node>(e, offsetof(Node, lirs));
+void LirsSim::OnForgotten(arc::OrderNode* n) {
   if (n == pinned_) return;
-  table_.Erase(n->key);
+  index_.Erase(n);
   pool_.Put(n);
 }
 
 bool LirsSim::Access(uint64_t key) {
-  Node* n = table_.Find(key);
-  if (n != nullptr && arc::LirsOrder::Resident(n->lirs)) {
+  arc::OrderNode* n = index_.Find(key);
+  if (n != nullptr && arc::LirsOrder::Resident(*n)) {
     hits_++;
-    order_.Reference(&n->lirs);
+    order_.Reference(n);
     return true;
   }
   if (n == nullptr) {
     n = pool_.Get();
     n->key = key;
-    table_.Insert(key, n);
+    index_.Insert(n);
   }
   // Making room may forget this very key (the oldest non-resident); pinned,
   // its node stays, empty, and comes back as a new page.
   pinned_ = n;
   if (order_.resident() >= c_) order_.Evict(order_.Victim());
-  order_.Reference(&n->lirs);
+  order_.Reference(n);
   pinned_ = nullptr;
   return false;
 }
 
 Status LirsSim::CheckInvariants() const {
   ARC_RETURN_IF_ERROR(order_.CheckInvariants());
-  if (table_.size() != order_.tracked() || pool_.in_use() != table_.size()) {
+  if (index_.size() != order_.tracked() || pool_.in_use() != index_.size()) {
     return Status::Internal("lirs: table, pool and policy disagree");
   }
   return Status::Ok();

@@ -12,7 +12,6 @@
 // Thread-safety: none; one simulator per thread.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "arc/duet_orders.h"
@@ -23,7 +22,7 @@ namespace arcstore::sim {
 
 using LirsOptions = arc::LirsOrderOptions;
 
-class LirsSim final : private arc::LirsHooks {
+class LirsSim final : private arc::OrderHooks {
  public:
   explicit LirsSim(const LirsOptions& options);  // options must Validate()
 
@@ -35,18 +34,14 @@ class LirsSim final : private arc::LirsHooks {
   Status CheckInvariants() const;
 
  private:
-  struct Node {
-    arc::LirsEntry lirs;
-    uint64_t key = 0;
-  };
   // A non-resident entry left S, or a page not in S was evicted.
-  void OnForgotten(arc::LirsEntry* e) override;
+  void OnForgotten(arc::OrderNode* n) override;
 
   const uint64_t c_;
-  arc::FixedPool<Node> pool_;
-  arc::FlatTable<Node> table_;
+  arc::FixedPool<arc::OrderNode> pool_;  // the arc_ fields stay empty
+  arc::FlatIndex<arc::OrderNode> index_;
   arc::LirsOrder order_;
-  Node* pinned_ = nullptr;  // the request's node, kept while room is made
+  arc::OrderNode* pinned_ = nullptr;  // the request's node, kept while room is made
   uint64_t hits_ = 0;
 };
 
