@@ -112,6 +112,7 @@ class FixedPool {
  public:
   explicit FixedPool(uint64_t max_nodes)
       : nodes_(std::make_unique<T[]>(max_nodes)), max_(max_nodes) {
+    ARC_CHECK_LT(max_nodes, uint64_t{UINT32_MAX});  // IndexOf() + 1 fits 32 bits
     free_.reserve(max_nodes);
   }
   FixedPool(const FixedPool&) = delete;
