@@ -12,7 +12,6 @@
 // Thread-safety: none; owned by one Duet.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "arc/duet_orders.h"

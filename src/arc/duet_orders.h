@@ -5,9 +5,10 @@
 // Each keeps its policy's whole state (ARC: T1, T2, B1, B2 and p; LIRS: the
 // stack S, the queue Q and the non-resident entries) in its own fields of
 // the key's OrderNode, which the owner allocates and indexes, so one node
-// and one index lookup serve both orderings. Neither evicts on its own: on a miss
-// with the cache full the owner asks one of them for a Victim(), tells each
-// ordering it runs to Evict() it, then to Reference() the new key. Driven by
+// and one index lookup serve both orderings. Neither evicts on its own: on
+// a miss with the cache full the owner asks one of them for a Victim(),
+// tells each ordering it runs to Evict() it, then to Reference() the new
+// key. Driven by
 // its own victims alone, each is exactly its policy (ARC: the paper's Fig. 4
 // with a real p; LIRS: Jiang & Zhang with Lhirs = max(1, hir_fraction x c)
 // and non-resident entries capped at nonresident_multiple x c); driven by
@@ -68,9 +69,8 @@ T* OwnerOf(M* member, size_t offset) {
 
 // One key's state in both orderings, and the key. An ArcOrder uses the
 // arc_ fields, a LirsOrder the lirs_ fields and in_stack; neither touches
-// the others, `key` or `owner_word`. An owner running one ordering leaves
-// the other's fields empty. One cache line, so that a request touches one
-// line per key.
+// the other's or `key`. An owner running one ordering leaves the other's
+// fields empty. One cache line, so that a request touches one line per key.
 struct alignas(64) OrderNode {
   enum : uint8_t { kNone = 0 };
   enum : uint8_t { kT1 = 1, kT2, kB1, kB2 };        // arc_where
@@ -79,7 +79,6 @@ struct alignas(64) OrderNode {
   ListLinks lirs_queue;                             // Q (resident HIR) or the non-resident list
   ListLinks lirs_stack;                             // S
   uint64_t key = 0;
-  uint32_t owner_word = 0;
   uint8_t arc_where = kNone;
   uint8_t lirs_where = kNone;
   bool in_stack = false;
@@ -110,7 +109,7 @@ class ArcOrder {
   }
   // A miss on `e`'s key: moves p if it is a ghost (the paper's cases II, III).
   void NoteMiss(const OrderNode& e);
-  // The resident entry ARC would evict to make room for `e`'s key (REPLACE,
+  // The resident node ARC would evict to make room for `e`'s key (REPLACE,
   // or T1's LRU page in case IV(A) when T1 holds c pages). Cache non-empty.
   OrderNode* Victim(const OrderNode& e) const;
   // `e` (resident) leaves the cache: T1 -> B1, T2 -> B2.
@@ -134,7 +133,7 @@ class ArcOrder {
   const uint64_t c_;
   OrderHooks* const hooks_;
   double p_ = 0;
-  OrderList lists_[5];  // indexed by OrderNode::where; [kNone] unused
+  OrderList lists_[5];  // indexed by OrderNode::arc_where; [kNone] unused
 };
 
 struct LirsOrderOptions {
