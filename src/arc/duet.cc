@@ -51,9 +51,14 @@
 //   - The selector stays in [-selector_limit, +selector_limit].
 //
 // LIMITS
-//   Memory: the two orderings track at most 2c (ARC) and 3c (LIRS) keys;
-//   the shadows 5c / R more. Time: two orderings and, for a sampled key,
-//   two shadow policies per request.
+//   Memory: one 64-byte node per key that either ordering tracks, at most
+//   4c + 3 (ARC's lists hold 2c keys, LIRS's non-residents 2c more), each
+//   carrying both orderings' state and the key, in one pool allocated up
+//   front, and a flat index of 8 bytes a slot (duet_nodes.h); the shadows
+//   share another, of 4c / R nodes. Time:
+//   one index lookup and two orderings' list moves per request, and for a
+//   sampled key the same again in the shadows; nothing allocates per
+//   request.
 //
 // TUNABLES (DuetOptions)
 //   shadow_pages   (4096) the shadows' size; smaller is cheaper and noisier.
@@ -61,11 +66,17 @@
 #include "arc/duet.h"
 
 #include <algorithm>
+#include <bit>
+#include <utility>
 
 #include "base/check.h"
 
 namespace arcstore::arc {
 namespace {
+
+// Keys tracked at once: ARC's lists hold at most 2c, LIRS's non-residents at
+// most 2c more, one more each while a bound is restored, and the pinned key.
+uint64_t MaxNodes(uint64_t c) { return 4 * c + 3; }
 
 uint64_t Mix(uint64_t x) {
   x ^= x >> 31;
@@ -77,35 +88,45 @@ uint64_t Mix(uint64_t x) {
 
 }  // namespace
 
-// The two miniature policies, each evicting its own victims.
+// The two miniature policies over one index, each evicting its own victims.
 struct Duet::Shadows {
-  explicit Shadows(uint64_t pages) : c(pages), arc(pages), lirs(pages) {}
-  bool ArcAccess(uint64_t key) {
-    if (arc.Resident(key)) {
-      arc.Reference(key);
-      return true;
-    }
-    arc.NoteMiss(key);
-    if (arc.resident() == c) arc.Evict(arc.Victim(key));
-    arc.Reference(key);
-    return false;
+  explicit Shadows(uint64_t pages)
+      : c(pages),
+        nodes(MaxNodes(pages)),
+        arc(pages, &nodes),
+        lirs(LirsOrderOptions{pages}, &nodes) {}
+  // Whether `key` hits in each.
+  std::pair<bool, bool> Access(uint64_t key) {
+    OrderNode* n = nodes.FindAndPin(key);
+    const bool arc_hit = ArcAccess(n);
+    const bool lirs_hit = LirsAccess(n);
+    nodes.Unpin();
+    return {arc_hit, lirs_hit};
   }
-  bool LirsAccess(uint64_t key) {
-    if (lirs.Resident(key)) {
-      lirs.Reference(key);
-      return true;
+  bool ArcAccess(OrderNode* e) {
+    const bool hit = ArcOrder::Resident(*e);
+    if (!hit) {
+      arc.NoteMiss(*e);
+      if (arc.resident() == c) arc.Evict(arc.Victim(*e));
     }
-    if (lirs.resident() == c) lirs.Evict(lirs.Victim());
-    lirs.Reference(key);
-    return false;
+    arc.Reference(e);
+    return hit;
+  }
+  bool LirsAccess(OrderNode* e) {
+    const bool hit = LirsOrder::Resident(*e);
+    if (!hit && lirs.resident() == c) lirs.Evict(lirs.Victim());
+    lirs.Reference(e);
+    return hit;
   }
   const uint64_t c;
+  DuetNodes nodes;
   ArcOrder arc;
   LirsOrder lirs;
 };
 
 Status DuetOptions::Validate() const {
-  if (cache_pages < 2) return Status::InvalidArgument("duet: cache size must be at least two pages");
+  if (cache_pages < 2)
+    return Status::InvalidArgument("duet: cache size must be at least two pages");
   if (shadow_pages < 2) return Status::InvalidArgument("duet: shadows need at least two pages");
   if (selector_limit < 1) return Status::InvalidArgument("duet: selector limit must be positive");
   return Status::Ok();
@@ -115,22 +136,29 @@ Duet::Duet(const DuetOptions& o)
     : options_(o),
       c_(o.cache_pages),
       sample_every_(std::max<uint64_t>(1, o.cache_pages / o.shadow_pages)),
-      arc_(c_),
-      lirs_(c_),
+      sample_mask_(std::has_single_bit(sample_every_) ? sample_every_ - 1 : 0),
+      nodes_(MaxNodes(c_)),
+      arc_(c_, &nodes_),
+      lirs_(LirsOrderOptions{c_}, &nodes_),
       shadows_(std::make_unique<Shadows>(std::max<uint64_t>(2, c_ / sample_every_))),
       leader_(o.fixed_leader ? o.leader : DuetLeader::kArc) {}
 
 Duet::~Duet() = default;
 
+bool Duet::Sampled(uint64_t key) const {
+  const uint64_t h = Mix(key);
+  return sample_mask_ != 0 ? (h & sample_mask_) == 0 : h % sample_every_ == 0;
+}
+
 void Duet::Duel(uint64_t key) {
-  if (options_.fixed_leader || Mix(key) % sample_every_ != 0) return;
+  if (options_.fixed_leader || !Sampled(key)) return;
   stats_.sampled++;
-  const bool a = shadows_->ArcAccess(key);
-  const bool l = shadows_->LirsAccess(key);
+  const auto [a, l] = shadows_->Access(key);
   stats_.shadow_arc_hits += a ? 1 : 0;
   stats_.shadow_lirs_hits += l ? 1 : 0;
   if (a == l) return;
-  selector_ = std::clamp(selector_ + (a ? 1 : -1), -options_.selector_limit, options_.selector_limit);
+  selector_ =
+      std::clamp(selector_ + (a ? 1 : -1), -options_.selector_limit, options_.selector_limit);
   const DuetLeader next = selector_ >= 0 ? DuetLeader::kArc : DuetLeader::kLirs;
   if (next == leader_) return;
   stats_.leader_switches++;
@@ -140,33 +168,55 @@ void Duet::Duel(uint64_t key) {
 bool Duet::Access(uint64_t key) {
   Duel(key);
   stats_.requests++;
-  const bool hit = arc_.Resident(key);
+  OrderNode* n = nodes_.FindAndPin(key);
+  const bool hit = ArcOrder::Resident(*n);
   if (hit) {
     stats_.hits++;
   } else {
-    arc_.NoteMiss(key);
+    arc_.NoteMiss(*n);
     if (arc_.resident() == c_) {
       const bool by_arc = leader_ == DuetLeader::kArc;
-      const uint64_t victim = by_arc ? arc_.Victim(key) : lirs_.Victim();
+      OrderNode* victim = by_arc ? arc_.Victim(*n) : lirs_.Victim();
       (by_arc ? stats_.evictions_by_arc : stats_.evictions_by_lirs)++;
       arc_.Evict(victim);
       lirs_.Evict(victim);
     }
   }
-  arc_.Reference(key);
-  lirs_.Reference(key);
+  arc_.Reference(n);
+  lirs_.Reference(n);
+  nodes_.Unpin();
   return hit;
 }
 
 Status Duet::CheckInvariants() const {
   ARC_RETURN_IF_ERROR(arc_.CheckInvariants());
   ARC_RETURN_IF_ERROR(lirs_.CheckInvariants());
-  if (arc_.resident() != lirs_.resident()) return Status::Internal("duet: the orderings' resident sets differ");
+  if (arc_.resident() != lirs_.resident())
+    return Status::Internal("duet: the orderings' resident sets differ");
+  ARC_RETURN_IF_ERROR(nodes_.CheckInvariants(/*same_resident_set=*/true));
   if (selector_ < -options_.selector_limit || selector_ > options_.selector_limit) {
     return Status::Internal("duet: selector out of bounds");
   }
   ARC_RETURN_IF_ERROR(shadows_->arc.CheckInvariants());
-  return shadows_->lirs.CheckInvariants();
+  ARC_RETURN_IF_ERROR(shadows_->lirs.CheckInvariants());
+  return shadows_->nodes.CheckInvariants(/*same_resident_set=*/false);
+}
+
+Status DuetNodes::CheckInvariants(bool same_resident_set) const {
+  uint64_t tracked = 0;
+  for (const OrderNode* n = pool_.begin(); n != pool_.end(); n++) {
+    if (!n->tracked()) continue;
+    tracked++;
+    if (index_.Find(n->key) != n)
+      return Status::Internal("duet nodes: a tracked node is not indexed");
+    if (same_resident_set && ArcOrder::Resident(*n) != LirsOrder::Resident(*n)) {
+      return Status::Internal("duet nodes: a key resident in one ordering only");
+    }
+  }
+  if (tracked != index_.size() || tracked != pool_.in_use()) {
+    return Status::Internal("duet nodes: index, pool and orderings disagree");
+  }
+  return Status::Ok();
 }
 
 }  // namespace arcstore::arc

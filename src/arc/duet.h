@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "arc/duet_nodes.h"
 #include "arc/duet_orders.h"
 #include "base/result.h"
 
@@ -54,6 +55,7 @@ class Duet {
 
   uint64_t hits() const { return stats_.hits; }
   uint64_t resident() const { return arc_.resident(); }
+  uint64_t tracked() const { return nodes_.size(); }
   DuetLeader leader() const { return leader_; }
   int32_t selector() const { return selector_; }
   uint64_t sample_every() const { return sample_every_; }
@@ -64,11 +66,14 @@ class Duet {
 
  private:
   struct Shadows;
+  bool Sampled(uint64_t key) const;  // Mix(key) % sample_every_ == 0
   void Duel(uint64_t key);
 
   const DuetOptions options_;
   const uint64_t c_;
   const uint64_t sample_every_;
+  const uint64_t sample_mask_;  // sample_every_ - 1 if a power of two, else 0
+  DuetNodes nodes_;             // before the orderings, which hold it as their hooks
   ArcOrder arc_;
   LirsOrder lirs_;
   std::unique_ptr<Shadows> shadows_;

@@ -9,121 +9,82 @@
 
 namespace arcstore::arc {
 
-OrderNode* OrderList::front() const { return empty() ? nullptr : static_cast<OrderNode*>(head_.next); }
-OrderNode* OrderList::back() const { return empty() ? nullptr : static_cast<OrderNode*>(head_.prev); }
+namespace {
+OrderNode* EntryOf(ListLinks* l) { return OwnerOf<OrderNode>(l, offsetof(OrderNode, arc_link)); }
+}  // namespace
 
-void OrderList::PushFront(OrderNode* n) {
-  n->prev = &head_;
-  n->next = head_.next;
-  head_.next->prev = n;
-  head_.next = n;
-  size_++;
-}
-
-void OrderList::Remove(OrderNode* n) {
-  n->prev->next = n->next;
-  n->next->prev = n->prev;
-  n->prev = n->next = nullptr;
-  size_--;
-}
-
-uint64_t OrderList::CountByWalk() const {
-  uint64_t n = 0;
-  for (const ListLinks* x = head_.next; x != &head_; x = x->next) n++;
-  return n;
-}
-
-ArcOrder::ArcOrder(uint64_t cache_pages) : c_(cache_pages) {
+ArcOrder::ArcOrder(uint64_t cache_pages, OrderHooks* hooks) : c_(cache_pages), hooks_(hooks) {
   ARC_CHECK_GT(cache_pages, 0u);
-  nodes_.reserve(2 * cache_pages + 2);
+  ARC_CHECK(hooks != nullptr);
 }
 
-OrderNode* ArcOrder::Find(uint64_t key) const {
-  auto it = nodes_.find(key);
-  return it == nodes_.end() ? nullptr : const_cast<OrderNode*>(&it->second);
+void ArcOrder::Move(OrderNode* e, uint8_t to) {
+  if (e->arc_where != OrderNode::kNone) lists_[e->arc_where].Remove(&e->arc_link);
+  e->arc_where = to;
+  lists_[to].PushFront(&e->arc_link);
 }
 
-OrderList& ArcOrder::ListOf(uint8_t where) {
-  switch (where) {
-    case kT1: return t1_;
-    case kT2: return t2_;
-    case kB1: return b1_;
-    default: return b2_;
-  }
+void ArcOrder::Drop(uint8_t from) {
+  OrderNode* e = EntryOf(lists_[from].back());
+  lists_[from].Remove(&e->arc_link);
+  e->arc_where = OrderNode::kNone;
+  hooks_->OnForgotten(e);
 }
 
-void ArcOrder::Move(OrderNode* n, uint8_t to) {
-  if (n->where != 0) ListOf(n->where).Remove(n);
-  n->where = to;
-  ListOf(to).PushFront(n);
-}
-
-void ArcOrder::Drop(OrderList& list) {
-  OrderNode* n = list.back();
-  list.Remove(n);
-  nodes_.erase(n->key);
-}
-
-bool ArcOrder::Resident(uint64_t key) const {
-  const OrderNode* n = Find(key);
-  return n != nullptr && (n->where == kT1 || n->where == kT2);
-}
-
-void ArcOrder::NoteMiss(uint64_t key) {
-  const OrderNode* n = Find(key);
-  if (n == nullptr) return;
-  const auto b1 = static_cast<double>(b1_.size());
-  const auto b2 = static_cast<double>(b2_.size());
-  if (n->where == kB1) {
+void ArcOrder::NoteMiss(const OrderNode& e) {
+  const auto b1 = static_cast<double>(this->b1());
+  const auto b2 = static_cast<double>(this->b2());
+  if (e.arc_where == OrderNode::kB1) {
     p_ = std::min(static_cast<double>(c_), p_ + (b1 >= b2 ? 1.0 : b2 / b1));
-  } else if (n->where == kB2) {
+  } else if (e.arc_where == OrderNode::kB2) {
     p_ = std::max(0.0, p_ - (b2 >= b1 ? 1.0 : b1 / b2));
   }
 }
 
-uint64_t ArcOrder::Victim(uint64_t key) const {
-  const OrderNode* n = Find(key);
-  const bool in_b2 = n != nullptr && n->where == kB2;
-  const bool new_key = n == nullptr;
-  const auto t1 = static_cast<double>(t1_.size());
+OrderNode* ArcOrder::Victim(const OrderNode& e) const {
+  const bool in_b2 = e.arc_where == OrderNode::kB2;
+  const bool new_key = e.arc_where == OrderNode::kNone;
+  const uint64_t t1 = this->t1();
   // Case IV(A) with T1 holding c pages: T1's LRU page goes.
-  bool from_t1 = new_key && t1_.size() + b1_.size() >= c_ && t1_.size() >= c_;
-  from_t1 = from_t1 || (!t1_.empty() && ((in_b2 && t1 == p_) || t1 > p_));
-  if (t2_.empty()) from_t1 = true;
-  if (t1_.empty()) from_t1 = false;
-  return (from_t1 ? t1_.back() : t2_.back())->key;
+  bool from_t1 = new_key && t1 + b1() >= c_ && t1 >= c_;
+  const auto t1_pages = static_cast<double>(t1);
+  from_t1 = from_t1 || (t1 != 0 && ((in_b2 && t1_pages == p_) || t1_pages > p_));
+  if (t2() == 0) from_t1 = true;
+  if (t1 == 0) from_t1 = false;
+  return EntryOf(lists_[from_t1 ? OrderNode::kT1 : OrderNode::kT2].back());
 }
 
-void ArcOrder::Evict(uint64_t key) {
-  OrderNode* n = Find(key);
-  ARC_DCHECK(n != nullptr && (n->where == kT1 || n->where == kT2));
-  Move(n, n->where == kT1 ? kB1 : kB2);
+void ArcOrder::Evict(OrderNode* e) {
+  ARC_DCHECK(Resident(*e));
+  Move(e, e->arc_where == OrderNode::kT1 ? OrderNode::kB1 : OrderNode::kB2);
 }
 
-void ArcOrder::Reference(uint64_t key) {
-  auto [it, inserted] = nodes_.try_emplace(key);
-  OrderNode* n = &it->second;
-  if (!inserted) {
-    Move(n, kT2);  // a hit (case I) or a ghost (cases II, III)
+void ArcOrder::Reference(OrderNode* e) {
+  if (e->arc_where != OrderNode::kNone) {
+    Move(e, OrderNode::kT2);  // a hit (case I) or a ghost (cases II, III)
     return;
   }
-  n->key = key;
-  Move(n, kT1);  // case IV
+  Move(e, OrderNode::kT1);  // case IV
   // The paper deletes B1's (or, with |T1| + |B1| < c, B2's) LRU entry before
   // its REPLACE; trimming after the insert removes the same entry.
-  if (t1_.size() + b1_.size() > c_ && !b1_.empty()) Drop(b1_);
-  if (t1_.size() + t2_.size() + b1_.size() + b2_.size() > 2 * c_) Drop(b2_.empty() ? b1_ : b2_);
+  if (t1() + b1() > c_ && b1() != 0) Drop(OrderNode::kB1);
+  if (tracked() > 2 * c_) Drop(b2() == 0 ? OrderNode::kB1 : OrderNode::kB2);
 }
 
 Status ArcOrder::CheckInvariants() const {
   if (resident() > c_) return Status::Internal("arc order: more than c pages resident");
-  if (t1_.size() + b1_.size() > c_) return Status::Internal("arc order: |T1| + |B1| > c");
-  if (t1_.size() + t2_.size() + b1_.size() + b2_.size() > 2 * c_) {
-    return Status::Internal("arc order: the four lists hold more than 2c");
-  }
+  if (t1() + b1() > c_) return Status::Internal("arc order: |T1| + |B1| > c");
+  if (tracked() > 2 * c_) return Status::Internal("arc order: the four lists hold more than 2c");
   if (p_ < 0 || p_ > static_cast<double>(c_)) return Status::Internal("arc order: p out of [0, c]");
-  const uint64_t walked = t1_.CountByWalk() + t2_.CountByWalk() + b1_.CountByWalk() + b2_.CountByWalk();
-  if (walked != nodes_.size()) return Status::Internal("arc order: lists and index disagree");
+  for (uint8_t w = OrderNode::kT1; w <= OrderNode::kB2; w++) {
+    uint64_t walked = 0;
+    for (const ListLinks* x = lists_[w].sentinel()->next; x != lists_[w].sentinel(); x = x->next) {
+      if (EntryOf(const_cast<ListLinks*>(x))->arc_where != w)
+        return Status::Internal("arc order: an entry on the wrong list");
+      walked++;
+    }
+    if (walked != lists_[w].size()) return Status::Internal("arc order: a list's count is wrong");
+  }
   return Status::Ok();
 }
 

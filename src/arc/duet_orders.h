@@ -1,28 +1,35 @@
-// ArcOrder and LirsOrder: the two orderings of the resident set that the
-// Duet policy (duet.h) keeps side by side, page-granular.
+// ArcOrder and LirsOrder: two orderings of a resident set, page-granular,
+// that Duet (duet.h) keeps side by side over one cache. LirsOrder is also
+// the whole of `arcstore sim --policy lirs` (tools/sim/lirs.h).
 //
 // Each keeps its policy's whole state (ARC: T1, T2, B1, B2 and p; LIRS: the
-// stack S, the queue Q and the non-resident entries) over the same resident
-// set, but neither evicts on its own: on a miss with the cache full the
-// owner asks one of them for a Victim(), tells both to Evict() it, then tells
-// both to Reference() the new key. Driven by its own victims alone, each is
-// exactly its policy (ARC: the paper's Fig. 4 with a real p; LIRS: Jiang &
-// Zhang with 1% HIR and non-residents capped at 2c); driven by the other's,
-// it keeps a consistent state over whatever stays resident.
+// stack S, the queue Q and the non-resident entries) in its own fields of
+// the key's OrderNode, which the owner allocates and indexes, so one node
+// and one index lookup serve both orderings. Neither evicts on its own: on
+// a miss with the cache full the owner asks one of them for a Victim(),
+// tells each ordering it runs to Evict() it, then to Reference() the new
+// key. Driven by
+// its own victims alone, each is exactly its policy (ARC: the paper's Fig. 4
+// with a real p; LIRS: Jiang & Zhang with Lhirs = max(1, hir_fraction x c)
+// and non-resident entries capped at nonresident_multiple x c); driven by
+// the other's, it keeps a consistent state over whatever stays resident.
+// When a node leaves an ordering's state altogether (a trimmed ghost, a
+// forgotten non-resident), the ordering tells the owner through its hooks,
+// which may then free it.
 //
-// Thread-safety: none; owned by one Duet.
+// Thread-safety: none; owned by one policy.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 
 #include "arc/policy.h"
+#include "base/check.h"
 #include "base/result.h"
 
 namespace arcstore::arc {
 
 // A list with a count over intrusive links; front = MRU / newest.
-struct OrderNode;
 class OrderList {
  public:
   OrderList() { head_.prev = head_.next = &head_; }
@@ -30,105 +37,154 @@ class OrderList {
   OrderList& operator=(const OrderList&) = delete;
   uint64_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  OrderNode* front() const;
-  OrderNode* back() const;
-  void PushFront(OrderNode* n);
-  void Remove(OrderNode* n);
-  uint64_t CountByWalk() const;
+  ListLinks* front() const { return empty() ? nullptr : head_.next; }
+  ListLinks* back() const { return empty() ? nullptr : head_.prev; }
+  void PushFront(ListLinks* n) {
+    n->prev = &head_;
+    n->next = head_.next;
+    head_.next->prev = n;
+    head_.next = n;
+    size_++;
+  }
+  void Remove(ListLinks* n) {
+    ARC_DCHECK(size_ > 0);
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->prev = n->next = nullptr;
+    size_--;
+  }
+  // The sentinel: next is the front, prev the back (for walks in checks).
+  const ListLinks* sentinel() const { return &head_; }
 
  private:
   ListLinks head_;
   uint64_t size_ = 0;
 };
 
-// Links for LIRS's stack S, pointing back at their node.
-struct StackLinks : ListLinks {
-  OrderNode* owner = nullptr;
-};
+// The struct of type T whose member at byte offset `offset` is `member`.
+template <typename T, typename M>
+T* OwnerOf(M* member, size_t offset) {
+  return reinterpret_cast<T*>(reinterpret_cast<char*>(member) - offset);
+}
 
-struct OrderNode : ListLinks {
+// One key's state in both orderings, and the key. An ArcOrder uses the
+// arc_ fields, a LirsOrder the lirs_ fields and in_stack; neither touches
+// the other's or `key`. An owner running one ordering leaves the other's
+// fields empty. One cache line, so that a request touches one line per key.
+struct alignas(64) OrderNode {
+  enum : uint8_t { kNone = 0 };
+  enum : uint8_t { kT1 = 1, kT2, kB1, kB2 };        // arc_where
+  enum : uint8_t { kLir = 1, kHir, kNonResident };  // lirs_where
+  ListLinks arc_link;                               // T1, T2, B1 or B2
+  ListLinks lirs_queue;                             // Q (resident HIR) or the non-resident list
+  ListLinks lirs_stack;                             // S
   uint64_t key = 0;
-  uint8_t where = 0;
+  uint8_t arc_where = kNone;
+  uint8_t lirs_where = kNone;
   bool in_stack = false;
-  StackLinks stack;
+
+  bool tracked() const { return arc_where != kNone || lirs_where != kNone; }
+};
+static_assert(sizeof(OrderNode) == 64);
+
+// Told when a node leaves an ordering (its where is kNone again). Called
+// from inside the ordering's calls; a hook must not call back into it.
+class OrderHooks {
+ public:
+  virtual void OnForgotten(OrderNode* node) = 0;
+
+ protected:
+  ~OrderHooks() = default;
 };
 
 class ArcOrder {
  public:
-  explicit ArcOrder(uint64_t cache_pages);
+  ArcOrder(uint64_t cache_pages, OrderHooks* hooks);
 
-  bool Resident(uint64_t key) const;
-  uint64_t resident() const { return t1_.size() + t2_.size(); }
-  // A miss on `key`: moves p if `key` is a ghost (the paper's cases II, III).
-  void NoteMiss(uint64_t key);
-  // The resident page ARC would evict to make room for `key` (REPLACE, or
-  // T1's LRU page in case IV(A) when T1 holds c pages). Cache non-empty.
-  uint64_t Victim(uint64_t key) const;
-  // `key` (resident) leaves the cache: T1 -> B1, T2 -> B2.
-  void Evict(uint64_t key);
-  // `key` is referenced and is resident afterwards: a hit or ghost goes to
-  // T2's MRU end, a new key to T1's; then the ghost bounds are restored.
-  void Reference(uint64_t key);
+  static bool Resident(const OrderNode& e) {
+    return e.arc_where == OrderNode::kT1 || e.arc_where == OrderNode::kT2;
+  }
+  uint64_t resident() const {
+    return lists_[OrderNode::kT1].size() + lists_[OrderNode::kT2].size();
+  }
+  // A miss on `e`'s key: moves p if it is a ghost (the paper's cases II, III).
+  void NoteMiss(const OrderNode& e);
+  // The resident node ARC would evict to make room for `e`'s key (REPLACE,
+  // or T1's LRU page in case IV(A) when T1 holds c pages). Cache non-empty.
+  OrderNode* Victim(const OrderNode& e) const;
+  // `e` (resident) leaves the cache: T1 -> B1, T2 -> B2.
+  void Evict(OrderNode* e);
+  // `e`'s key is referenced and is resident afterwards: a hit or ghost goes
+  // to T2's MRU end, a new key to T1's; then the ghost bounds are restored.
+  void Reference(OrderNode* e);
 
   double p() const { return p_; }
-  uint64_t t1() const { return t1_.size(); }
-  uint64_t t2() const { return t2_.size(); }
-  uint64_t b1() const { return b1_.size(); }
-  uint64_t b2() const { return b2_.size(); }
+  uint64_t t1() const { return lists_[OrderNode::kT1].size(); }
+  uint64_t t2() const { return lists_[OrderNode::kT2].size(); }
+  uint64_t b1() const { return lists_[OrderNode::kB1].size(); }
+  uint64_t b2() const { return lists_[OrderNode::kB2].size(); }
+  uint64_t tracked() const { return t1() + t2() + b1() + b2(); }
   Status CheckInvariants() const;
 
  private:
-  enum : uint8_t { kT1 = 1, kT2, kB1, kB2 };
-  OrderNode* Find(uint64_t key) const;
-  OrderList& ListOf(uint8_t where);
-  void Move(OrderNode* n, uint8_t to);
-  void Drop(OrderList& list);
+  void Move(OrderNode* e, uint8_t to);
+  void Drop(uint8_t from);
 
   const uint64_t c_;
+  OrderHooks* const hooks_;
   double p_ = 0;
-  OrderList t1_, t2_, b1_, b2_;
-  std::unordered_map<uint64_t, OrderNode> nodes_;
+  OrderList lists_[5];  // indexed by OrderNode::arc_where; [kNone] unused
+};
+
+struct LirsOrderOptions {
+  uint64_t cache_pages = 0;
+  double hir_fraction = 0.01;
+  double nonresident_multiple = 2.0;
+  Status Validate() const;
+  uint64_t hir_pages() const;        // Lhirs = max(1, hir_fraction x c), < c
+  uint64_t max_nonresident() const;  // nonresident_multiple x c
 };
 
 class LirsOrder {
  public:
-  explicit LirsOrder(uint64_t cache_pages);  // >= 2
+  LirsOrder(const LirsOrderOptions& options, OrderHooks* hooks);  // options must Validate()
 
-  bool Resident(uint64_t key) const;
+  static bool Resident(const OrderNode& e) {
+    return e.lirs_where == OrderNode::kLir || e.lirs_where == OrderNode::kHir;
+  }
   uint64_t resident() const { return lir_ + q_.size(); }
   // Q's oldest page; S's bottom LIR page if Q is empty. Cache non-empty.
-  uint64_t Victim() const;
-  // `key` (resident) leaves the cache; a LIR page becomes non-resident in S.
-  void Evict(uint64_t key);
-  // `key` is referenced and is resident afterwards.
-  void Reference(uint64_t key);
+  OrderNode* Victim() const;
+  // `e` (resident) leaves the cache; it stays in S as a non-resident entry
+  // if it is there (a LIR page always is).
+  void Evict(OrderNode* e);
+  // `e`'s key is referenced and is resident afterwards.
+  void Reference(OrderNode* e);
 
   uint64_t lir() const { return lir_; }
   uint64_t nonresident() const { return nonres_.size(); }
+  uint64_t tracked() const { return resident() + nonres_.size(); }
   Status CheckInvariants() const;
 
  private:
-  enum : uint8_t { kLir = 1, kHir, kNonResident };
-  OrderNode* Find(uint64_t key) const;
   OrderNode* Bottom() const;
-  void StackTop(OrderNode* n);
-  void StackRemove(OrderNode* n);
+  void StackTop(OrderNode* e);
+  void StackRemove(OrderNode* e);
   void Prune();
+  void PromoteToLir(OrderNode* e);
   void DemoteBottom();
-  void MakeNonResident(OrderNode* n);
-  void Forget(OrderNode* n);
-  void ReferenceMiss(OrderNode* n, uint64_t key);
+  void MakeNonResident(OrderNode* e);
+  void Forget(OrderNode* e);
 
   const uint64_t c_;
-  const uint64_t lhirs_;
   const uint64_t llirs_;
   const uint64_t max_nonresident_;
+  OrderHooks* const hooks_;
   ListLinks stack_;  // next = top (newest), prev = bottom
   uint64_t stack_size_ = 0;
   OrderList q_;       // resident HIR, front = newest
-  OrderList nonres_;  // non-resident HIR, front = newest
+  OrderList nonres_;  // non-resident HIR in S, front = newest
   uint64_t lir_ = 0;
-  std::unordered_map<uint64_t, OrderNode> nodes_;
 };
 
 }  // namespace arcstore::arc

@@ -1,10 +1,10 @@
 // PageList and NodePool: the building blocks of the page-granular reference
-// policies of `arcstore sim` (2Q, LIRS, S3-FIFO, W-TinyLFU).
+// policies of `arcstore sim` (2Q, S3-FIFO, W-TinyLFU).
 //
 // A PageList is an intrusive doubly linked list with a sentinel and a count;
 // its front is the most recent end (MRU / FIFO head), its back the oldest.
 // A NodePool hands out a fixed number of nodes allocated up front, so a
-// policy never allocates per request; with a FlatTable (flat_table.h) over
+// policy never allocates per request; with a FlatTable (arc/flat_table.h) over
 // the same bound, a request costs a probe and a few pointer moves.
 //
 // Thread-safety: none; each simulator owns its lists and pool.
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "arc/duet_orders.h"
 #include "arc/policy.h"
 #include "base/check.h"
 
@@ -22,45 +23,26 @@ namespace arcstore::sim {
 using Where = uint8_t;
 inline constexpr Where kNowhere = 0;
 
-struct PageNode;
-// A second set of links that knows its node (LIRS's stack S).
-struct OwnedLinks : arc::ListLinks {
-  PageNode* owner = nullptr;
-};
-
 struct PageNode : arc::ListLinks {
   uint64_t key = 0;
   Where where = kNowhere;
-  uint8_t freq = 0;          // S3-FIFO: 0..3
-  bool in_stack = false;     // LIRS: also in the stack S
-  OwnedLinks stack;          // LIRS: the stack S links
+  uint8_t freq = 0;  // S3-FIFO: 0..3
 };
 
+// Over arc::OrderList (arc/duet_orders.h), the lists of Duet's orderings.
 class PageList {
  public:
-  PageList() { head_.prev = head_.next = &head_; }
+  PageList() = default;
   PageList(const PageList&) = delete;
   PageList& operator=(const PageList&) = delete;
 
-  uint64_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  PageNode* front() const { return empty() ? nullptr : static_cast<PageNode*>(head_.next); }
-  PageNode* back() const { return empty() ? nullptr : static_cast<PageNode*>(head_.prev); }
+  uint64_t size() const { return list_.size(); }
+  bool empty() const { return list_.empty(); }
+  PageNode* front() const { return static_cast<PageNode*>(list_.front()); }
+  PageNode* back() const { return static_cast<PageNode*>(list_.back()); }
 
-  void PushFront(PageNode* n) {
-    n->prev = &head_;
-    n->next = head_.next;
-    head_.next->prev = n;
-    head_.next = n;
-    size_++;
-  }
-  void Remove(PageNode* n) {
-    ARC_DCHECK(size_ > 0);
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
-    n->prev = n->next = nullptr;
-    size_--;
-  }
+  void PushFront(PageNode* n) { list_.PushFront(n); }
+  void Remove(PageNode* n) { list_.Remove(n); }
   void MoveToFront(PageNode* n) {
     Remove(n);
     PushFront(n);
@@ -73,13 +55,12 @@ class PageList {
   // Counts the nodes by walking the list (tests check it against size()).
   uint64_t CountByWalk() const {
     uint64_t n = 0;
-    for (const arc::ListLinks* x = head_.next; x != &head_; x = x->next) n++;
+    for (const arc::ListLinks* x = list_.sentinel()->next; x != list_.sentinel(); x = x->next) n++;
     return n;
   }
 
  private:
-  arc::ListLinks head_;
-  uint64_t size_ = 0;
+  arc::OrderList list_;
 };
 
 class NodePool {

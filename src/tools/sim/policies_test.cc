@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "arc/flat_table.h"
 #include "base/random.h"
 #include "tools/sim/belady.h"
 #include "tools/sim/lirs.h"
@@ -126,11 +128,11 @@ TEST(S3FifoTest, ReusedInSmallMovesToMainAndGhostHitsGoToMain) {
   o.cache_pages = 10;
   ASSERT_TRUE(o.Validate().ok());
   S3FifoSim s(o);
-  std::vector<uint64_t> keys = {100, 100};  // hit 1
+  std::vector<uint64_t> keys = {100, 100};               // hit 1
   for (uint64_t k = 1; k <= 10; k++) keys.push_back(k);  // at 10: 100 -> M, 1 -> G
-  keys.push_back(100);  // hit 2 (in M)
-  keys.push_back(1);    // G hit: a miss, into M
-  keys.push_back(1);    // hit 3
+  keys.push_back(100);                                   // hit 2 (in M)
+  keys.push_back(1);                                     // G hit: a miss, into M
+  keys.push_back(1);                                     // hit 3
   EXPECT_EQ(Replay(s, keys), 3u);
   EXPECT_EQ(s.ghosts(), 1u);  // 2 went to G when 1 came back
   EXPECT_TRUE(s.CheckInvariants().ok());
@@ -218,6 +220,47 @@ TEST(PolicyInvariantsTest, RandomTracesKeepBoundsAndNeverBeatMin) {
     EXPECT_LE(Replay(lru, keys), min_hits);
     ArcSim arc(c, 512);
     EXPECT_LE(Replay(arc, keys), min_hits);
+  }
+}
+
+// FlatTable and FlatIndex filled to their bound and churned, long probe
+// runs wrapping around the end of the array included: after every insert
+// and erase each key is found exactly when a map holds it.
+TEST(FlatIndexTest, AgreesWithAMapUnderChurn) {
+  SeededRandom rng = SeededRandom::FromEnvironment("FlatIndexTest");
+  struct Node {
+    uint64_t key = 0;
+  };
+  constexpr uint64_t kMaxEntries = 40;  // 64 slots
+  arc::FixedPool<Node> pool(kMaxEntries);
+  arc::FlatIndex<Node> index(kMaxEntries, &pool);
+  arc::FlatTable<Node> table(kMaxEntries);
+  std::unordered_map<uint64_t, Node*> map;
+  auto key_of = [&](uint64_t i) { return i < 150 ? i : (i << 40) + 7; };
+  for (int op = 0; op < 20000; op++) {
+    const uint64_t key = key_of(rng.Uniform(200));
+    auto it = map.find(key);
+    if (it == map.end() && map.size() < kMaxEntries) {
+      Node* n = pool.Get();
+      n->key = key;
+      index.Insert(n);
+      table.Insert(key, n);
+      map[key] = n;
+    } else if (it != map.end()) {
+      index.Erase(it->second);
+      table.Erase(key);
+      pool.Put(it->second);
+      map.erase(it);
+    }
+    ASSERT_EQ(index.size(), map.size());
+    ASSERT_EQ(pool.in_use(), map.size());
+    for (uint64_t i = 0; i < 200; i++) {
+      const uint64_t k = key_of(i);
+      auto m = map.find(k);
+      Node* want = m == map.end() ? nullptr : m->second;
+      ASSERT_EQ(index.Find(k), want) << "op " << op << " key " << k;
+      ASSERT_EQ(table.Find(k), want) << "op " << op << " key " << k;
+    }
   }
 }
 

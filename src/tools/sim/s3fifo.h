@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
+#include "arc/flat_table.h"
 #include "base/result.h"
-#include "tools/sim/flat_table.h"
 #include "tools/sim/page_list.h"
 
 namespace arcstore::sim {
@@ -54,7 +54,7 @@ class S3FifoSim {
   const uint64_t ghost_max_;
   const uint8_t move_threshold_;
   NodePool pool_;
-  FlatTable<PageNode> table_;
+  arc::FlatTable<PageNode> table_;
   PageList small_, main_, ghost_;
   uint64_t hits_ = 0;
 };

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "arc/flat_table.h"
 #include "arc/policy.h"
-#include "tools/sim/flat_table.h"
 
 namespace arcstore::sim {
 
@@ -65,7 +65,7 @@ class ArcSim final : private arc::PolicyHooks {
   const uint32_t page_bytes_;
   std::unique_ptr<Node[]> nodes_;
   Node* free_ = nullptr;
-  FlatTable<Node> table_;
+  arc::FlatTable<Node> table_;
   arc::ArcPolicy policy_;
   uint64_t hits_ = 0;
 };
@@ -118,7 +118,7 @@ class LruSim {
   std::unique_ptr<Node[]> nodes_;
   uint64_t size_ = 0;
   arc::ListLinks head_;
-  FlatTable<Node> table_;
+  arc::FlatTable<Node> table_;
   uint64_t hits_ = 0;
 };
 

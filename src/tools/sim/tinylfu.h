@@ -31,8 +31,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "arc/flat_table.h"
 #include "base/result.h"
-#include "tools/sim/flat_table.h"
 #include "tools/sim/page_list.h"
 
 namespace arcstore::sim {
@@ -89,7 +89,7 @@ class WTinyLfuSim {
   uint64_t window_max_;
   uint64_t protected_max_;
   NodePool pool_;
-  FlatTable<PageNode> table_;
+  arc::FlatTable<PageNode> table_;
   FrequencySketch sketch_;
   PageList window_, probation_, protected_;
   uint64_t hits_ = 0;

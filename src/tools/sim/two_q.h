@@ -15,8 +15,8 @@
 
 #include <cstdint>
 
+#include "arc/flat_table.h"
 #include "base/result.h"
-#include "tools/sim/flat_table.h"
 #include "tools/sim/page_list.h"
 
 namespace arcstore::sim {
@@ -46,7 +46,7 @@ class TwoQSim {
   const uint64_t kin_;
   const uint64_t kout_;
   NodePool pool_;
-  FlatTable<PageNode> table_;
+  arc::FlatTable<PageNode> table_;
   PageList a1in_, a1out_, am_;
   uint64_t hits_ = 0;
 };
