@@ -14,6 +14,7 @@
 
 #include "bench/runner.h"
 #include "bench/test_volumes.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::bench {
 namespace {
@@ -22,13 +23,6 @@ namespace fs = std::filesystem;
 
 class LogFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bench_logs_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs `args` (command-line jobs) on memory volumes and writes the logs.
   std::vector<std::string> RunOurs(const std::vector<std::string>& args) {
     auto set = ParseCommandLineJobs(args, JobEnv::FromSystem());
@@ -48,7 +42,7 @@ class LogFilesTest : public ::testing::Test {
     return writer->paths();
   }
 
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"bench_logs_test"};
   JobSet set_;
 };
 
@@ -114,7 +108,7 @@ TEST(LogFormatTest, TxgLinesAreRelativeToTheJobAndClipped) {
 }
 
 TEST_F(LogFilesTest, FilesAreCreatedNewAndRefusalsNameTheOption) {
-  const std::string prefix = dir_ + "/p";
+  const std::string prefix = dir_.File("p");
   std::ofstream(prefix + "_bw.1.log") << "someone's\n";
   auto set = ParseCommandLineJobs({"--name=a", "--size=1m", "--write_bw_log=" + prefix}, JobEnv());
   ASSERT_TRUE(set.ok());
@@ -126,7 +120,7 @@ TEST_F(LogFilesTest, FilesAreCreatedNewAndRefusalsNameTheOption) {
   EXPECT_EQ(Lines(prefix + "_bw.1.log"), std::vector<std::string>{"someone's"});
   EXPECT_TRUE(LogFileWriter::Create(PlanLogFiles(*set, false), true).ok());
   auto missing = ParseCommandLineJobs(
-      {"--name=a", "--size=1m", "--write_lat_log=" + dir_ + "/no/such/p"}, JobEnv());
+      {"--name=a", "--size=1m", "--write_lat_log=" + dir_.File("no/such/p")}, JobEnv());
   ASSERT_TRUE(missing.ok());
   auto bad = LogFileWriter::Create(PlanLogFiles(*missing, false), false);
   ASSERT_FALSE(bad.ok());
@@ -136,18 +130,18 @@ TEST_F(LogFilesTest, FilesAreCreatedNewAndRefusalsNameTheOption) {
 
 TEST_F(LogFilesTest, AWindowedRunWritesOneRowPerWindowAndDirection) {
   auto paths = RunOurs({"--name=t", "--size=8m", "--bs=4k", "--rw=randrw", "--time_based",
-                        "--runtime=1s", "--write_bw_log=" + dir_ + "/w",
-                        "--write_lat_log=" + dir_ + "/w", "--log_avg_msec=250"});
+                        "--runtime=1s", "--write_bw_log=" + dir_.File("w"),
+                        "--write_lat_log=" + dir_.File("w"), "--log_avg_msec=250"});
   ASSERT_EQ(paths.size(), 4u);
-  const auto bw = Lines(dir_ + "/w_bw.1.log");
+  const auto bw = Lines(dir_.File("w_bw.1.log"));
   ASSERT_EQ(bw.size(), 8u);  // 4 windows x read, write
   for (size_t i = 0; i < bw.size(); i++) {
     const std::string t = std::to_string(250 * (i / 2 + 1));
     EXPECT_EQ(bw[i].rfind(t + ", ", 0), 0u) << bw[i];
     EXPECT_NE(bw[i].find(", " + std::to_string(i % 2) + ", 0, 0"), std::string::npos) << bw[i];
   }
-  EXPECT_TRUE(Lines(dir_ + "/w_slat.1.log").empty());  // psync: no submission latency
-  EXPECT_GE(Lines(dir_ + "/w_lat.1.log").size(), 8u);
+  EXPECT_TRUE(Lines(dir_.File("w_slat.1.log")).empty());  // psync: no submission latency
+  EXPECT_GE(Lines(dir_.File("w_lat.1.log")).size(), 8u);
 }
 
 // The same job through real fio and through the bench: the same files, and
@@ -156,13 +150,12 @@ class FioLogCompat : public LogFilesTest {
  protected:
   void SetUp() override {
     if (access("/usr/bin/fio", X_OK) != 0) GTEST_SKIP() << "fio not installed";
-    LogFilesTest::SetUp();
   }
 
   // Runs fio with `args` and its logs under PREFIX = dir_/fio.
   void RunFio(const std::vector<std::string>& args) {
-    std::string cmd =
-        "cd '" + dir_ + "' && /usr/bin/fio --output=/dev/null --filename=" + dir_ + "/file";
+    std::string cmd = "cd '" + dir_.path() +
+                      "' && /usr/bin/fio --output=/dev/null --filename=" + dir_.File("file");
     for (const auto& a : args) cmd += " '" + a + "'";
     for (const char* log : {"bw", "iops", "lat"})
       cmd += std::string(" --write_") + log + "_log=fio";
@@ -174,13 +167,13 @@ class FioLogCompat : public LogFilesTest {
     RunFio(args);
     std::vector<std::string> ours = args;
     for (const char* log : {"bw", "iops", "lat"}) {
-      ours.push_back(std::string("--write_") + log + "_log=" + dir_ + "/ours");
+      ours.push_back(std::string("--write_") + log + "_log=" + dir_.File("ours"));
     }
     RunOurs(ours);
     const std::regex shape(line_re);
     for (const char* kind : {"bw", "iops", "lat", "clat", "slat"}) {
-      const std::string fio_path = dir_ + "/fio_" + kind + ".1.log";
-      const std::string our_path = dir_ + "/ours_" + kind + ".1.log";
+      const std::string fio_path = dir_.File(std::string("fio_") + kind + ".1.log");
+      const std::string our_path = dir_.File(std::string("ours_") + kind + ".1.log");
       ASSERT_TRUE(fs::exists(fio_path)) << fio_path;
       ASSERT_TRUE(fs::exists(our_path)) << our_path;
       const auto fio = Lines(fio_path), mine = Lines(our_path);

@@ -17,20 +17,14 @@
 #include "format/output_file.h"
 #include "format/signature.h"
 #include "format/test_samples.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::format {
 namespace {
 
 class OutputFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore_output_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = std::filesystem::canonical(tmpl).string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string Path(const std::string& name) const { return dir_.File(name); }
 
   void WriteBytes(const std::string& path, uint64_t offset, const std::vector<uint8_t>& bytes,
                   uint64_t size_bytes) {
@@ -64,7 +58,9 @@ class OutputFileTest : public ::testing::Test {
 
   static uint64_t SizeOf(const std::string& path) { return std::filesystem::file_size(path); }
 
-  std::string dir_;
+  // Resolved (TempDir::path() is canonical): the output-file rule refuses
+  // paths through symbolic links.
+  arcstore::testing::TempDir dir_{"arcstore_output"};
 };
 
 TEST_F(OutputFileTest, FindsAPoolLabelFrontOrBackAndADamagedOne) {

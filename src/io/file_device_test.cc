@@ -5,24 +5,18 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include "io/aligned_buffer.h"
 #include "io/file_device.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::io {
 namespace {
 
 class FileDeviceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore_io_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/dev0";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_, path_;
+  arcstore::testing::TempDir dir_{"arcstore_io"};
+  const std::string path_ = dir_.File("dev0");
 };
 
 TEST_F(FileDeviceTest, CreateWritesEveryByteOnceUnlessSparse) {
@@ -31,14 +25,14 @@ TEST_F(FileDeviceTest, CreateWritesEveryByteOnceUnlessSparse) {
   ASSERT_EQ(::stat(path_.c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 4 << 20);
   EXPECT_GE(static_cast<uint64_t>(st.st_blocks) * 512, 4u << 20);
-  std::string sparse = dir_ + "/sparse";
+  std::string sparse = dir_.File("sparse");
   ASSERT_TRUE(CreateFileForDevice(sparse, {.size_bytes = 4 << 20, .sparse = true}).ok());
   ASSERT_EQ(::stat(sparse.c_str(), &st), 0);
   EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, 4u << 20);
   Status again = CreateFileForDevice(path_, {.size_bytes = 4 << 20});
   EXPECT_FALSE(again.ok());
   EXPECT_NE(again.message().find(path_), std::string::npos);
-  EXPECT_FALSE(CreateFileForDevice(dir_ + "/odd", {.size_bytes = 1000}).ok());
+  EXPECT_FALSE(CreateFileForDevice(dir_.File("odd"), {.size_bytes = 1000}).ok());
 }
 
 TEST_F(FileDeviceTest, VectoredRoundTripWithAndWithoutDirectIo) {
@@ -83,10 +77,10 @@ TEST_F(FileDeviceTest, RequireDirectFailsOrWorksAndMisalignedBuffersAreRefused) 
 }
 
 TEST_F(FileDeviceTest, ErrorsNameThePath) {
-  auto missing = FileDevice::Open(dir_ + "/nope", {});
+  auto missing = FileDevice::Open(dir_.File("nope"), {});
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find(dir_ + "/nope"), std::string::npos);
-  auto dir = FileDevice::Open(dir_, {.direct = DirectIo::kOff});
+  EXPECT_NE(missing.status().message().find(dir_.File("nope")), std::string::npos);
+  auto dir = FileDevice::Open(dir_.path(), {.direct = DirectIo::kOff});
   EXPECT_FALSE(dir.ok());
   EXPECT_FALSE(FileDevice::Open(path_, {.file_block_size = 3000}).ok());
 }

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <thread>
 
 #include "base/random.h"
@@ -20,6 +19,7 @@
 #include "io/memory_device.h"
 #include "io/uring_device.h"
 #include "stats/registry.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::io {
 namespace {
@@ -160,13 +160,6 @@ TEST(IoQueueConcurrency, LimitsHoldAndEveryRequestCompletesOnce) {
 // each backend; the two files end byte-identical and equal to the model.
 class BackendsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore_backends_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::vector<uint8_t> Run(std::unique_ptr<Device> dev, uint64_t seed) {
     stats::Registry registry;
     QueuedDevice q(std::move(dev), IoQueueOptions(), &registry, DefaultClock());
@@ -231,11 +224,11 @@ class BackendsTest : public ::testing::Test {
   }
 
   static constexpr uint64_t kSize = 8 * kMiB;
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"arcstore_backends"};
 };
 
 TEST_F(BackendsTest, UringAndPsyncLeaveIdenticalBytes) {
-  const std::string a = dir_ + "/psync", b = dir_ + "/uring";
+  const std::string a = dir_.File("psync"), b = dir_.File("uring");
   ASSERT_TRUE(CreateFileForDevice(a, {.size_bytes = kSize}).ok());
   ASSERT_TRUE(CreateFileForDevice(b, {.size_bytes = kSize}).ok());
   auto psync = FileDevice::Open(a, {});

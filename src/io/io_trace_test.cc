@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +12,7 @@
 #include "io/memory_device.h"
 #include "stats/registry.h"
 #include "testing/manual_clock.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::io {
 namespace {
@@ -33,14 +33,8 @@ std::vector<std::vector<std::string>> ReadTrace(const std::string& path, std::st
 
 class IoTraceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore_trace_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/trace.txt";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_, path_;
+  arcstore::testing::TempDir dir_{"arcstore_trace"};
+  const std::string path_ = dir_.File("trace.txt");
   arcstore::testing::ManualClock clock_{5000};
   stats::Counter dropped_;
 };
@@ -98,9 +92,9 @@ TEST_F(IoTraceTest, AFullRingDropsAndCounts) {
 }
 
 TEST_F(IoTraceTest, BadPathAndRingSizeAreNamed) {
-  auto t = IoTrace::Start(dir_ + "/no/such/dir/t", 64, &clock_, &dropped_);
+  auto t = IoTrace::Start(dir_.File("no/such/dir/t"), 64, &clock_, &dropped_);
   ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find(dir_ + "/no/such/dir/t"), std::string::npos);
+  EXPECT_NE(t.status().message().find(dir_.File("no/such/dir/t")), std::string::npos);
   t = IoTrace::Start(path_, 2, &clock_, &dropped_);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("ring"), std::string::npos);
@@ -115,7 +109,7 @@ TEST_F(IoTraceTest, QueueTracesEveryIo) {
   std::vector<uint8_t> buf(4096, 3);
   ASSERT_TRUE(WriteSync(q, 0, buf).ok());  // not traced: before Start
   ASSERT_TRUE(q.StartTrace(path_, 1024).ok());
-  Status again = q.StartTrace(dir_ + "/other", 1024);
+  Status again = q.StartTrace(dir_.File("other"), 1024);
   EXPECT_EQ(again.code(), StatusCode::kBusy);
   EXPECT_NE(again.message().find(path_), std::string::npos);
   const int n = 37;

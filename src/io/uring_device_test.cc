@@ -4,27 +4,20 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <thread>
 
 #include "base/random.h"
 #include "base/thread_annotations.h"
 #include "io/aligned_buffer.h"
 #include "io/uring_device.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::io {
 namespace {
 
 class UringDeviceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore_uring_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/dev0";
-    ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 4 << 20}).ok());
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 4 << 20}).ok()); }
 
   std::unique_ptr<UringDevice> OpenOrSkip(UringDeviceOptions o = {}) {
     auto d = UringDevice::Open(path_, o);
@@ -32,7 +25,8 @@ class UringDeviceTest : public ::testing::Test {
     EXPECT_TRUE(d.ok()) << d.status().ToString();
     return d.ok() ? std::move(*d) : nullptr;
   }
-  std::string dir_, path_;
+  arcstore::testing::TempDir dir_{"arcstore_uring"};
+  const std::string path_ = dir_.File("dev0");
 };
 
 // Counts completions and remembers the first error; waits for a number.
@@ -167,7 +161,7 @@ TEST_F(UringDeviceTest, ExecuteAndTheRingSeeTheSameFile) {
 }
 
 TEST_F(UringDeviceTest, RandomVectoredWorkloadLeavesTheSameFileAsPsync) {
-  std::string other = dir_ + "/dev1";
+  std::string other = dir_.File("dev1");
   ASSERT_TRUE(CreateFileForDevice(other, {.size_bytes = 4 << 20}).ok());
   auto uring = OpenOrSkip({.queue_depth = 8});
   if (!uring) GTEST_SKIP() << "io_uring unavailable";
@@ -208,7 +202,7 @@ TEST_F(UringDeviceTest, OpenBestDeviceChoosesABackend) {
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ((*d)->size_bytes(), 4u << 20);
   EXPECT_TRUE(backend == Backend::kIoUring || backend == Backend::kPsync);
-  EXPECT_FALSE(OpenBestDevice(dir_ + "/missing", {}).ok());
+  EXPECT_FALSE(OpenBestDevice(dir_.File("missing"), {}).ok());
   EXPECT_FALSE(UringDevice::Open(path_, {.queue_depth = 0}).ok());
 }
 

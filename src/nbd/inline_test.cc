@@ -8,8 +8,6 @@
 // connection thread waits for them, VolumeRequest::caller_waits) from the
 // submitted ones (the engine path), records which threads made the
 // synchronous ones, and answers MayWait as the test says.
-#include <stdlib.h>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -22,6 +20,7 @@
 #include "testing/memory_volume.h"
 #include "testing/nbd/raw_client.h"
 #include "testing/nbd/threaded_volume.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -106,19 +105,14 @@ class Batch {
 class InlineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nbd_itest.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    options_.socket_path = dir_ + "/s.sock";
+    options_.socket_path = dir_.File("s.sock");
     auto mem = std::make_shared<arcstore::testing::MemoryVolume>(
         VolumeInfo{"vol", 1, 8 << 20, 4096, "off"});
     // Completions of Submit* come back on 2 engine threads.
     volume_ = std::make_shared<CountingVolume>(std::make_shared<ThreadedVolume>(mem, 2));
   }
-  void TearDown() override {
-    server_.reset();
-    ::rmdir(dir_.c_str());
-  }
+  // The server goes before the directory its socket is in.
+  void TearDown() override { server_.reset(); }
   void Start() {
     auto s = Server::Start(options_, {{"vol", volume_, false, ""}}, &registry_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -150,7 +144,7 @@ class InlineTest : public ::testing::Test {
     Replies(c, n, 4096);
   }
 
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"nbd_itest"};
   ServerOptions options_;
   stats::Registry registry_;
   std::shared_ptr<CountingVolume> volume_;

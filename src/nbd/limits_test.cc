@@ -19,6 +19,7 @@
 #include "testing/nbd/raw_client.h"
 #include "testing/nbd/threaded_volume.h"
 #include "testing/process_memory.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -41,11 +42,9 @@ constexpr bool kSanitized = false;
 using arcstore::testing::ResidentBytes;
 
 TEST(NbdLimitsTest, FloodedConnectionsStayBoundedAndOthersAreServed) {
-  char tmpl[] = "/tmp/nbd_limits.XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
+  const arcstore::testing::TempDir dir("nbd_limits");
   ServerOptions o;
-  o.socket_path = dir + "/s.sock";
+  o.socket_path = dir.File("s.sock");
   o.max_connections = 3;
   o.max_payload_bytes = 1 << 20;
   o.max_in_flight_per_connection = 8;
@@ -116,7 +115,6 @@ TEST(NbdLimitsTest, FloodedConnectionsStayBoundedAndOthersAreServed) {
               static_cast<double>(rss_before) / kMiB, static_cast<double>(rss_during) / kMiB,
               static_cast<double>(bound) / kMiB);
   server->reset();
-  ::rmdir(dir.c_str());
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 // The NBD server under concurrency: in-flight limits (backpressure), many
 // clients with requests in flight and out-of-order completions, and
 // Shutdown() with requests in flight.
-#include <stdlib.h>
-
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -16,6 +14,7 @@
 #include "testing/memory_volume.h"
 #include "testing/nbd/raw_client.h"
 #include "testing/nbd/threaded_volume.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -26,10 +25,7 @@ using testing::RawClient;
 class ConcurrencyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nbd_ctest.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    options_.socket_path = dir_ + "/s.sock";
+    options_.socket_path = dir_.File("s.sock");
     // These tests hold requests in a paused volume to fill the in-flight
     // window; a request run inline (the first of a burst) would hold the
     // reader instead. The inline paths are tested in inline_test.cc (the
@@ -40,10 +36,8 @@ class ConcurrencyTest : public ::testing::Test {
     options_.poll_window_ns = 50 * kNsPerUs;
     options_.max_pollers = 2;
   }
-  void TearDown() override {
-    server_.reset();
-    ::rmdir(dir_.c_str());
-  }
+  // The server goes before the directory its socket is in.
+  void TearDown() override { server_.reset(); }
   void Start(int threads) {
     auto mem = std::make_shared<arcstore::testing::MemoryVolume>(
         VolumeInfo{"slow", 1, 8 << 20, 4096, "off"});
@@ -56,7 +50,7 @@ class ConcurrencyTest : public ::testing::Test {
     server_ = std::move(*s);
   }
 
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"nbd_ctest"};
   ServerOptions options_;
   stats::Registry registry_;
   std::shared_ptr<ThreadedVolume> slow_;

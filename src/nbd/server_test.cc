@@ -6,7 +6,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "nbd/transport.h"
 #include "testing/memory_volume.h"
 #include "testing/nbd/raw_client.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -60,18 +60,13 @@ std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nbd_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    options_.socket_path = dir_ + "/s.sock";
+    options_.socket_path = dir_.File("s.sock");
     options_.max_payload_bytes = 1 << 20;
     options_.max_connections = 8;
     StartServer();
   }
-  void TearDown() override {
-    server_.reset();
-    ::rmdir(dir_.c_str());
-  }
+  // The server goes before the directory its socket is in.
+  void TearDown() override { server_.reset(); }
   void StartServer() {
     VolumeInfo rw{"vol", 1, 1 << 20, 4096, "off"};
     VolumeInfo ro{"ro", 2, 64 << 10, 4096, "off"};
@@ -98,7 +93,7 @@ class ServerTest : public ::testing::Test {
     EXPECT_EQ(r, w);
   }
 
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"nbd_test"};
   ServerOptions options_;
   stats::Registry registry_;
   std::shared_ptr<arcstore::testing::MemoryVolume> vol_, ro_vol_;
@@ -688,10 +683,9 @@ TEST(ServerStartTest, ServesOverLoopbackTcp) {
 }
 
 TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
-  char tmpl[] = "/tmp/nbd_test.XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const arcstore::testing::TempDir dir("nbd_test");
   ServerOptions o;
-  o.socket_path = std::string(tmpl) + "/s.sock";
+  o.socket_path = dir.File("s.sock");
   auto v = std::make_shared<arcstore::testing::MemoryVolume>(VolumeInfo{"a", 1, 1 << 20, 4096, ""});
   auto first = Server::Start(o, {{"a", v, false, ""}});
   ASSERT_TRUE(first.ok());
@@ -712,7 +706,6 @@ TEST(ServerStartTest, RefusesALiveSocketAndReplacesAStaleOne) {
   auto third = Server::Start(o, {{"a", v, false, ""}});
   EXPECT_TRUE(third.ok()) << third.status().ToString();
   third->reset();
-  ::rmdir(tmpl);
 }
 
 // The reader hands out a payload that lies whole in its buffer without a

@@ -4,7 +4,6 @@
 // in one read (as over plaintext) instead of one read per record; it stops
 // at the bytes asked for and leaves the rest for the next read.
 #include <gnutls/gnutls.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nbd/tls.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -26,13 +26,10 @@ constexpr char kKeyHex[] = "00112233445566778899aabbccddeeff";
 class TlsSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nbd_tls_session.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    std::ofstream(dir_ + "/keys.psk") << kUser << ":" << kKeyHex << "\n";
+    std::ofstream(dir_.File("keys.psk")) << kUser << ":" << kKeyHex << "\n";
     TlsOptions o;
     o.mode = TlsMode::kRequire;
-    o.psk_file = dir_ + "/keys.psk";
+    o.psk_file = dir_.File("keys.psk");
     auto creds = TlsCredentials::Load(o);
     ASSERT_TRUE(creds.ok()) << creds.status().ToString();
     creds_ = *creds;
@@ -58,7 +55,6 @@ class TlsSessionTest : public ::testing::Test {
     server_.reset();
     ::close(client_fd_);
     ::close(server_fd_);
-    std::system(("rm -rf " + dir_).c_str());
   }
 
   void StartClient() {
@@ -78,7 +74,7 @@ class TlsSessionTest : public ::testing::Test {
     ASSERT_EQ(gnutls_record_send(client_, data.data(), data.size()), static_cast<ssize_t>(bytes));
   }
 
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"nbd_tls_session"};
   std::shared_ptr<const TlsCredentials> creds_;
   int server_fd_ = -1, client_fd_ = -1;
   std::unique_ptr<TlsSession> server_;

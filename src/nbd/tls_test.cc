@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "nbd/server.h"
 #include "testing/memory_volume.h"
 #include "testing/nbd/raw_client.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -31,15 +31,10 @@ using testing::RawClient;
 class TlsOptionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nbd_tls_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    std::ofstream(dir_ + "/keys.psk") << "alice:00112233445566778899aabbccddeeff\n";
+    std::ofstream(dir_.File("keys.psk")) << "alice:00112233445566778899aabbccddeeff\n";
   }
-  void TearDown() override {
-    server_.reset();
-    std::system(("rm -rf " + dir_).c_str());
-  }
+  // The server goes before the directory its socket is in.
+  void TearDown() override { server_.reset(); }
 
   void Start(TlsMode mode, uint64_t handshake_timeout_ns = 30 * kNsPerSec) {
     ServerOptions o;
@@ -48,10 +43,10 @@ class TlsOptionTest : public ::testing::Test {
       refusals_.push_back(peer + ": " + why);
       refusals_cv_.notify_all();
     };
-    o.socket_path = dir_ + "/s.sock";
+    o.socket_path = dir_.File("s.sock");
     o.listen_addresses = {"127.0.0.1:0"};
     o.tls.mode = mode;
-    if (mode != TlsMode::kOff) o.tls.psk_file = dir_ + "/keys.psk";
+    if (mode != TlsMode::kOff) o.tls.psk_file = dir_.File("keys.psk");
     o.handshake_timeout_ns = handshake_timeout_ns;
     auto v = std::make_shared<arcstore::testing::MemoryVolume>(
         VolumeInfo{"vol0", 1, 1 << 20, 4096, ""});
@@ -95,7 +90,7 @@ class TlsOptionTest : public ::testing::Test {
     return refusals_.size();
   }
 
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"nbd_tls_test"};
   std::mutex refusals_mu_;
   std::condition_variable refusals_cv_;
   std::vector<std::string> refusals_;
@@ -147,7 +142,7 @@ TEST_F(TlsOptionTest, StartTlsWithDataIsInvalid) {
 
 TEST_F(TlsOptionTest, UnixSocketIsExemptFromRequire) {
   Start(TlsMode::kRequire);
-  RawClient u(dir_ + "/s.sock");
+  RawClient u(dir_.File("s.sock"));
   EXPECT_NE(u.Connect("vol0", true), 0);
   EXPECT_EQ(u.Do(kCmdFlush, 0, 0), 0u);
 }
@@ -178,7 +173,7 @@ TEST_F(TlsOptionTest, HandshakeDeadlineIsTotalNotPerRead) {
 // why; the unix socket's plaintext client, which is allowed, is not.
 TEST_F(TlsOptionTest, AFailedTlsHandshakeIsReportedWithThePeer) {
   Start(TlsMode::kRequire);
-  RawClient u(dir_ + "/s.sock");
+  RawClient u(dir_.File("s.sock"));
   EXPECT_NE(u.Connect("vol0", true), 0);
   EXPECT_EQ(u.Do(kCmdFlush, 0, 0), 0u);
 

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
+
+#include "testing/temp_dir.h"
 
 namespace arcstore::net {
 namespace {
@@ -64,17 +64,11 @@ TEST(ParseListenAddress, TakesOnlyLoopbackIpv4) {
 
 class ListenUnixTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore-listen-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"arcstore-listen"};
 };
 
 TEST_F(ListenUnixTest, MakesTheSocketWithItsModeAndRefusesALiveOne) {
-  const std::string path = dir_ + "/s.sock";
+  const std::string path = dir_.File("s.sock");
   Result<int> fd = ListenUnix(path, 0600, 4);
   ASSERT_TRUE(fd.ok()) << fd.status().ToString();
   struct stat st;
@@ -90,7 +84,7 @@ TEST_F(ListenUnixTest, MakesTheSocketWithItsModeAndRefusesALiveOne) {
 }
 
 TEST_F(ListenUnixTest, ReplacesAStaleSocketButNeverAFile) {
-  const std::string path = dir_ + "/s.sock";
+  const std::string path = dir_.File("s.sock");
   Result<int> dead = ListenUnix(path, 0600, 4);
   ASSERT_TRUE(dead.ok());
   ::close(*dead);  // the socket file stays, nobody accepts on it
@@ -98,7 +92,7 @@ TEST_F(ListenUnixTest, ReplacesAStaleSocketButNeverAFile) {
   ASSERT_TRUE(fd.ok()) << fd.status().ToString();
   ::close(*fd);
 
-  const std::string file = dir_ + "/plain";
+  const std::string file = dir_.File("plain");
   std::ofstream(file) << "keep me";
   Result<int> refused = ListenUnix(file, 0600, 4);
   EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
@@ -113,7 +107,7 @@ TEST_F(ListenUnixTest, RefusesAPathThatCannotBeASocketAddress) {
   EXPECT_EQ(UnixSocketAddress(std::string(200, 'a')).status().code(),
             StatusCode::kInvalidArgument);
   // A failed bind leaves nothing behind.
-  Result<int> fd = ListenUnix(dir_ + "/no/such/dir/s.sock", 0600, 4);
+  Result<int> fd = ListenUnix(dir_.File("no/such/dir/s.sock"), 0600, 4);
   EXPECT_FALSE(fd.ok());
 }
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "pool/pool_impl.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore::pool {
 namespace {
@@ -166,11 +166,10 @@ TEST_F(IoPipelineTest, DemandAndPrefetchReadsUseTheirClasses) {
 // A pool's trace: one I line per device I/O, a start/end marker pair per
 // synced txg, and one W line per application write, 4 KiB at its offset.
 TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
-  char tmpl[] = "/tmp/arcstore_pooltrace_XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl, path = dir + "/io.trace";
-  Status bad = pool_->StartTrace(dir + "/missing/io.trace", 1024, false);
-  EXPECT_NE(bad.message().find(dir + "/missing/io.trace"), std::string::npos) << bad.ToString();
+  const arcstore::testing::TempDir dir("arcstore_pooltrace");
+  const std::string path = dir.File("io.trace");
+  Status bad = pool_->StartTrace(dir.File("missing/io.trace"), 1024, false);
+  EXPECT_NE(bad.message().find(dir.File("missing/io.trace")), std::string::npos) << bad.ToString();
   const uint64_t txg0 = pool_->Info().txg;
   const stats::Snapshot before = pool_->stats().TakeSnapshot();
   ASSERT_TRUE(pool_->StartTrace(path, 1 << 16, false).ok());
@@ -218,7 +217,6 @@ TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
   EXPECT_EQ(starts, static_cast<int64_t>(synced));
   EXPECT_EQ(ends, static_cast<int64_t>(synced));
   EXPECT_EQ(d.Get("io", "trace_dropped"), 0);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

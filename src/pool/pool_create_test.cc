@@ -15,19 +15,13 @@
 
 #include "arcstore/pool.h"
 #include "base/units.h"
+#include "testing/temp_dir.h"
 
 namespace arcstore {
 namespace {
 
 class PoolCreateTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/arcstore_create_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   static PoolCreateOptions Sparse(uint64_t size_bytes) {
     PoolCreateOptions o;
     o.size_bytes = size_bytes;
@@ -55,11 +49,11 @@ class PoolCreateTest : public ::testing::Test {
     }
     return false;
   }
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"arcstore_create"};
 };
 
 TEST_F(PoolCreateTest, ANewFileNeedsASizeAndAnExistingOneIsRefused) {
-  const std::string path = dir_ + "/p";
+  const std::string path = dir_.File("p");
   Status no_size = Pool::Create(path, PoolCreateOptions());
   EXPECT_EQ(no_size.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(no_size.message().find("--size"), std::string::npos) << no_size.ToString();
@@ -69,14 +63,14 @@ TEST_F(PoolCreateTest, ANewFileNeedsASizeAndAnExistingOneIsRefused) {
   EXPECT_NE(again.message().find("arcstore pool 'arcstore'"), std::string::npos) << again.ToString();
   EXPECT_TRUE(HasVolumeKeep(path));
   // A plain file that is not a pool is refused too, untouched.
-  const std::string plain = dir_ + "/plain";
+  const std::string plain = dir_.File("plain");
   { std::FILE* f = std::fopen(plain.c_str(), "w"); std::fputs("data", f); std::fclose(f); }
   EXPECT_EQ(Pool::Create(plain, Sparse(64 * kMiB)).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(std::filesystem::file_size(plain), 4u);
 }
 
 TEST_F(PoolCreateTest, AnOpenPoolIsNeverFormattedEvenWithForce) {
-  const std::string path = dir_ + "/p";
+  const std::string path = dir_.File("p");
   MakePoolWithVolume(path);
   auto open = Pool::Open(path, PoolOptions());
   ASSERT_TRUE(open.ok());
@@ -96,7 +90,7 @@ TEST_F(PoolCreateTest, AnOpenPoolIsNeverFormattedEvenWithForce) {
 }
 
 TEST_F(PoolCreateTest, ForceTakesAnExistingFileWholeAndRefusesAnotherSize) {
-  const std::string path = dir_ + "/p";
+  const std::string path = dir_.File("p");
   MakePoolWithVolume(path);
   PoolCreateOptions o;
   o.force = true;
@@ -114,7 +108,7 @@ TEST_F(PoolCreateTest, ForceTakesAnExistingFileWholeAndRefusesAnotherSize) {
 }
 
 TEST_F(PoolCreateTest, AFilesystemImageIsRefusedUnlessForced) {
-  const std::string path = dir_ + "/ext4.img";
+  const std::string path = dir_.File("ext4.img");
   {
     std::FILE* f = std::fopen(path.c_str(), "w");
     std::fclose(f);
@@ -132,10 +126,10 @@ TEST_F(PoolCreateTest, AFilesystemImageIsRefusedUnlessForced) {
 }
 
 TEST_F(PoolCreateTest, AMissingPoolIsNamedAsSuch) {
-  auto p = Pool::Open(dir_ + "/nothing", PoolOptions());
+  auto p = Pool::Open(dir_.File("nothing"), PoolOptions());
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(p.status().message().find("no pool at " + dir_ + "/nothing"), std::string::npos)
+  EXPECT_NE(p.status().message().find("no pool at " + dir_.File("nothing")), std::string::npos)
       << p.status().ToString();
   Status dev = Pool::Create("/dev/arcstore-no-such-device", Sparse(64 * kMiB));
   EXPECT_EQ(dev.code(), StatusCode::kNotFound) << dev.ToString();
@@ -175,7 +169,7 @@ class LoopDevice {
 };
 
 TEST_F(PoolCreateTest, ABlockDeviceInUseOrHoldingAPoolIsNotFormatted) {
-  const std::string backing = dir_ + "/backing";
+  const std::string backing = dir_.File("backing");
   {
     std::FILE* f = std::fopen(backing.c_str(), "w");
     std::fclose(f);
@@ -212,7 +206,7 @@ TEST_F(PoolCreateTest, ABlockDeviceInUseOrHoldingAPoolIsNotFormatted) {
   EXPECT_TRUE(HasVolumeKeep(dev));
 
   // Mounted: the kernel holds it; refused even with force.
-  const std::string mnt = dir_ + "/mnt";
+  const std::string mnt = dir_.File("mnt");
   std::filesystem::create_directory(mnt);
   if (std::system(("mkfs.ext4 -q -F " + dev + " >/dev/null 2>&1").c_str()) != 0 ||
       std::system(("mount " + dev + " " + mnt + " 2>/dev/null").c_str()) != 0) {

@@ -3,8 +3,6 @@
 // computed by hand) and images that are not blank.
 #include "tools/plot/plot.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +11,7 @@
 
 #include "base/units.h"
 #include "stats/wire.h"
+#include "testing/temp_dir.h"
 #include "tools/plot/png_probe.h"
 
 namespace arcstore::tools {
@@ -20,21 +19,15 @@ namespace {
 
 class PlotTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/plot_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   PlotOptions Options(const std::string& name) {
     PlotOptions o;
-    o.output_prefix = dir_ + "/" + name;
+    o.output_prefix = dir_.File(name);
     o.title = name;
     o.width_px = 640;
     o.height_px = 400;
     return o;
   }
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"plot_test"};
 };
 
 // N I/Os spread over 2 s, sizes 4 KiB .. 1 MiB; S syncs every 250 ms.
@@ -281,11 +274,13 @@ void WriteRun(const std::string& prefix, uint64_t kib_s) {
 }
 
 TEST_F(PlotTest, TimelineOfTwoRunsSideBySideWithTxgSyncs) {
-  WriteRun(dir_ + "/before", 2048 * 1024);  // 2048 MiB/s
-  WriteRun(dir_ + "/after", 1024);          // 1 MiB/s
-  Result<BenchRun> before = LoadBenchRun(dir_ + "/before", std::nullopt);  // a prefix, one job: .2
+  WriteRun(dir_.File("before"), 2048 * 1024);  // 2048 MiB/s
+  WriteRun(dir_.File("after"), 1024);          // 1 MiB/s
+  Result<BenchRun> before =
+      LoadBenchRun(dir_.File("before"), std::nullopt);  // a prefix, one job: .2
   ASSERT_TRUE(before.ok()) << before.status().ToString();
-  Result<BenchRun> after = LoadBenchRun(dir_ + "/after_bw.2.log", std::nullopt);  // one of the files
+  Result<BenchRun> after =
+      LoadBenchRun(dir_.File("after_bw.2.log"), std::nullopt);  // one of the files
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(before->bw.size(), 6u);
   EXPECT_EQ(before->lat.size(), 5u);
@@ -315,7 +310,7 @@ TEST_F(PlotTest, TimelineOfTwoRunsSideBySideWithTxgSyncs) {
 }
 
 TEST_F(PlotTest, TimelineBinsPerIoLogs) {
-  const std::string p = dir_ + "/perio";
+  const std::string p = dir_.File("perio");
   std::ofstream bw(p + "_bw.1.log");
   // 100 writes of 1 MiB in the first 500 ms, 50 in the next: 200 and 100 MiB/s.
   for (int i = 0; i < 150; i++) bw << (i < 100 ? i * 4 : 500 + (i - 100) * 8) << ", 1, 1, 1048576, 0\n";
@@ -341,20 +336,17 @@ TEST(BenchLogTest, ErrorsNameTheFileAndLine) {
 }
 
 TEST(BenchLogTest, APrefixWithSeveralJobsNeedsAJobNumber) {
-  char tmpl[] = "/tmp/bench_log_test.XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string d = tmpl;
-  std::ofstream(d + "/p_bw.1.log") << "500, 1, 1, 0, 0\n";
-  std::ofstream(d + "/p_bw.3.log") << "500, 3, 1, 0, 0\n";
-  auto both = LoadBenchRun(d + "/p", std::nullopt);
+  const arcstore::testing::TempDir d("bench_log_test");
+  std::ofstream(d.File("p_bw.1.log")) << "500, 1, 1, 0, 0\n";
+  std::ofstream(d.File("p_bw.3.log")) << "500, 3, 1, 0, 0\n";
+  auto both = LoadBenchRun(d.File("p"), std::nullopt);
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.status().message().find("logs of several jobs (1, 3); choose one with --job N"), std::string::npos)
       << both.status().ToString();
-  auto three = LoadBenchRun(d + "/p", 3u);
+  auto three = LoadBenchRun(d.File("p"), 3u);
   ASSERT_TRUE(three.ok()) << three.status().ToString();
   EXPECT_EQ(three->bw[0].value, 3u);
-  EXPECT_EQ(LoadBenchRun(d + "/q", std::nullopt).status().code(), StatusCode::kNotFound);
-  std::filesystem::remove_all(d);
+  EXPECT_EQ(LoadBenchRun(d.File("q"), std::nullopt).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -9,24 +9,14 @@
 #include <fstream>
 #include <vector>
 
+#include "testing/temp_dir.h"
 #include "tools/sim/paper_counts_test_util.h"
 #include "tools/sim/trace_reader.h"
 
 namespace arcstore::sim {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/arcstore_trace_test.XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using arcstore::testing::TempDir;
 
 void WritePlain(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -62,7 +52,7 @@ std::vector<KeyRun> ReadAll(const std::string& path, TraceOptions options = {}) 
 }
 
 TEST(TraceReaderTest, LisLinesExpandToRuns) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   const std::string text = "110765 64 0 0\n5 1 0 1\n\n7 0 0 2\n9 2 0 3";  // no final newline
   const std::vector<KeyRun> want = {{110765, 64}, {5, 1}, {9, 2}};
   WritePlain(d.File("a.lis"), text);
@@ -74,7 +64,7 @@ TEST(TraceReaderTest, LisLinesExpandToRuns) {
 }
 
 TEST(TraceReaderTest, LargeZstdAcrossBuffers) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   std::string text;
   for (int i = 0; i < 300000; i++) text += std::to_string(i * 7) + " " + std::to_string(i % 5 + 1) + " 0 " + std::to_string(i) + "\n";
   WriteZstd(d.File("big.lis.zst"), text);
@@ -87,14 +77,14 @@ TEST(TraceReaderTest, LargeZstdAcrossBuffers) {
 }
 
 TEST(TraceReaderTest, LirsSkipsCheckpoints) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   WriteGzip(d.File("x.trace.gz"), "12\n*\n13\n  14\n*\n\n12\n");
   const std::vector<KeyRun> want = {{12, 1}, {13, 1}, {14, 1}, {12, 1}};
   EXPECT_EQ(ReadAll(d.File("x.trace.gz")), want);
 }
 
 TEST(TraceReaderTest, CsvSplitsIntoPages) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   WritePlain(d.File("t.csv"), "offset,size,op\n0,512,R\n1000,100,W\n4096,8192,R\n511,2,r\n");
   TraceOptions o;
   o.page_bytes = 512;
@@ -110,7 +100,7 @@ TEST(TraceReaderTest, CsvSplitsIntoPages) {
 }
 
 TEST(TraceReaderTest, CsvColumnsCanMove) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   // MSR Cambridge layout: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime
   WritePlain(d.File("msr.csv"), "128166372003061629,wdev,0,Read,8192,4096,1331\n");
   TraceOptions o;
@@ -123,7 +113,7 @@ TEST(TraceReaderTest, CsvColumnsCanMove) {
 }
 
 TEST(TraceReaderTest, CsvKeyColumn) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   WritePlain(d.File("k.csv"), "version,time,op,size,lbn\n1,5,1,512,77\n1,6,1,512,78\n");
   TraceOptions o;
   o.csv_offset_column = 4;
@@ -133,7 +123,7 @@ TEST(TraceReaderTest, CsvKeyColumn) {
 }
 
 TEST(TraceReaderTest, MalformedLineNamesTheLine) {
-  TempDir d;
+  const TempDir d("arcstore_trace_test");
   WritePlain(d.File("bad.lis"), "1 1 0 0\nhello\n");
   auto r = TraceReader::Open(d.File("bad.lis"), {});
   ASSERT_TRUE(r.ok());

@@ -3,10 +3,8 @@
 // OpenStatsSource's choice between a live server and the pool in-process.
 #include "tools/source/control.h"
 
-#include <stdlib.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <mutex>
 #include <vector>
 
@@ -14,6 +12,7 @@
 
 #include "base/units.h"
 #include "stats/registry.h"
+#include "testing/temp_dir.h"
 #include "tools/source/pool_access.h"
 #include "tools/source/socket_server.h"
 #include "tools/source/stats_source.h"
@@ -55,12 +54,6 @@ class FakeSource final : public StatsSource {
 
 class ControlTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/control_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::unique_ptr<SocketServer> StartControl(StatsSource* source, const std::string& path) {
     SocketServerOptions o;
     o.unix_path = path;
@@ -68,7 +61,7 @@ class ControlTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
   }
-  std::string dir_;
+  arcstore::testing::TempDir dir_{"control_test"};
 };
 
 TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
@@ -85,10 +78,10 @@ TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
   fake.info.size_bytes = 64 * kMiB;
   fake.info.pending_free_bytes = 12345;
   fake.info.volumes.push_back(VolumeInfo{"v0", 7, 8 * kMiB, 65536, "zstd"});
-  auto server = StartControl(&fake, dir_ + "/p.ctl");
+  auto server = StartControl(&fake, dir_.File("p.ctl"));
   ASSERT_NE(server, nullptr);
 
-  RemoteStatsSource remote(dir_ + "/p.ctl");
+  RemoteStatsSource remote(dir_.File("p.ctl"));
   Result<stats::Snapshot> s = remote.TakeSnapshot();
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->taken_ns, 42u);
@@ -134,16 +127,16 @@ TEST_F(ControlTest, BadRequestsGetErrorsThatNameThem) {
             std::string::npos);
   EXPECT_NE(HandleControlRequest(fake, "trace start 12", me).find("RING_ENTRIES new|replace PATH"),
             std::string::npos);
-  auto server = StartControl(&fake, dir_ + "/p.ctl");
+  auto server = StartControl(&fake, dir_.File("p.ctl"));
   ASSERT_NE(server, nullptr);
-  Result<std::string> r = ControlCall(dir_ + "/p.ctl", "nonesuch", 5000);
+  Result<std::string> r = ControlCall(dir_.File("p.ctl"), "nonesuch", 5000);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("nonesuch"), std::string::npos);
   // A second server on the same live socket is refused; the first keeps it.
   SocketServerOptions o;
-  o.unix_path = dir_ + "/p.ctl";
+  o.unix_path = dir_.File("p.ctl");
   EXPECT_EQ(SocketServer::Start(o, [](int) {}).status().code(), StatusCode::kAlreadyExists);
-  EXPECT_TRUE(ControlCall(dir_ + "/p.ctl", "stats", 5000).ok());
+  EXPECT_TRUE(ControlCall(dir_.File("p.ctl"), "stats", 5000).ok());
 }
 
 TEST_F(ControlTest, MetricsEndpointServesPrometheusText) {
@@ -171,7 +164,7 @@ TEST_F(ControlTest, MetricsEndpointServesPrometheusText) {
 }
 
 TEST_F(ControlTest, OpenStatsSourcePrefersALiveServerElseOpensThePool) {
-  std::string pool_path = dir_ + "/pool";
+  std::string pool_path = dir_.File("pool");
   PoolCreateOptions co;
   co.size_bytes = 64 * kMiB;
   co.sparse = true;
