@@ -121,7 +121,8 @@ TEST_F(FioCompat, JsonKeysAndTypesMatchFio) {
 std::string Shape(std::string line) {
   static const std::regex kTime(R"((Mon|Tue|Wed|Thu|Fri|Sat|Sun) .*$)");
   static const std::regex kUnit(R"(\b(nsec|usec|msec)\b)");
-  static const std::regex kRate(R"([0-9.]+(k|M|G|T|Ki|Mi|Gi|Ti)?(B/s|B|bit/s)?)");
+  // Binary prefixes first: "MiB/s" must not match as "M" and leave "iB/s".
+  static const std::regex kRate(R"([0-9.]+(Ki|Mi|Gi|Ti|k|M|G|T)?(B/s|B|bit/s)?)");
   static const std::regex kBwUnit(R"(\(\s*[KMGT]i?B/s\))");
   static const std::regex kSpaces(R"( +)");
   static const std::regex kPad(R"(([=\[]) +)");
