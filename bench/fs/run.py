@@ -154,14 +154,18 @@ def uptime():
         return float(f.read().split()[0])
 
 
-def kernel_errors_since(t):
+def kernel_errors_since(t, devices):
     """Kernel log lines since uptime `t` that look like an I/O or
-    filesystem error (dmesg; [] where the log cannot be read)."""
+    filesystem error on one of `devices` (loop device paths; others'
+    loop devices are not this run's), from dmesg ([] where it cannot be
+    read)."""
+    names = re.compile(r"\b(%s)\b" % "|".join(re.escape(os.path.basename(d)) for d in devices))
     p = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=STEP_TIMEOUT_S)
     out = []
     for line in p.stdout.splitlines():
         m = re.match(r"\[\s*(\d+\.\d+)\]\s*(.*)", line)
-        if m and float(m.group(1)) >= t and KERNEL_ERRORS.search(m.group(2)):
+        if m and float(m.group(1)) >= t and KERNEL_ERRORS.search(m.group(2)) and \
+                devices and names.search(m.group(2)):
             out.append(line)
     return out
 
@@ -726,7 +730,7 @@ def main(argv):
                         m = measured(st, lambda: pgbench_tpcb(st, cfg))
                         record(runs, "pgbench-tpcb", st, m, i, cfg)
                     st.pg_stop()
-        kernel = kernel_errors_since(t_start)
+        kernel = kernel_errors_since(t_start, [st.loop for st in stacks if st.loop])
         med = report(runs, cfg, kernel, stacks)
         errors = sum(r["where"]["errors"] for row in runs.values() for rs in row.values()
                      for r in rs if "where" in r)
