@@ -120,18 +120,32 @@
 // writes the throttle lets through), from the dirty maps, the ARC's
 // presence of the records and the txg manager's throttle state.
 //
+// Writer waits. A write can wait in five places, all in WritePiece and
+// ApplyRetrying: space admission (Reserve waits for syncs that free pool
+// space), its record buffer (the ARC evicts to make room), txg assignment
+// (the write throttle), mu_ (taken with TryLock first, so only a contended
+// lock is timed) and the read-modify-write read of a committed record.
+// Each is timed on env_.clock; a wait of kWriterWaitMinNs or more counts
+// in volumes.writer_waits_<place> and writer_wait_<place>_ns. While the
+// pool's I/O trace runs, ExecuteWrite also adds each write's own times
+// (all of them, however short) to a W record with its span:
+//
+//   ExecuteWrite --WriterWaits--> WriteRange --Piece::waits--> WritePiece
+//        |                                         CountWait(place, start)
+//        +--(trace running)--> WriteTracer::Add(TracedWrite)
+//
 // Files. One class, VolumeImpl (volume_impl.h), cut by phase as ZFS cuts
 // dbuf, dmu and zfetch:
 //
 //   volume_impl.cc   this comment; construction, the dirty maps' lookups,
-//                    Flush, and Submit with its dispatch by op
+//                    Flush, Submit with its dispatch by op, writer waits
 //   volume_read.cc   reads: dirty copies, then HoldCommitted (handle cache,
 //                    ARC, disk), partial copies laid over the committed
 //                    record; Cache, BlockStatus; feeding the prefetcher
 //   volume_write.cc  writes, trims, zeroing and log replay: WriteRange cuts
 //                    pieces, WritePiece admits one (space, txg hold) and
 //                    applies it (TryApply, ApplyWithBase, FinishPiece)
-//   volume_lend.cc   lent buffers: PrepareWrite, WritePrepared
+//   volume_lend.cc   lent buffers: PrepareWrite, WriteLent
 //   volume_sync.cc   SyncTxg with CompletePartials, TxgCommitted's
 //                    publication, and the bases given to partial copies
 //   volume_hint.cc   MayWait: whether an operation would finish in memory
