@@ -135,7 +135,8 @@ TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
   StatSet throttle;
   throttle.Counter("volumes.writer_waits_throttle", 500)
       .Counter("volumes.writer_wait_throttle_ns", 2'000'000'000);
-  const Finding* t = throttle.Diagnose().Find("writer_waits_throttle");
+  Report rt = throttle.Diagnose();
+  const Finding* t = rt.Find("writer_waits_throttle");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->severity, Severity::kInfo);
 
