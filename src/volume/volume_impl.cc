@@ -97,8 +97,9 @@
 // (the NBD server receiving a WRITE's payload) asks PrepareWrite for it:
 // a new record buffer for each whole record of the range, heap bytes for
 // the partial ends. Writing it (WritePrepared or SubmitPrepared; WriteLent
-// here) makes each lent buffer the record's dirty copy as it is (ApplyPiece: adopted), where a plain write
-// copies its bytes into the copy. So a 1 MiB write into 64 KiB records is
+// here) makes each lent buffer the record's dirty copy as it is
+// (ApplyPiece: adopted), where a plain write copies its bytes into the
+// copy. So a 1 MiB write into 64 KiB records is
 // received straight into the 16 buffers that its txg will compress,
 // checksum and write, and the log holds them by reference:
 //
