@@ -18,6 +18,8 @@ space as `arcstore pool info` prints it.
   server-check ARCSTORE POOL CMD...  the served pool's NBD stats: no request
                                      or protocol error, and at least one
                                      request of each CMD (e.g. trim, flush)
+  trimmed ARCSTORE POOL              bytes the served pool's exports have
+                                     answered NBD_CMD_TRIM for, in all
 """
 import hashlib
 import json
@@ -158,11 +160,21 @@ def space(arcstore, pool):
     print(vals["allocated"], vals["free"], vals["pending free"])
 
 
-def server_check(arcstore, pool, *need):
+def live_stats(arcstore, pool):
+    """{(module, name): value} of the served pool's counters and gauges."""
     out = subprocess.run([arcstore, "stat", pool, "--live", "--json"], capture_output=True,
                          text=True, timeout=30, check=True).stdout
     stats = json.loads(out.splitlines()[0])["stats"]
-    got = {(s["module"], s["name"]): s.get("value") for s in stats if "value" in s}
+    return {(s["module"], s["name"]): s.get("value") for s in stats if "value" in s}
+
+
+def trimmed(arcstore, pool):
+    got = live_stats(arcstore, pool)
+    print(sum(v for k, v in got.items() if k[0].startswith("nbd_export.") and k[1] == "trim_bytes"))
+
+
+def server_check(arcstore, pool, *need):
+    got = live_stats(arcstore, pool)
     # A filesystem ignores a failed discard: errors are looked for here.
     bad = {"%s.%s" % k: v for k, v in got.items()
            if k[0].startswith("nbd") and (k[1].startswith("err_") or k[1].endswith("_errors")) and v}
@@ -177,7 +189,7 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"tree": tree, "db-fill": db_fill, "db-check": db_check, "db-writer": db_writer,
      "db-crash-check": db_crash_check, "space": space,
-     "server-check": server_check}[cmd](*args)
+     "server-check": server_check, "trimmed": trimmed}[cmd](*args)
 
 
 if __name__ == "__main__":
