@@ -70,6 +70,20 @@
 //   deadlocks. A pass that freed nothing only because size was at or below
 //   c when it looked is not stuck: eviction goes on.
 //
+// THE SECOND LEVEL
+//   A buffer's filler (FillToken::set_origin) or publisher names where its
+//   bytes are kept (ArcOrigin: for the pool, the block's place and birth
+//   txg). A buffer REPLACE evicts from MRU or MFU with a known origin is
+//   offered to the eviction sink (SetEvictionSink: the L2 cache) with its
+//   bytes, after the locks are released and before its memory is freed:
+//
+//     REPLACE --OnEvicted--> Reclaim {data, offers} --unlock--> sink.OnEvict
+//                                                               then free
+//   Buffers dropped because a newer version was published, or with their
+//   volume, are not offered: their bytes are no longer anyone's. The sink
+//   copies what it wants and never waits for I/O; SetEvictionSink returns
+//   once the calls to the sink it replaces have ended.
+//
 // TARGET c
 //   c_max = c_max_percent of the monitor's limit (or c_max_bytes, or a cap
 //   from SetMaxBytes), c_min = max(c_max / 32, 64 MiB). Tick() (every
@@ -99,6 +113,8 @@
 //   policy_mu_   the policy (lists, sizes, p), headers' state and data
 //   evict_mu_    waiters, evict_count, the evictor's flags
 //   subs_mu_     subscribers (a leaf; callbacks run with no lock held)
+//   sink_mu_     the eviction sink and its calls in progress (a leaf; the
+//                sink is called with no lock held)
 //   The policy never calls out with a lock held: what it evicts or drops is
 //   collected in a Reclaim and freed after the locks are released.
 //
@@ -442,6 +458,7 @@ bool Arc::LookupOnce(const ArcKey& key, const LookupOptions& o, bool force, bool
           CountHit(h, o);
           policy_.Hit(h, clock_->NowNs());
         }
+        if (o.access == AccessKind::kDemand) h->prefetched.store(false, std::memory_order_relaxed);
         policy_.Pin(h);
         AddHoldLocked(h, o.holder);
         result.hold = ArcHold(this, h, o.holder);
@@ -466,6 +483,7 @@ bool Arc::LookupOnce(const ArcKey& key, const LookupOptions& o, bool force, bool
       h->fill_in_b2 = false;
     }
     h->io_in_flight = true;
+    h->prefetched.store(o.access == AccessKind::kPrefetch, std::memory_order_relaxed);
     AddHoldLocked(h, HolderKind::kReadInFlight);
     result.fill = FillToken(this, h, o.holder);
     return true;
@@ -496,7 +514,7 @@ std::span<uint8_t> Arc::FillBuffer(Header* h) {
   return {raw, bytes};
 }
 
-ArcHold Arc::FinishFill(Header* h, HolderKind kind, bool cache) {
+ArcHold Arc::FinishFill(Header* h, HolderKind kind, bool cache, const ArcOrigin& origin) {
   Shard& sh = shards_[h->shard];
   MutexLock l(&sh.mu);
   ARC_CHECK(h->io_in_flight);
@@ -504,9 +522,10 @@ ArcHold Arc::FinishFill(Header* h, HolderKind kind, bool cache) {
   RemoveHoldLocked(h, HolderKind::kReadInFlight);
   AddHoldLocked(h, kind);
   if (!cache && h->hashed) sh.Unhash(h);  // an orphan from here, as if a newer one was published
-  if (!h->hashed) {
+  {
     MutexLock pl(&policy_mu_);
-    if (IsResident(h->state)) policy_.MoveToAnon(h);
+    h->origin = origin;
+    if (!h->hashed && IsResident(h->state)) policy_.MoveToAnon(h);
   }
   sh.fill_cv.SignalAll();
   return ArcHold(this, h, kind);
@@ -537,7 +556,7 @@ void Arc::AbandonFill(Header* h, bool buffered) {
 }
 
 FillToken::FillToken(FillToken&& o) noexcept
-    : arc_(o.arc_), h_(o.h_), kind_(o.kind_), buffered_(o.buffered_) {
+    : arc_(o.arc_), h_(o.h_), kind_(o.kind_), buffered_(o.buffered_), origin_(o.origin_) {
   o.h_ = nullptr;
 }
 
@@ -548,6 +567,7 @@ FillToken& FillToken::operator=(FillToken&& o) noexcept {
     h_ = o.h_;
     kind_ = o.kind_;
     buffered_ = o.buffered_;
+    origin_ = o.origin_;
     o.h_ = nullptr;
   }
   return *this;
@@ -576,7 +596,7 @@ ArcHold FillToken::Finish(HolderKind kind) {
   ARC_CHECK(buffered_) << "Finish() before buffer(): nothing was read";
   Header* h = h_;
   h_ = nullptr;
-  return arc_->FinishFill(h, kind, /*cache=*/true);
+  return arc_->FinishFill(h, kind, /*cache=*/true, origin_);
 }
 
 ArcHold FillToken::FinishUncached() {
@@ -584,7 +604,7 @@ ArcHold FillToken::FinishUncached() {
   ARC_CHECK(buffered_) << "FinishUncached() before buffer(): nothing was read";
   Header* h = h_;
   h_ = nullptr;
-  return arc_->FinishFill(h, kind_, /*cache=*/false);
+  return arc_->FinishFill(h, kind_, /*cache=*/false, {});
 }
 
 void FillToken::Abandon() {
@@ -637,12 +657,12 @@ void Arc::RemoveFromCacheLocked(Header* e, Reclaim* r) ARC_NO_THREAD_SAFETY_ANAL
   FreeIfUnreferenced(e);
 }
 
-ArcHold Arc::Publish(ArcHold hold, const ArcKey& key) {
-  PublishInPlace(hold, key);
+ArcHold Arc::Publish(ArcHold hold, const ArcKey& key, const ArcOrigin& origin) {
+  PublishInPlace(hold, key, origin);
   return hold;
 }
 
-void Arc::PublishInPlace(const ArcHold& hold, const ArcKey& key) {
+void Arc::PublishInPlace(const ArcHold& hold, const ArcKey& key, const ArcOrigin& origin) {
   ARC_CHECK(hold.h_ != nullptr && hold.arc_ == this);
   Header* h = hold.h_;
   const HolderKind kind = hold.kind_;
@@ -670,6 +690,7 @@ void Arc::PublishInPlace(const ArcHold& hold, const ArcKey& key) {
     sh.Insert(h);
     MutexLock pl(&policy_mu_);
     ARC_CHECK(h->state == ArcState::kAnon) << StateName(h->state);
+    h->origin = origin;
     policy_.Remove(h);
     policy_.Insert(h, ArcState::kMru, false, clock_->NowNs(), /*pinned=*/true);
     TakeReclaim(&r);

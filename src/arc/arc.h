@@ -122,6 +122,8 @@ class FillToken {
   ArcHold FinishUncached();
   // The fill failed or is not wanted: the buffer is dropped, waiters retry.
   void Abandon();
+  // Where the bytes being read are kept (ArcOrigin); recorded at Finish().
+  void set_origin(const ArcOrigin& origin) { origin_ = origin; }
 
  private:
   friend class Arc;
@@ -130,6 +132,20 @@ class FillToken {
   Header* h_ = nullptr;
   HolderKind kind_ = HolderKind::kApiUser;
   bool buffered_ = false;
+  ArcOrigin origin_;
+};
+
+// Where evicted buffers go before their memory is freed: the second cache
+// level (l2arc/). OnEvict is called for each buffer the policy evicts from
+// MRU or MFU whose origin is known (not for buffers dropped because a newer
+// version was published or their volume removed), with no ARC lock held,
+// on the evicting thread; `data` is valid for the call only. It must not
+// wait for I/O and must not call into the Arc.
+class EvictionSink {
+ public:
+  virtual ~EvictionSink() = default;
+  virtual void OnEvict(const ArcKey& key, const ArcOrigin& origin, BufKind kind,
+                       bool prefetched, std::span<const uint8_t> data) = 0;
 };
 
 struct LookupOptions {
@@ -199,11 +215,16 @@ class Arc {
   // Makes the anon buffer of `hold` (its only hold) the cached version of
   // `key`, in MRU; an older version is dropped (or, if held, left to its
   // holders as anon). Returns the same hold.
-  ArcHold Publish(ArcHold hold, const ArcKey& key);
+  // `origin`: where the txg stored the bytes (ArcOrigin).
+  ArcHold Publish(ArcHold hold, const ArcKey& key, const ArcOrigin& origin = {});
   // The same for a hold that stays where it is: the hold object is not
   // touched, so its owner's readers may keep reading the bytes through it
   // meanwhile (they must not clone or release it).
-  void PublishInPlace(const ArcHold& hold, const ArcKey& key);
+  void PublishInPlace(const ArcHold& hold, const ArcKey& key, const ArcOrigin& origin = {});
+  // Evicted buffers are offered to `sink` from now on (nullptr: to nobody).
+  // Returns once no call to the sink set before is in progress, so the
+  // caller may destroy that one. The sink must outlive its setting.
+  void SetEvictionSink(EvictionSink* sink);
   // Drops every buffer of a volume (held ones leave the cache and are freed
   // at their last release). Returns how many headers were dropped.
   uint64_t RemoveVolume(uint64_t volume_guid);
@@ -293,7 +314,7 @@ class Arc {
 
   // Fill tokens.
   std::span<uint8_t> FillBuffer(Header* h);
-  ArcHold FinishFill(Header* h, HolderKind kind, bool cache);
+  ArcHold FinishFill(Header* h, HolderKind kind, bool cache, const ArcOrigin& origin);
   void AbandonFill(Header* h, bool buffered);
 
   // Memory: reservation, eviction, reclaim.
@@ -301,6 +322,7 @@ class Arc {
   // pass c + 1.5 ovf); the caller turns the reservation into data or a
   // header, whose freeing subtracts it again.
   void ReserveMemory(uint64_t bytes);
+  void OfferEvicted(Reclaim& r);
   // Adds `bytes` to size unless that would pass c + 1.5 ovf (or `force`).
   bool TryReserve(uint64_t bytes, bool force);
   int64_t SevereLineBytes() const;
@@ -355,6 +377,13 @@ class Arc {
   ArcPolicy policy_ ARC_GUARDED_BY(policy_mu_);
   std::unique_ptr<Reclaim> reclaim_ ARC_GUARDED_BY(policy_mu_);
   mutable Mutex evict_mu_;
+  // The eviction sink and the calls to it in progress (sink_mu_ is a leaf,
+  // not held during a call).
+  Mutex sink_mu_;
+  EvictionSink* sink_ ARC_GUARDED_BY(sink_mu_) = nullptr;
+  int sink_calls_ ARC_GUARDED_BY(sink_mu_) = 0;
+  CondVar sink_idle_cv_;
+  std::atomic<bool> sink_set_{false};  // sink_ != nullptr, read without sink_mu_
   CondVar evict_cv_;     // the evictor waits here for work
   CondVar idle_cv_;      // WaitEvictorIdle waits here
   Mutex subs_mu_;

@@ -178,6 +178,11 @@ void Arc::ReleaseAllWaiters(bool count, bool stuck) ARC_NO_THREAD_SAFETY_ANALYSI
 
 void Arc::TakeReclaim(Reclaim* out) ARC_NO_THREAD_SAFETY_ANALYSIS /* policy_mu_ held */ {
   if (reclaim_->empty()) return;
+  for (Reclaim::Offer& o : reclaim_->offers) {
+    o.index += out->data.size();
+    out->offers.push_back(o);
+  }
+  reclaim_->offers.clear();
   for (auto& d : reclaim_->data) out->data.push_back(std::move(d));
   out->data_bytes += reclaim_->data_bytes;
   out->drops.insert(out->drops.end(), reclaim_->drops.begin(), reclaim_->drops.end());
@@ -186,10 +191,39 @@ void Arc::TakeReclaim(Reclaim* out) ARC_NO_THREAD_SAFETY_ANALYSIS /* policy_mu_ 
   reclaim_->data_bytes = 0;
 }
 
+// Hands the evicted buffers of `r` to the eviction sink, if one is set.
+void Arc::OfferEvicted(Reclaim& r) {
+  EvictionSink* sink;
+  {
+    MutexLock l(&sink_mu_);
+    sink = sink_;
+    if (sink == nullptr) {
+      r.offers.clear();
+      return;
+    }
+    sink_calls_++;
+  }
+  for (const Reclaim::Offer& o : r.offers) {
+    const ArcBuffer& b = r.data[o.index];
+    sink->OnEvict(o.key, o.origin, o.kind, o.prefetched, {b.get(), o.bytes});
+  }
+  r.offers.clear();
+  MutexLock l(&sink_mu_);
+  if (--sink_calls_ == 0) sink_idle_cv_.SignalAll();
+}
+
+void Arc::SetEvictionSink(EvictionSink* sink) {
+  MutexLock l(&sink_mu_);
+  sink_ = sink;
+  sink_set_.store(sink != nullptr, std::memory_order_relaxed);
+  while (sink_calls_ > 0) sink_idle_cv_.Wait(&sink_mu_);
+}
+
 // Frees what the policy let go, with no lock held on entry. Returns the bytes
 // really freed: data, and each dropped header's own bytes.
 uint64_t Arc::FreeReclaimed(Reclaim& r) {
   uint64_t freed = r.data_bytes;
+  if (!r.offers.empty()) OfferEvicted(r);
   r.data.clear();
   size_bytes_.fetch_sub(static_cast<int64_t>(r.data_bytes), std::memory_order_relaxed);
   if (r.data_bytes > 0) NoteUnpinned();

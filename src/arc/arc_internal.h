@@ -38,6 +38,10 @@ struct Header : PolicyNode {
   bool fill_in_b2 = false;
   ArcState fill_target = ArcState::kMru;
   bool pending_drop = false;  // (policy_mu_) dropped by the policy, not yet freed
+  // Filled by a prefetch and not asked for since (read and written with
+  // relaxed atomics: set at creation, cleared by a demand hit).
+  std::atomic<bool> prefetched{false};
+  ArcOrigin origin;  // (policy_mu_) where the bytes are kept; see ArcOrigin
   ArcBuffer data;  // (policy_mu_) present in anon, MRU, MFU
 };
 
@@ -122,11 +126,21 @@ struct alignas(64) Arc::Shard {
 };
 
 // What a policy call let go of, to be freed once the locks are dropped:
-// data of evicted buffers, and headers the policy dropped.
+// data of evicted buffers, and headers the policy dropped. `offers`: the
+// evicted buffers of `data` to hand to the eviction sink first.
 struct Arc::Reclaim {
+  struct Offer {
+    ArcKey key;
+    ArcOrigin origin;
+    BufKind kind = BufKind::kData;
+    bool prefetched = false;
+    uint64_t bytes = 0;
+    size_t index = 0;  // into data
+  };
   std::vector<ArcBuffer> data;
   uint64_t data_bytes = 0;
   std::vector<Header*> drops;
+  std::vector<Offer> offers;
   bool empty() const { return data.empty() && drops.empty(); }
 };
 
@@ -187,19 +201,28 @@ class Arc::Hooks final : public PolicyHooks {
   void OnEvicted(PolicyNode* n) override ARC_NO_THREAD_SAFETY_ANALYSIS {
     Header* h = static_cast<Header*>(n);
     Reclaim& r = *arc_->reclaim_;
-    if (h->data) {
-      r.data.push_back(std::move(h->data));
-      r.data_bytes += h->bytes;
+    if (h->data && h->origin.known() && arc_->sink_set_.load(std::memory_order_relaxed)) {
+      r.offers.push_back(Reclaim::Offer{h->key, h->origin, h->kind,
+                                        h->prefetched.load(std::memory_order_relaxed),
+                                        h->bytes, r.data.size()});
     }
+    TakeData(h);
   }
   void OnDropped(PolicyNode* n) override ARC_NO_THREAD_SAFETY_ANALYSIS {
     Header* h = static_cast<Header*>(n);
-    OnEvicted(n);  // a resident node dropped outright still has data
+    TakeData(h);  // a resident node dropped outright still has data
     h->pending_drop = true;
     arc_->reclaim_->drops.push_back(h);
   }
 
  private:
+  void TakeData(Header* h) ARC_NO_THREAD_SAFETY_ANALYSIS {
+    Reclaim& r = *arc_->reclaim_;
+    if (h->data) {
+      r.data.push_back(std::move(h->data));
+      r.data_bytes += h->bytes;
+    }
+  }
   Arc* arc_;
 };
 

@@ -22,6 +22,18 @@ struct ArcKey {
   std::string ToString() const;  // "vol 0x1f level 0 block 42"
 };
 
+// Where a buffer's bytes are kept on stable storage, as its filler or
+// publisher names it: two words the ARC stores and hands to the eviction
+// sink (EvictionSink, arc.h) without reading them. The pool gives a block's
+// (device and offset, birth txg), which name the same bytes for the pool's
+// life. birth 0: not known (nothing is offered to the sink).
+struct ArcOrigin {
+  uint64_t where = 0;
+  uint64_t birth = 0;
+  bool known() const { return birth != 0; }
+  bool operator==(const ArcOrigin&) const = default;
+};
+
 // Who holds a buffer. Held bytes are reported per kind, so that a pinned
 // cache names its pinner.
 enum class HolderKind : uint8_t {
