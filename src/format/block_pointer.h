@@ -60,6 +60,11 @@ struct BlockPointer {
   bool OwnsSpace() const { return !IsHole(); }
   // Bytes allocated for it: physical size rounded up to the allocation unit.
   uint64_t AllocatedBytes(uint32_t allocation_unit) const;
+  // Its place (device, offset) as one word. With birth_txg it names the
+  // block's bytes for the pool's life: space is never overwritten in place
+  // and a freed place is reused only by a later txg. (The second cache
+  // level keys its copies so.)
+  uint64_t Place() const { return (uint64_t{device} << 48) | offset_units; }
   // "data L0 dev0:12345+131072 p=4096 l=131072 lz4 birth=17 cksum=..."
   std::string ToString() const;
   friend bool operator==(const BlockPointer&, const BlockPointer&) = default;

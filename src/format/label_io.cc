@@ -32,6 +32,20 @@ bool SameExceptPosition(LabelHeader a, LabelHeader b) {
   return a == b;
 }
 
+bool SameExceptConfig(LabelHeader a, LabelHeader b) {
+  a.position = b.position;
+  a.config = b.config;
+  return a == b;
+}
+
+Status WriteHeader(io::Device& device, const DeviceLayout& layout, LabelHeader h,
+                   LabelPosition pos) {
+  h.position = pos;
+  ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, EncodeLabelHeader(h));
+  return WriteAt(device, pos == LabelPosition::kFront ? layout.front_header : layout.back_header,
+                 bytes);
+}
+
 std::string PositionName(LabelPosition p) { return p == LabelPosition::kFront ? "front" : "back"; }
 
 }  // namespace
@@ -46,12 +60,33 @@ Status WriteLabels(io::Device& device, const LabelHeader& header) {
   }
   std::vector<uint8_t> zeros(layout.ring_bytes, 0);
   for (LabelPosition pos : {LabelPosition::kFront, LabelPosition::kBack}) {
-    LabelHeader h = header;
-    h.position = pos;
-    ARC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, EncodeLabelHeader(h));
+    ARC_RETURN_IF_ERROR(WriteHeader(device, layout, header, pos));
     bool front = pos == LabelPosition::kFront;
-    ARC_RETURN_IF_ERROR(WriteAt(device, front ? layout.front_header : layout.back_header, bytes));
     ARC_RETURN_IF_ERROR(WriteAt(device, front ? layout.front_ring : layout.back_ring, zeros));
+  }
+  return Status::Ok();
+}
+
+uint64_t ConfigGeneration(const PoolConfig& config) {
+  std::optional<std::string> g = config.Get(kConfigGenerationKey);
+  if (!g) return 0;
+  uint64_t v = 0;
+  for (char c : *g) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return 0;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+Status RewriteLabelHeaders(io::Device& device, const LabelHeader& header) {
+  ARC_ASSIGN_OR_RETURN(DeviceLayout layout,
+                       ComputeLayout(device.size_bytes(), header.allocation_unit));
+  if (layout.end_bytes != header.device_size_bytes) {
+    return Status::InvalidArgument("label: device size does not match the device");
+  }
+  for (LabelPosition pos : {LabelPosition::kFront, LabelPosition::kBack}) {
+    ARC_RETURN_IF_ERROR(WriteHeader(device, layout, header, pos));
+    ARC_RETURN_IF_ERROR(io::FlushSync(device));
   }
   return Status::Ok();
 }
@@ -81,7 +116,17 @@ Result<LabelHeader> ReadLabel(io::Device& device, std::vector<std::string>* warn
   auto front = ReadOneLabel(device, LabelPosition::kFront);
   auto back = ReadOneLabel(device, LabelPosition::kBack);
   if (front.ok() && back.ok() && !SameExceptPosition(*front, *back)) {
-    return Status::Corruption("device " + device.name() + ": front and back labels disagree");
+    const uint64_t gf = ConfigGeneration(front->config), gb = ConfigGeneration(back->config);
+    if (!SameExceptConfig(*front, *back) || gf == gb) {
+      return Status::Corruption("device " + device.name() + ": front and back labels disagree");
+    }
+    if (warnings != nullptr) {
+      warnings->push_back("front and back labels differ in their config (generations " +
+                          std::to_string(gf) + " and " + std::to_string(gb) +
+                          ", a config change cut short): using generation " +
+                          std::to_string(std::max(gf, gb)));
+    }
+    return gf > gb ? front : back;
   }
   if (!front.ok() && !back.ok()) {
     return Status::Corruption("device " + device.name() + ": no usable label (" +

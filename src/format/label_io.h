@@ -3,11 +3,14 @@
 // The pool's open and commit paths and fsck use these so that no one else
 // computes label offsets:
 //   WriteLabels      at creation: both headers, both rings zeroed
+//   RewriteLabelHeaders  a config change of a pool in use: both headers,
+//                    one after the other, rings untouched (flushes its own)
 //   ReadLabel        at open: both headers, checked against each other
 //   WriteUberblock   at commit (step 3 of docs/format.md "Commit order"): the
 //                    txg's slot in the front ring, then the back ring
 //   ScanUberblocks   at open: every valid uberblock of both rings, newest first
-// None of them flushes: the commit order's flushes are the caller's.
+// None of them but RewriteLabelHeaders flushes: the commit order's flushes
+// are the caller's.
 //
 // Thread-safety: stateless functions; concurrent calls on one device are
 // the caller's business (the pool serialises commits).
@@ -29,8 +32,20 @@ namespace arcstore::format {
 // the device (ComputeLayout of its size).
 Status WriteLabels(io::Device& device, const LabelHeader& header);
 
+// The config key counting config changes (RewriteLabelHeaders); absent: 0.
+inline constexpr std::string_view kConfigGenerationKey = "config_generation";
+uint64_t ConfigGeneration(const PoolConfig& config);
+
+// Writes the front header, flushes, writes the back header, flushes; the
+// rings are not touched. `header.config` must carry a config generation
+// above the device's: a crash between the two writes leaves two valid
+// headers that differ only in their config, and ReadLabel takes the newer.
+Status RewriteLabelHeaders(io::Device& device, const LabelHeader& header);
+
 // Reads both headers. Returns the front one when valid (else the back one);
-// when both are valid they must agree on everything but the position.
+// when both are valid they must agree on everything but the position, or
+// differ only in their config with different config generations (a config
+// rewrite cut short): then the newer is returned, with a warning.
 // Each damaged copy adds a line to `warnings` (may be null). Corruption
 // naming both failures when neither is usable.
 Result<LabelHeader> ReadLabel(io::Device& device, std::vector<std::string>* warnings);

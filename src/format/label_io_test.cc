@@ -47,6 +47,74 @@ TEST(LabelIo, WriteThenReadBothLabels) {
   EXPECT_FALSE(WriteLabels(*p.device, wrong).ok());
 }
 
+TEST(LabelIo, RewriteChangesTheConfigAndKeepsTheRings) {
+  Pool p;
+  ASSERT_TRUE(WriteLabels(*p.device, p.header).ok());
+  ASSERT_TRUE(WriteUberblock(*p.device, p.layout, p.At(7)).ok());
+  LabelHeader next = p.header;
+  next.config.Set("cache.0", "/dev/fast0");
+  next.config.Set(std::string(kConfigGenerationKey), "1");
+  ASSERT_TRUE(RewriteLabelHeaders(*p.device, next).ok());
+  std::vector<std::string> warnings;
+  auto h = ReadLabel(*p.device, &warnings);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(h->config.Get("cache.0"), "/dev/fast0");
+  EXPECT_EQ(ConfigGeneration(h->config), 1u);
+  auto scan = ScanUberblocks(*p.device, p.layout, p.header.pool_guid);
+  ASSERT_TRUE(scan.ok());
+  ASSERT_EQ(scan->valid.size(), 1u);  // the rings are as they were
+  EXPECT_EQ(scan->valid[0].txg, 7u);
+}
+
+TEST(LabelIo, ARewriteCutShortReadsTheNewerConfig) {
+  for (bool front_newer : {true, false}) {
+    Pool p;
+    LabelHeader old_h = p.header;
+    old_h.config.Set(std::string(kConfigGenerationKey), "4");
+    ASSERT_TRUE(WriteLabels(*p.device, old_h).ok());
+    LabelHeader new_h = old_h;
+    new_h.config.Set("cache.0", "/dev/fast0");
+    new_h.config.Set(std::string(kConfigGenerationKey), "5");
+    // One header written, the other not (either order: a crash).
+    LabelHeader front_h = front_newer ? new_h : old_h;
+    front_h.position = LabelPosition::kFront;
+    auto front = EncodeLabelHeader(front_h);
+    LabelHeader back_h = front_newer ? old_h : new_h;
+    back_h.position = LabelPosition::kBack;
+    auto back = EncodeLabelHeader(back_h);
+    ASSERT_TRUE(front.ok() && back.ok());
+    ASSERT_TRUE(io::WriteSync(*p.device, p.layout.front_header, *front).ok());
+    ASSERT_TRUE(io::WriteSync(*p.device, p.layout.back_header, *back).ok());
+    std::vector<std::string> warnings;
+    auto h = ReadLabel(*p.device, &warnings);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    EXPECT_EQ(ConfigGeneration(h->config), 5u);
+    EXPECT_EQ(h->config.Get("cache.0"), "/dev/fast0");
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("generations"), std::string::npos) << warnings[0];
+  }
+}
+
+TEST(LabelIo, LabelsThatDifferOtherwiseStillDisagree) {
+  Pool p;
+  ASSERT_TRUE(WriteLabels(*p.device, p.header).ok());
+  // The same generation with another config: not a rewrite cut short.
+  LabelHeader other = p.header;
+  other.config.Set("cache.0", "/dev/fast0");
+  other.position = LabelPosition::kBack;
+  auto back = EncodeLabelHeader(other);
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(io::WriteSync(*p.device, p.layout.back_header, *back).ok());
+  EXPECT_EQ(ReadLabel(*p.device, nullptr).status().code(), StatusCode::kCorruption);
+  // Newer generation but another guid: never taken.
+  other.config.Set(std::string(kConfigGenerationKey), "9");
+  other.device_guid ^= 1;
+  back = EncodeLabelHeader(other);
+  ASSERT_TRUE(io::WriteSync(*p.device, p.layout.back_header, *back).ok());
+  EXPECT_EQ(ReadLabel(*p.device, nullptr).status().code(), StatusCode::kCorruption);
+}
+
 TEST(LabelIo, EitherLabelAloneSufficesAndDamageIsReported) {
   for (uint64_t damaged : {uint64_t{0}, BackHeaderOffset((8 << 20) + 4096)}) {
     Pool p;

@@ -49,6 +49,7 @@ Result<arc::ArcHold> VolumeImpl::HoldCommitted(uint64_t record, arc::AccessKind 
     ARC_RETURN_IF_ERROR(access == arc::AccessKind::kPrefetch
                             ? env_.blocks->PrefetchBlockInto(bp, r.fill.buffer())
                             : env_.blocks->ReadBlockInto(bp, r.fill.buffer()));
+    r.fill.set_origin(arc::ArcOrigin{bp.Place(), bp.birth_txg});
     bool cached = false;
     r.hold = FinishRecordRead(record, bp, commits_seen, std::move(r.fill), &cached);
     if (!cached) return std::move(r.hold);  // nor in the handle cache
