@@ -1,0 +1,579 @@
+// L2ARC: theory of operation.
+//
+// The ARC holds what fits in memory. A buffer it evicts is offered to this
+// cache, which keeps a copy on a fast cache device; a later ARC miss asks
+// here before it reads the pool. Nothing here is needed for correctness:
+// every copy carries its checksum, and a copy that is missing, damaged or
+// unreadable is a miss for the caller, who then reads the pool.
+//
+// Identity: a copy is filed under the block's (where, birth). The pool never
+// writes a block in place and frees are deferred, so while the pool lives a
+// (where, birth) names the same bytes: a copy found under it is never
+// stale, and nothing needs to invalidate it when the block is freed (a new
+// block at that place has a new birth).
+//
+// Device layout: a label, then a ring of fixed-size slots. A slot is a
+// header area (room for one entry per kBytesPerEntrySlot of data) followed
+// by the data of its entries, each at a block-aligned offset:
+//
+//   | label | slot 0          | slot 1          | ... | slot n-1        |
+//           | hdr | data ...  | hdr | data ...  |     | hdr | data ...  |
+//                               ^ head: the next slot written (then n-1, 0, 1..)
+//
+// The label holds the pool guid, the cache guid (new each time the device
+// is formatted), the geometry and the epoch table (below). A slot header
+// holds both guids, a sequence number (never reused under a cache guid),
+// the epoch it was written in, and per entry: key, offset, bytes and the
+// xxHash3-64 of the data; its own checksum covers all of it.
+//
+// Feed: Offer copies the buffer into the slot being filled, in memory. The
+// slot is sealed when the next buffer does not fit (data or header room),
+// and at the end of the feed interval it was filled in; the writer thread
+// writes each sealed slot with ONE device write at the ring head, then
+// advances the head:
+//
+//   Offer --copy--> [fill] --seal--> [sealed][sealed] --> writer --one write--> ring[head++]
+//                     ^ budget: write_max_bytes a feed interval
+//                       (+ write_boost_bytes until the ring first wraps)
+//
+// At most kMaxSealedSlots slots wait for the writer; when the fill slot
+// must be sealed and they are all waiting, the offer is refused
+// (feed_refused_busy): the ARC never waits for the cache device. Copies
+// waiting in memory are in the index already (their slot is a pending
+// value), so a Read finds them and copies from memory, and a second offer
+// of the same block is refused.
+//
+// Overwrite: before the writer overwrites slot h it removes every index
+// entry of h (the per-slot chain says which) and bumps h's generation, both
+// under the lock, so no new read starts there. A read already in flight
+// into h copied the generation with the location and checks it again after
+// its device read: if it changed the read is a miss, whatever it returned.
+//
+// Index (l2_index.h): a node array of 40-byte nodes, an open-addressing
+// table of 4-byte node ids and per-slot chain heads, at most 64 bytes a
+// cached block including the table's slack. sizes().header_bytes counts all
+// of it.
+//
+// Open and rebuild: a label that is blank, damaged, of another pool or of
+// another geometry, or a cache opened with rebuild off, is formatted fresh:
+// a new label with a new cache guid, so no slot header written before is
+// trusted (nothing else is erased). A label of this pool is rebuilt: a
+// background thread reads every slot's header area, keeps the ones whose
+// magic, checksum and guids are right (a damaged one is counted in
+// rebuild_bad_slots and skipped), orders them by sequence and inserts their
+// entries, the newest slot winning for a key. The head goes after the
+// newest slot, the next sequence after the largest. Offers are refused
+// until the rebuild is done; reads are served as entries arrive.
+//
+// Epochs: a block born in a txg that never committed (the pool crashed
+// before it) is dropped at rebuild: the pool will write that txg number
+// again with other contents. It must stay dropped at every later open, when
+// the pool's committed txg has passed its birth. So each Open of a cache of
+// this pool starts a new epoch and records in the label, before any slot of
+// the new epoch is written, the bound of the epoch that ended: the pool's
+// committed txg now. Slot headers carry their epoch; at rebuild an entry
+// is kept only if its birth is at most its epoch's bound (and at most the
+// committed txg). The label keeps the bounds of the newest kMaxEpochBounds
+// epochs; slots of an older epoch than those are dropped whole.
+//
+//   open k:   label {epoch k, bounds [.., (k-1, committed txg at open k)]}
+//   slot of epoch e, entry born b: kept iff b <= bound(e) and b <= committed
+//
+// Failure: a failed slot write drops the slot's entries (counted in
+// io_errors, returned by the next Flush) and leaves the head where it was;
+// a failed or mismatching read drops the entry. A torn slot write leaves
+// either the old header (its data checksums then fail, entry by entry) or
+// a damaged one (skipped at rebuild).
+//
+// Locking: one mutex, mu_, guards the index, the slot states, the buffers'
+// bookkeeping and the feed state. It is never held across device I/O: a
+// read copies the location under it and reads without it; the writer
+// encodes and writes a sealed buffer (which nothing else changes) without
+// it. Offer copies the buffer into the fill slot under it.
+//
+// Limits: kBuffers slot buffers (fill, sealed, writing), allocated on first
+// use; buffers of kMinBlockBytes..max_block_bytes; at most kMaxRingEntries
+// index entries; the label's kMaxEpochBounds.
+//
+// Tunables (L2CacheOptions): slot_bytes (size of a ring write; larger
+// slots mean fewer writes and fewer header reads at rebuild, more memory
+// and a coarser eviction), write_max_bytes and write_boost_bytes (the feed
+// rate), feed_interval_ms, max_block_bytes, cache_prefetched, rebuild.
+//
+// Stats (module "l2arc"): hits, misses, read_bytes, checksum_errors,
+// io_errors; feeds, feed_bytes, feed_refused_budget, feed_refused_busy,
+// feed_refused_other; slots_written, write_bytes, evicted_entries;
+// rebuild_entries, rebuild_dropped, rebuild_bad_slots; gauges size, asize,
+// hdr_size, entries.
+#include "l2arc/l2_cache.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "base/checksum.h"
+#include "base/random.h"
+#include "base/thread_name.h"
+
+namespace arcstore::l2arc {
+
+namespace {
+
+// Runs `fn` with `mu` released and takes `mu` again before returning.
+template <typename Fn>
+void RunUnlocked(Mutex* mu, Fn&& fn) ARC_REQUIRES(mu) ARC_NO_THREAD_SAFETY_ANALYSIS {
+  mu->Unlock();
+  fn();
+  mu->Lock();
+}
+
+std::string KeyText(const L2Key& key) {
+  return "block " + format::Hex64(key.where) + " birth " + std::to_string(key.birth);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
+                                               const L2CacheEnv& env) {
+  ARC_RETURN_IF_ERROR(options.Validate());
+  if (env.device == nullptr || env.clock == nullptr) {
+    return Status::InvalidArgument("l2arc: env.device and env.clock are required");
+  }
+  if (env.pool_guid == 0) return Status::InvalidArgument("l2arc: env.pool_guid is zero");
+  const std::string who = env.name.empty() ? "cache " + env.device->name() : env.name;
+  Result<L2Layout> layout = ComputeLayout(options.slot_bytes, env.device->logical_block_size(),
+                                          env.device->size_bytes());
+  if (!layout.ok()) return layout.status().WithContext(who);
+  io::AlignedBuffer block(layout->label_bytes, io::BufferAlignmentFor(*env.device));
+  std::optional<L2Label> old;
+  if (io::ReadSync(*env.device, 0, block.span()).ok()) {
+    Result<L2Label> found = DecodeLabel(block.span());
+    if (found.ok() && found->pool_guid == env.pool_guid &&
+        found->slot_data_bytes == layout->slot_data_bytes &&
+        found->slot_count == layout->slot_count &&
+        found->slot_stride_bytes == layout->slot_stride_bytes) {
+      old = *found;
+    }
+  }
+  const bool rebuild = options.rebuild && old.has_value();
+  L2Label label;
+  if (rebuild) {
+    // A new epoch; the one that ended holds no block born after the
+    // committed txg.
+    label = *old;
+    label.epoch = old->epoch + 1;
+    label.bounds.push_back(L2EpochBound{old->epoch, env.committed_txg});
+    if (label.bounds.size() > kMaxEpochBounds) label.bounds.erase(label.bounds.begin());
+  } else {
+    label.pool_guid = env.pool_guid;
+    label.cache_guid = NewGuid();
+    label.slot_data_bytes = layout->slot_data_bytes;
+    label.slot_count = layout->slot_count;
+    label.slot_stride_bytes = layout->slot_stride_bytes;
+    label.epoch = 1;
+  }
+  std::memset(block.data(), 0, block.size());
+  EncodeLabel(label, block.span());
+  Status written = io::WriteSync(*env.device, 0, block.span());
+  if (!written.ok()) return written.WithContext(who + ": l2arc label write");
+  std::unique_ptr<L2Cache> cache(new L2Cache(options, env, *layout, label));
+  cache->Start(rebuild);
+  return cache;
+}
+
+L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout,
+                 const L2Label& label)
+    : options_(options),
+      env_(env),
+      layout_(layout),
+      interval_ns_(options.feed_interval_ms * 1'000'000),
+      own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
+      registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
+      stats_(registry_),
+      label_(label),
+      cache_guid_(label.cache_guid),
+      index_(static_cast<uint32_t>(layout.slot_count),
+             (layout.slot_count + kBuffers) * layout.entries_per_slot),
+      slots_(layout.slot_count) {
+  MutexLock l(&mu_);
+  interval_start_ns_ = env_.clock->NowNs();
+  UpdateGaugesLocked();
+}
+
+void L2Cache::Start(bool rebuild) {
+  {
+    MutexLock l(&mu_);
+    rebuilt_ = !rebuild;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
+  if (rebuild) rebuilder_ = std::thread([this] { RebuildLoop(); });
+}
+
+L2Cache::~L2Cache() {
+  {
+    MutexLock l(&mu_);
+    stop_ = true;
+    writer_cv_.SignalAll();
+    idle_cv_.SignalAll();
+  }
+  if (writer_.joinable()) writer_.join();
+  if (rebuilder_.joinable()) rebuilder_.join();
+  if (!own_registry_) registry_->RemoveModule("l2arc");
+}
+
+bool L2Cache::Refuse(stats::Counter* counter) const {
+  counter->Add();
+  return false;
+}
+
+bool L2Cache::Offer(const L2Key& key, std::span<const uint8_t> data, bool metadata,
+                    bool prefetched) {
+  // Metadata and data are cached alike.
+  (void)metadata;
+  const uint64_t bytes = data.size();
+  if (bytes < kMinBlockBytes || bytes > options_.max_block_bytes || bytes % kMinBlockBytes != 0 ||
+      (prefetched && !options_.cache_prefetched)) {
+    return Refuse(stats_.feed_refused_other);
+  }
+  const uint64_t checksum = Xxh3_64(data.data(), bytes);
+  const uint64_t asize = layout_.RoundToBlock(bytes);
+  const uint64_t now_ns = env_.clock->NowNs();
+  MutexLock l(&mu_);
+  if (!rebuilt_ || stop_) return Refuse(stats_.feed_refused_other);
+  RollIntervalLocked(now_ns);
+  const uint64_t budget = options_.write_max_bytes + (wrapped_ ? 0 : options_.write_boost_bytes);
+  if (interval_bytes_ + bytes > budget) return Refuse(stats_.feed_refused_budget);
+  if (index_.Find(key) != kNoNode) return false;
+  if (fill_ != kNone) {
+    const Buffer& f = buffers_[fill_];
+    if (f.data_used + asize > layout_.slot_data_bytes ||
+        f.entries.size() >= layout_.entries_per_slot) {
+      if (!SealLocked()) return Refuse(stats_.feed_refused_busy);
+    }
+  }
+  if (fill_ == kNone) fill_ = TakeBufferLocked();
+  if (fill_ == kNone) return Refuse(stats_.feed_refused_busy);
+  Buffer& f = buffers_[fill_];
+  const L2Location loc{kPendingSlot0 + static_cast<uint32_t>(fill_),
+                       static_cast<uint32_t>(f.data_used), static_cast<uint32_t>(bytes), checksum};
+  const uint32_t node = index_.Insert(key, loc);
+  if (node == kNoNode) return Refuse(stats_.feed_refused_other);
+  uint8_t* at = f.bytes.data() + layout_.header_area_bytes + f.data_used;
+  std::memcpy(at, data.data(), bytes);
+  std::memset(at + bytes, 0, asize - bytes);
+  f.entries.push_back(L2SlotEntry{key, loc.offset, loc.bytes, checksum});
+  f.nodes.push_back(node);
+  f.data_used += asize;
+  interval_bytes_ += bytes;
+  data_bytes_ += bytes;
+  stats_.feeds->Add();
+  stats_.feed_bytes->Add(bytes);
+  // A full slot goes to the writer at once.
+  if (f.data_used + kMinBlockBytes > layout_.slot_data_bytes ||
+      f.entries.size() >= layout_.entries_per_slot) {
+    SealLocked();
+  }
+  UpdateGaugesLocked();
+  return true;
+}
+
+void L2Cache::RollIntervalLocked(uint64_t now_ns) {
+  if (now_ns < interval_start_ns_ + interval_ns_) return;
+  interval_start_ns_ = now_ns;
+  interval_bytes_ = 0;
+  SealLocked();  // when the writer is behind, the slot is sealed by a later call
+}
+
+bool L2Cache::SealLocked() {
+  if (fill_ == kNone || buffers_[fill_].entries.empty()) return true;
+  if (sealed_count_ == kMaxSealedSlots) return false;
+  sealed_[sealed_count_++] = fill_;
+  fill_ = kNone;
+  writer_cv_.Signal();
+  return true;
+}
+
+int L2Cache::TakeBufferLocked() {
+  for (int b = 0; b < static_cast<int>(kBuffers); b++) {
+    Buffer& buf = buffers_[b];
+    if (buf.in_use) continue;
+    if (buf.bytes.empty()) {
+      buf.bytes = io::AlignedBuffer(layout_.slot_stride_bytes, io::BufferAlignmentFor(*env_.device));
+      buf.entries.reserve(layout_.entries_per_slot);
+      buf.nodes.reserve(layout_.entries_per_slot);
+    }
+    buf.in_use = true;
+    buf.entries.clear();
+    buf.nodes.clear();
+    buf.data_used = 0;
+    return b;
+  }
+  return kNone;
+}
+
+Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
+  uint32_t node = kNoNode;
+  L2Location loc;
+  uint64_t generation = 0;
+  {
+    MutexLock l(&mu_);
+    node = index_.Find(key);
+    if (node == kNoNode) {
+      stats_.misses->Add();
+      return Status::NotFound(env_.name + ": " + KeyText(key) + " not in the l2arc");
+    }
+    loc = index_.location(node);
+    if (out.size() != loc.bytes) {
+      return Status::InvalidArgument(env_.name + ": l2arc read of " + KeyText(key) + " into " +
+                                     std::to_string(out.size()) + " bytes, its size is " +
+                                     std::to_string(loc.bytes));
+    }
+    if (loc.slot >= kPendingSlot0) {
+      const Buffer& buf = buffers_[loc.slot - kPendingSlot0];
+      std::memcpy(out.data(), buf.bytes.data() + layout_.header_area_bytes + loc.offset, loc.bytes);
+      stats_.hits->Add();
+      stats_.read_bytes->Add(loc.bytes);
+      return Status::Ok();
+    }
+    generation = slots_[loc.slot].generation;
+  }
+  const uint64_t offset = layout_.DataOffset(loc.slot) + loc.offset;
+  io::AlignedBuffer copy(layout_.RoundToBlock(loc.bytes), io::BufferAlignmentFor(*env_.device));
+  Status read = io::ReadSync(*env_.device, offset, copy.span(), io::IoClass::kSyncRead);
+  const bool match = read.ok() && Xxh3_64(copy.data(), loc.bytes) == loc.checksum;
+  {
+    MutexLock l(&mu_);
+    if (slots_[loc.slot].generation != generation) {
+      stats_.misses->Add();
+      return Status::NotFound(env_.name + ": " + KeyText(key) + ": its l2arc slot was overwritten");
+    }
+    if (!match) {
+      // No overwrite since the lookup, so the entry is the same unless
+      // another reader dropped it already.
+      if (index_.Find(key) == node && index_.location(node).slot == loc.slot &&
+          index_.location(node).offset == loc.offset) {
+        DropNodeLocked(node);
+      }
+      UpdateGaugesLocked();
+      if (!read.ok()) {
+        stats_.io_errors->Add();
+        return read.WithContext(env_.name + ": l2arc read of " + KeyText(key));
+      }
+      stats_.checksum_errors->Add();
+      return Status::Corruption(env_.name + ": l2arc copy of " + KeyText(key) +
+                                " at device offset " + std::to_string(offset) +
+                                ": checksum mismatch");
+    }
+  }
+  std::memcpy(out.data(), copy.data(), loc.bytes);
+  stats_.hits->Add();
+  stats_.read_bytes->Add(loc.bytes);
+  return Status::Ok();
+}
+
+bool L2Cache::Contains(const L2Key& key) const {
+  MutexLock l(&mu_);
+  return index_.Find(key) != kNoNode;
+}
+
+void L2Cache::DropNodeLocked(uint32_t node) {
+  const L2Location loc = index_.location(node);
+  data_bytes_ -= loc.bytes;
+  index_.Erase(node);
+  if (loc.slot < index_.slot_count() && index_.slot_entries(loc.slot) == 0) {
+    device_bytes_ -= slots_[loc.slot].device_bytes;
+  }
+}
+
+Status L2Cache::Flush() {
+  MutexLock l(&mu_);
+  while (!stop_ && !SealLocked()) idle_cv_.Wait(&mu_);
+  writer_cv_.Signal();
+  while (!stop_ && !WriterIdleLocked()) idle_cv_.Wait(&mu_);
+  Status error = write_error_;
+  write_error_ = Status::Ok();
+  return error;
+}
+
+bool L2Cache::WriterIdleLocked() const { return sealed_count_ == 0 && writing_ == kNone; }
+
+void L2Cache::WaitRebuilt() {
+  MutexLock l(&mu_);
+  while (!rebuilt_ && !stop_) idle_cv_.Wait(&mu_);
+}
+
+L2Cache::Sizes L2Cache::sizes() const {
+  MutexLock l(&mu_);
+  Sizes s;
+  s.entries = index_.size();
+  s.header_bytes = index_.memory_bytes() + slots_.capacity() * sizeof(SlotState);
+  s.data_bytes = data_bytes_;
+  s.device_bytes = device_bytes_;
+  return s;
+}
+
+void L2Cache::UpdateGaugesLocked() {
+  stats_.size->Set(static_cast<int64_t>(data_bytes_));
+  stats_.asize->Set(static_cast<int64_t>(device_bytes_));
+  stats_.hdr_size->Set(
+      static_cast<int64_t>(index_.memory_bytes() + slots_.capacity() * sizeof(SlotState)));
+  stats_.entries->Set(static_cast<int64_t>(index_.size()));
+}
+
+// ---- Writer ----------------------------------------------------------
+
+void L2Cache::WriterLoop() {
+  NameThisThread("l2arc_writer");
+  MutexLock l(&mu_);
+  while (!stop_) {
+    RollIntervalLocked(env_.clock->NowNs());
+    if (sealed_count_ == 0) {
+      idle_cv_.SignalAll();
+      // Wakes at least once an interval to seal a partly filled slot.
+      writer_cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.feed_interval_ms));
+      continue;
+    }
+    const int b = sealed_[0];
+    for (size_t i = 1; i < sealed_count_; i++) sealed_[i - 1] = sealed_[i];
+    sealed_count_--;
+    writing_ = b;
+    WriteSlotLocked(b);
+    writing_ = kNone;
+    buffers_[b].in_use = false;
+    idle_cv_.SignalAll();
+  }
+  idle_cv_.SignalAll();
+}
+
+void L2Cache::WriteSlotLocked(int b) {
+  Buffer* buf = &buffers_[b];
+  const auto h = static_cast<uint32_t>(head_);
+  // Nothing may start reading slot h from here on; reads in flight there
+  // see the new generation and report a miss.
+  if (index_.slot_entries(h) > 0) device_bytes_ -= slots_[h].device_bytes;
+  uint64_t evicted_bytes = 0;
+  stats_.evicted_entries->Add(index_.EraseSlot(h, &evicted_bytes));
+  data_bytes_ -= evicted_bytes;
+  slots_[h].generation++;
+  slots_[h].device_bytes = 0;
+  L2SlotHeader header;
+  header.pool_guid = label_.pool_guid;
+  header.cache_guid = cache_guid_;
+  header.sequence = next_sequence_++;
+  header.data_bytes = buf->data_used;
+  header.epoch = label_.epoch;
+  const uint64_t write_bytes = layout_.header_area_bytes + buf->data_used;
+  Status written;
+  RunUnlocked(&mu_, [&] {
+    header.entries = buf->entries;
+    EncodeSlotHeader(header, std::span<uint8_t>(buf->bytes.data(), layout_.header_area_bytes));
+    written = io::WriteSync(*env_.device, layout_.SlotOffset(h),
+                            std::span<const uint8_t>(buf->bytes.data(), write_bytes),
+                            io::IoClass::kAsyncWrite);
+  });
+  if (!written.ok()) {
+    for (uint32_t node : buf->nodes) DropNodeLocked(node);
+    stats_.io_errors->Add();
+    if (write_error_.ok()) {
+      write_error_ = written.WithContext(env_.name + ": l2arc slot " + std::to_string(h));
+    }
+    UpdateGaugesLocked();
+    return;
+  }
+  for (uint32_t node : buf->nodes) index_.Place(node, h);
+  slots_[h].device_bytes = write_bytes;
+  device_bytes_ += write_bytes;
+  head_ = (head_ + 1) % layout_.slot_count;
+  if (head_ == 0) wrapped_ = true;
+  stats_.slots_written->Add();
+  stats_.write_bytes->Add(write_bytes);
+  UpdateGaugesLocked();
+}
+
+// ---- Rebuild ---------------------------------------------------------
+
+void L2Cache::RebuildLoop() {
+  NameThisThread("l2arc_rebuild");
+  io::AlignedBuffer area(layout_.header_area_bytes, io::BufferAlignmentFor(*env_.device));
+  auto stopping = [this] {
+    MutexLock l(&mu_);
+    return stop_;
+  };
+  // (sequence, slot) of every valid header: one pass to order them, one to
+  // insert, oldest first, so that the newest copy of a key wins.
+  std::vector<std::pair<uint64_t, uint64_t>> order;
+  for (uint64_t s = 0; s < layout_.slot_count && !stopping(); s++) {
+    Result<L2SlotHeader> h = ReadSlotHeader(s, &area, /*count_damaged=*/true);
+    if (h.ok()) order.emplace_back(h->sequence, s);
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [sequence, s] : order) {
+    if (stopping()) break;
+    Result<L2SlotHeader> h = ReadSlotHeader(s, &area, /*count_damaged=*/false);
+    if (h.ok()) InsertRebuiltSlot(s, *h);
+  }
+  MutexLock l(&mu_);
+  if (!order.empty()) {
+    head_ = (order.back().second + 1) % layout_.slot_count;
+    next_sequence_ = order.back().first + 1;
+    wrapped_ = order.size() == layout_.slot_count;
+  }
+  interval_start_ns_ = env_.clock->NowNs();
+  rebuilt_ = true;
+  idle_cv_.SignalAll();
+}
+
+Result<L2SlotHeader> L2Cache::ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area,
+                                             bool count_damaged) {
+  Status read = io::ReadSync(*env_.device, layout_.SlotOffset(slot), area->span());
+  if (!read.ok()) {
+    stats_.io_errors->Add();
+    return read;
+  }
+  HeaderFault fault = HeaderFault::kNone;
+  Result<L2SlotHeader> h = DecodeSlotHeader(area->span(), layout_, &fault);
+  if (!h.ok()) {
+    if (fault == HeaderFault::kDamaged && count_damaged) stats_.rebuild_bad_slots->Add();
+    return h.status();
+  }
+  if (h->pool_guid != label_.pool_guid || h->cache_guid != cache_guid_) {
+    return Status::NotFound("l2arc slot " + std::to_string(slot) + " of another cache");
+  }
+  return h;
+}
+
+std::optional<uint64_t> L2Cache::BirthBound(uint64_t epoch) const {
+  for (const L2EpochBound& b : label_.bounds) {
+    if (b.epoch == epoch) return std::min(b.txg, env_.committed_txg);
+  }
+  return std::nullopt;
+}
+
+void L2Cache::InsertRebuiltSlot(uint64_t slot, const L2SlotHeader& header) {
+  const std::optional<uint64_t> bound = BirthBound(header.epoch);
+  const auto s = static_cast<uint32_t>(slot);
+  uint64_t kept = 0, dropped = 0;
+  MutexLock l(&mu_);
+  for (const L2SlotEntry& e : header.entries) {
+    if (!bound.has_value() || e.key.birth > *bound) {
+      dropped++;
+      continue;
+    }
+    const uint32_t older = index_.Find(e.key);
+    if (older != kNoNode) DropNodeLocked(older);
+    if (index_.Insert(e.key, L2Location{s, e.offset, e.bytes, e.checksum}) == kNoNode) break;
+    data_bytes_ += e.bytes;
+    kept++;
+  }
+  if (index_.slot_entries(s) > 0) {
+    slots_[s].device_bytes = layout_.header_area_bytes + header.data_bytes;
+    device_bytes_ += slots_[s].device_bytes;
+  }
+  stats_.rebuild_entries->Add(kept);
+  stats_.rebuild_dropped->Add(dropped);
+  UpdateGaugesLocked();
+}
+
+}  // namespace arcstore::l2arc
