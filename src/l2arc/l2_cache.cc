@@ -51,8 +51,9 @@
 //
 // Index (l2_index.h): a node array of 40-byte nodes, an open-addressing
 // table of 4-byte node ids and per-slot chain heads, at most 64 bytes a
-// cached block including the table's slack. sizes().header_bytes counts all
-// of it.
+// cached block including the table's slack, once the ring is full of small
+// blocks (the per-slot state, a few dozen bytes a slot, is shared by the
+// blocks of the slot). sizes().header_bytes counts all of it.
 //
 // Open and rebuild: a label that is blank, damaged, of another pool or of
 // another geometry, or a cache opened with rebuild off, is formatted fresh:
@@ -176,7 +177,11 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
   }
   std::memset(block.data(), 0, block.size());
   EncodeLabel(label, block.span());
+  // Durable before any slot of the new epoch is written: a slot whose epoch
+  // the label does not know is dropped whole, so a label lost in a crash
+  // must not leave slots of its epoch behind to be trusted later.
   Status written = io::WriteSync(*env.device, 0, block.span());
+  if (written.ok()) written = io::FlushSync(*env.device);
   if (!written.ok()) return written.WithContext(who + ": l2arc label write");
   std::unique_ptr<L2Cache> cache(new L2Cache(options, env, *layout, label));
   cache->Start(rebuild);
@@ -271,7 +276,7 @@ bool L2Cache::Offer(const L2Key& key, std::span<const uint8_t> data, bool metada
   stats_.feeds->Add();
   stats_.feed_bytes->Add(bytes);
   // A full slot goes to the writer at once.
-  if (f.data_used + kMinBlockBytes > layout_.slot_data_bytes ||
+  if (f.data_used + layout_.block_bytes > layout_.slot_data_bytes ||
       f.entries.size() >= layout_.entries_per_slot) {
     SealLocked();
   }

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "base/random.h"
+#include "base/thread_annotations.h"
+#include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "testing/io/fault_device.h"
 #include "testing/manual_clock.h"
@@ -223,6 +225,67 @@ TEST_F(L2CacheTest, RingWrapDropsTheOverwrittenSlotOnly) {
   EXPECT_EQ(sz.data_bytes, 10u * 4096);
   EXPECT_EQ(sz.device_bytes, 3 * (c->layout().header_area_bytes + 3 * 4096) +
                                  c->layout().header_area_bytes + 4096);
+}
+
+// Holds every read while closed, before it reaches the device, so that a
+// test can overwrite a slot under a read in flight.
+class ReadGate final : public io::ForwardingDevice {
+ public:
+  explicit ReadGate(io::Device* d) : ForwardingDevice(d) {}
+  void Submit(io::IoRequest r) override {
+    if (r.op == io::IoOp::kRead) {
+      MutexLock l(&mu_);
+      if (closed_) {
+        held_++;
+        cv_.SignalAll();
+        while (closed_) cv_.Wait(&mu_);
+      }
+    }
+    inner()->Submit(std::move(r));
+  }
+  void Close() {
+    MutexLock l(&mu_);
+    closed_ = true;
+  }
+  void WaitHeld(int n) {
+    MutexLock l(&mu_);
+    while (held_ < n) cv_.Wait(&mu_);
+  }
+  void Open() {
+    MutexLock l(&mu_);
+    closed_ = false;
+    cv_.SignalAll();
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool closed_ ARC_GUARDED_BY(mu_) = false;
+  int held_ ARC_GUARDED_BY(mu_) = 0;
+};
+
+TEST_F(L2CacheTest, ReadRacingAnOverwriteOfItsSlotIsAMiss) {
+  auto dev = NewDevice(DeviceBytesFor(4));
+  ReadGate gate(dev.get());
+  auto c = MustOpen(Small(), Env(&gate));
+  for (uint64_t s = 0; s < 4; s++) {
+    ASSERT_TRUE(OfferKey(c.get(), {s, 1}));
+    ASSERT_TRUE(c->Flush().ok());
+  }
+  gate.Close();
+  Status read;
+  std::thread reader([&] { read = ReadAndCheck(c.get(), {0, 1}); });
+  gate.WaitHeld(1);
+  // Slot 0 again, another block at the same place in it.
+  ASSERT_TRUE(OfferKey(c.get(), {77, 1}));
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_FALSE(c->Contains({0, 1}));
+  gate.Open();
+  reader.join();
+  EXPECT_EQ(read.code(), StatusCode::kNotFound) << read.ToString();
+  EXPECT_EQ(Stat("checksum_errors"), 0);
+  EXPECT_EQ(Stat("misses"), 1);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {77, 1}).ok());
 }
 
 TEST_F(L2CacheTest, FullSlotsAreSealedAndTheBusyWriterRefuses) {
