@@ -242,15 +242,17 @@ bool L2Cache::Offer(const L2Key& key, std::span<const uint8_t> data, bool metada
       (prefetched && !options_.cache_prefetched)) {
     return Refuse(stats_.feed_refused_other);
   }
+  const uint64_t now_ns = env_.clock->NowNs();
+  // Admission is checked before the data is hashed (most refusals cost no
+  // hashing) and again after, since the lock was let go in between.
+  {
+    MutexLock l(&mu_);
+    if (!AdmitLocked(key, bytes, now_ns)) return false;
+  }
   const uint64_t checksum = Xxh3_64(data.data(), bytes);
   const uint64_t asize = layout_.RoundToBlock(bytes);
-  const uint64_t now_ns = env_.clock->NowNs();
   MutexLock l(&mu_);
-  if (!rebuilt_ || stop_) return Refuse(stats_.feed_refused_other);
-  RollIntervalLocked(now_ns);
-  const uint64_t budget = options_.write_max_bytes + (wrapped_ ? 0 : options_.write_boost_bytes);
-  if (interval_bytes_ + bytes > budget) return Refuse(stats_.feed_refused_budget);
-  if (index_.Find(key) != kNoNode) return false;
+  if (!AdmitLocked(key, bytes, now_ns)) return false;
   if (fill_ != kNone) {
     const Buffer& f = buffers_[fill_];
     if (f.data_used + asize > layout_.slot_data_bytes ||
@@ -282,6 +284,14 @@ bool L2Cache::Offer(const L2Key& key, std::span<const uint8_t> data, bool metada
   }
   UpdateGaugesLocked();
   return true;
+}
+
+bool L2Cache::AdmitLocked(const L2Key& key, uint64_t bytes, uint64_t now_ns) {
+  if (!rebuilt_ || stop_) return Refuse(stats_.feed_refused_other);
+  RollIntervalLocked(now_ns);
+  const uint64_t budget = options_.write_max_bytes + (wrapped_ ? 0 : options_.write_boost_bytes);
+  if (interval_bytes_ + bytes > budget) return Refuse(stats_.feed_refused_budget);
+  return index_.Find(key) == kNoNode;
 }
 
 void L2Cache::RollIntervalLocked(uint64_t now_ns) {

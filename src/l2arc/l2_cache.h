@@ -173,6 +173,9 @@ class L2Cache {
   void Start(bool rebuild);
 
   bool Refuse(stats::Counter* counter) const;
+  // Whether an offer of `key` may go on: rebuilt, within the budget, not
+  // cached yet. Counts the refusals.
+  bool AdmitLocked(const L2Key& key, uint64_t bytes, uint64_t now_ns) ARC_REQUIRES(mu_);
   void RollIntervalLocked(uint64_t now_ns) ARC_REQUIRES(mu_);
   bool SealLocked() ARC_REQUIRES(mu_);
   int TakeBufferLocked() ARC_REQUIRES(mu_);
