@@ -59,12 +59,14 @@
 // another geometry, or a cache opened with rebuild off, is formatted fresh:
 // a new label with a new cache guid, so no slot header written before is
 // trusted (nothing else is erased). A label of this pool is rebuilt: a
-// background thread reads every slot's header area, keeps the ones whose
-// magic, checksum and guids are right (a damaged one is counted in
-// rebuild_bad_slots and skipped), orders them by sequence and inserts their
-// entries, the newest slot winning for a key. The head goes after the
-// newest slot, the next sequence after the largest. Offers are refused
-// until the rebuild is done; reads are served as entries arrive.
+// background thread reads every slot's header area once, in ring order,
+// keeps the ones whose magic, checksum and guids are right (a damaged one
+// is counted in rebuild_bad_slots and skipped) and inserts their entries;
+// a key found in two slots keeps the copy of the slot with the larger
+// sequence (the copies hold the same bytes; the newer lives longer). The
+// head goes after the slot with the largest sequence, the next sequence
+// after it. Offers are refused until the rebuild is done; reads are served
+// as entries arrive.
 //
 // Epochs: a block born in a txg that never committed (the pool crashed
 // before it) is dropped at rebuild: the pool will write that txg number
@@ -108,27 +110,16 @@
 // hdr_size, entries.
 #include "l2arc/l2_cache.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
 
 #include "base/checksum.h"
 #include "base/random.h"
-#include "base/thread_name.h"
 
 namespace arcstore::l2arc {
 
 namespace {
-
-// Runs `fn` with `mu` released and takes `mu` again before returning.
-template <typename Fn>
-void RunUnlocked(Mutex* mu, Fn&& fn) ARC_REQUIRES(mu) ARC_NO_THREAD_SAFETY_ANALYSIS {
-  mu->Unlock();
-  fn();
-  mu->Lock();
-}
 
 std::string KeyText(const L2Key& key) {
   return "block " + format::Hex64(key.where) + " birth " + std::to_string(key.birth);
@@ -435,160 +426,6 @@ void L2Cache::UpdateGaugesLocked() {
   stats_.hdr_size->Set(
       static_cast<int64_t>(index_.memory_bytes() + slots_.capacity() * sizeof(SlotState)));
   stats_.entries->Set(static_cast<int64_t>(index_.size()));
-}
-
-// ---- Writer ----------------------------------------------------------
-
-void L2Cache::WriterLoop() {
-  NameThisThread("l2arc_writer");
-  MutexLock l(&mu_);
-  while (!stop_) {
-    RollIntervalLocked(env_.clock->NowNs());
-    if (sealed_count_ == 0) {
-      idle_cv_.SignalAll();
-      // Wakes at least once an interval to seal a partly filled slot.
-      writer_cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.feed_interval_ms));
-      continue;
-    }
-    const int b = sealed_[0];
-    for (size_t i = 1; i < sealed_count_; i++) sealed_[i - 1] = sealed_[i];
-    sealed_count_--;
-    writing_ = b;
-    WriteSlotLocked(b);
-    writing_ = kNone;
-    buffers_[b].in_use = false;
-    idle_cv_.SignalAll();
-  }
-  idle_cv_.SignalAll();
-}
-
-void L2Cache::WriteSlotLocked(int b) {
-  Buffer* buf = &buffers_[b];
-  const auto h = static_cast<uint32_t>(head_);
-  // Nothing may start reading slot h from here on; reads in flight there
-  // see the new generation and report a miss.
-  if (index_.slot_entries(h) > 0) device_bytes_ -= slots_[h].device_bytes;
-  uint64_t evicted_bytes = 0;
-  stats_.evicted_entries->Add(index_.EraseSlot(h, &evicted_bytes));
-  data_bytes_ -= evicted_bytes;
-  slots_[h].generation++;
-  slots_[h].device_bytes = 0;
-  L2SlotHeader header;
-  header.pool_guid = label_.pool_guid;
-  header.cache_guid = cache_guid_;
-  header.sequence = next_sequence_++;
-  header.data_bytes = buf->data_used;
-  header.epoch = label_.epoch;
-  const uint64_t write_bytes = layout_.header_area_bytes + buf->data_used;
-  Status written;
-  RunUnlocked(&mu_, [&] {
-    header.entries = buf->entries;
-    EncodeSlotHeader(header, std::span<uint8_t>(buf->bytes.data(), layout_.header_area_bytes));
-    written = io::WriteSync(*env_.device, layout_.SlotOffset(h),
-                            std::span<const uint8_t>(buf->bytes.data(), write_bytes),
-                            io::IoClass::kAsyncWrite);
-  });
-  if (!written.ok()) {
-    for (uint32_t node : buf->nodes) DropNodeLocked(node);
-    stats_.io_errors->Add();
-    if (write_error_.ok()) {
-      write_error_ = written.WithContext(env_.name + ": l2arc slot " + std::to_string(h));
-    }
-    UpdateGaugesLocked();
-    return;
-  }
-  for (uint32_t node : buf->nodes) index_.Place(node, h);
-  slots_[h].device_bytes = write_bytes;
-  device_bytes_ += write_bytes;
-  head_ = (head_ + 1) % layout_.slot_count;
-  if (head_ == 0) wrapped_ = true;
-  stats_.slots_written->Add();
-  stats_.write_bytes->Add(write_bytes);
-  UpdateGaugesLocked();
-}
-
-// ---- Rebuild ---------------------------------------------------------
-
-void L2Cache::RebuildLoop() {
-  NameThisThread("l2arc_rebuild");
-  io::AlignedBuffer area(layout_.header_area_bytes, io::BufferAlignmentFor(*env_.device));
-  auto stopping = [this] {
-    MutexLock l(&mu_);
-    return stop_;
-  };
-  // (sequence, slot) of every valid header: one pass to order them, one to
-  // insert, oldest first, so that the newest copy of a key wins.
-  std::vector<std::pair<uint64_t, uint64_t>> order;
-  for (uint64_t s = 0; s < layout_.slot_count && !stopping(); s++) {
-    Result<L2SlotHeader> h = ReadSlotHeader(s, &area, /*count_damaged=*/true);
-    if (h.ok()) order.emplace_back(h->sequence, s);
-  }
-  std::sort(order.begin(), order.end());
-  for (const auto& [sequence, s] : order) {
-    if (stopping()) break;
-    Result<L2SlotHeader> h = ReadSlotHeader(s, &area, /*count_damaged=*/false);
-    if (h.ok()) InsertRebuiltSlot(s, *h);
-  }
-  MutexLock l(&mu_);
-  if (!order.empty()) {
-    head_ = (order.back().second + 1) % layout_.slot_count;
-    next_sequence_ = order.back().first + 1;
-    wrapped_ = order.size() == layout_.slot_count;
-  }
-  interval_start_ns_ = env_.clock->NowNs();
-  rebuilt_ = true;
-  idle_cv_.SignalAll();
-}
-
-Result<L2SlotHeader> L2Cache::ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area,
-                                             bool count_damaged) {
-  Status read = io::ReadSync(*env_.device, layout_.SlotOffset(slot), area->span());
-  if (!read.ok()) {
-    stats_.io_errors->Add();
-    return read;
-  }
-  HeaderFault fault = HeaderFault::kNone;
-  Result<L2SlotHeader> h = DecodeSlotHeader(area->span(), layout_, &fault);
-  if (!h.ok()) {
-    if (fault == HeaderFault::kDamaged && count_damaged) stats_.rebuild_bad_slots->Add();
-    return h.status();
-  }
-  if (h->pool_guid != label_.pool_guid || h->cache_guid != cache_guid_) {
-    return Status::NotFound("l2arc slot " + std::to_string(slot) + " of another cache");
-  }
-  return h;
-}
-
-std::optional<uint64_t> L2Cache::BirthBound(uint64_t epoch) const {
-  for (const L2EpochBound& b : label_.bounds) {
-    if (b.epoch == epoch) return std::min(b.txg, env_.committed_txg);
-  }
-  return std::nullopt;
-}
-
-void L2Cache::InsertRebuiltSlot(uint64_t slot, const L2SlotHeader& header) {
-  const std::optional<uint64_t> bound = BirthBound(header.epoch);
-  const auto s = static_cast<uint32_t>(slot);
-  uint64_t kept = 0, dropped = 0;
-  MutexLock l(&mu_);
-  for (const L2SlotEntry& e : header.entries) {
-    if (!bound.has_value() || e.key.birth > *bound) {
-      dropped++;
-      continue;
-    }
-    const uint32_t older = index_.Find(e.key);
-    if (older != kNoNode) DropNodeLocked(older);
-    if (index_.Insert(e.key, L2Location{s, e.offset, e.bytes, e.checksum}) == kNoNode) break;
-    data_bytes_ += e.bytes;
-    kept++;
-  }
-  if (index_.slot_entries(s) > 0) {
-    slots_[s].device_bytes = layout_.header_area_bytes + header.data_bytes;
-    device_bytes_ += slots_[s].device_bytes;
-  }
-  stats_.rebuild_entries->Add(kept);
-  stats_.rebuild_dropped->Add(dropped);
-  UpdateGaugesLocked();
 }
 
 }  // namespace arcstore::l2arc

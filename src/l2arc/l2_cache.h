@@ -166,6 +166,7 @@ class L2Cache {
   struct SlotState {
     uint64_t generation = 0;    // bumped when the slot is about to be overwritten
     uint64_t device_bytes = 0;  // header area + data, as written
+    uint64_t sequence = 0;      // of the header written there
   };
 
   L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout,
@@ -189,7 +190,7 @@ class L2Cache {
   void RebuildLoop();
   // Reads and checks the header of `slot`; NotFound for a blank or stale
   // one, Corruption (counted) for a damaged one.
-  Result<L2SlotHeader> ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area, bool count_damaged);
+  Result<L2SlotHeader> ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area);
   void InsertRebuiltSlot(uint64_t slot, const L2SlotHeader& header);
   // The newest birth the entries of slots written in `epoch` may have;
   // none when the label no longer knows the epoch (its slots are dropped).

@@ -411,17 +411,32 @@ TEST_F(L2CacheTest, RebuildKeepsTheNewestCopyOfAKey) {
   auto dev = NewDevice(DeviceBytesFor(4));
   {
     auto c = MustOpen(Small(), Env(dev.get()));
-    ASSERT_TRUE(OfferKey(c.get(), {1, 1}, 4096));
+    ASSERT_TRUE(OfferKey(c.get(), {10, 1}));
     ASSERT_TRUE(c->Flush().ok());
-    // A damaged copy dropped by a read, then cached again in a newer slot.
+    ASSERT_TRUE(OfferKey(c.get(), {1, 1}));
+    ASSERT_TRUE(c->Flush().ok());
+    // Slot 1's copy is damaged and dropped by a read; the block is cached
+    // again once the ring has wrapped, in slot 0: a newer slot at a lower
+    // place, which the rebuild reads first.
     DamageCopy(dev.get(), BlockOf({1, 1}, 4096));
     EXPECT_EQ(ReadAndCheck(c.get(), {1, 1}).code(), StatusCode::kCorruption);
-    ASSERT_TRUE(OfferKey(c.get(), {1, 1}, 4096));
-    ASSERT_TRUE(c->Flush().ok());
+    for (uint64_t k : {20, 30, 1}) {
+      ASSERT_TRUE(OfferKey(c.get(), {k, 1}));
+      ASSERT_TRUE(c->Flush().ok());
+    }
+    EXPECT_FALSE(c->Contains({10, 1}));
   }
   auto c = MustOpen(Small(), Env(dev.get()));
   c->WaitRebuilt();
-  EXPECT_EQ(c->sizes().entries, 1u);
+  EXPECT_EQ(c->sizes().entries, 3u);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {1, 1}).ok());
+  EXPECT_EQ(Stat("rebuild_entries"), 3);
+  // The head follows the newest slot (0): the next write goes to slot 1,
+  // which holds no entry now.
+  ASSERT_TRUE(OfferKey(c.get(), {40, 1}));
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_EQ(Stat("evicted_entries"), 0);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {20, 1}).ok());
   EXPECT_TRUE(ReadAndCheck(c.get(), {1, 1}).ok());
 }
 
