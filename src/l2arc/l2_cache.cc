@@ -18,7 +18,7 @@
 //
 //   | label | slot 0          | slot 1          | ... | slot n-1        |
 //           | hdr | data ...  | hdr | data ...  |     | hdr | data ...  |
-//                               ^ head: the next slot written (then n-1, 0, 1..)
+//                               ^ head: the next slot written; n-1 is followed by 0
 //
 // The label holds the pool guid, the cache guid (new each time the device
 // is formatted), the geometry and the epoch table (below). A slot header
@@ -77,7 +77,9 @@
 // committed txg now. Slot headers carry their epoch; at rebuild an entry
 // is kept only if its birth is at most its epoch's bound (and at most the
 // committed txg). The label keeps the bounds of the newest kMaxEpochBounds
-// epochs; slots of an older epoch than those are dropped whole.
+// epochs; slots of an epoch it has no bound for are dropped whole (older
+// ones, and those of a label lost in a crash, which is why the label is
+// flushed before the epoch's first slot write).
 //
 //   open k:   label {epoch k, bounds [.., (k-1, committed txg at open k)]}
 //   slot of epoch e, entry born b: kept iff b <= bound(e) and b <= committed
@@ -86,13 +88,18 @@
 // io_errors, returned by the next Flush) and leaves the head where it was;
 // a failed or mismatching read drops the entry. A torn slot write leaves
 // either the old header (its data checksums then fail, entry by entry) or
-// a damaged one (skipped at rebuild).
+// a damaged one (skipped at rebuild). A slot header the rebuild cannot read
+// is counted in io_errors and skipped.
 //
 // Locking: one mutex, mu_, guards the index, the slot states, the buffers'
 // bookkeeping and the feed state. It is never held across device I/O: a
 // read copies the location under it and reads without it; the writer
 // encodes and writes a sealed buffer (which nothing else changes) without
-// it. Offer copies the buffer into the fill slot under it.
+// it. Offer hashes the buffer without it and copies it into the fill slot
+// under it; the feed budget bounds those copies, so the time readers can
+// wait for them is bounded too. The cache calls nothing under mu_ but the
+// clock, so a caller may hold locks of its own (the ARC's) across Offer and
+// Read: mu_ comes after them.
 //
 // Limits: kBuffers slot buffers (fill, sealed, writing), allocated on first
 // use; buffers of kMinBlockBytes..max_block_bytes; at most kMaxRingEntries

@@ -5,15 +5,17 @@
 // is dropped and the caller reads the pool. Theory of operation in
 // l2_cache.cc; the on-disk format in l2_format.h.
 //
-// Thread-safety: every method may be called from any thread at once. Open
-// starts two threads owned by the cache (the writer, and the rebuild for a
-// device of this pool); the destructor stops them. Offer never waits for
-// I/O; Read does its device read without the cache's lock.
+// Thread-safety: every method but the destructor may be called from any
+// thread at once. Open starts two threads owned by the cache (the writer,
+// and the rebuild for a device of this pool); the destructor stops them.
+// Offer never waits for I/O; Read does its device read without the cache's
+// lock.
 //
-// Ownership: env.device, env.clock and env.registry are borrowed and must
-// outlive the cache. The cache declares its stats (module "l2arc") in
-// env.registry, or in a registry of its own when none is given, and
-// removes the module when destroyed.
+// Ownership: Open's caller owns the cache. env.device, env.clock and
+// env.registry are borrowed and must outlive it. The cache declares its
+// stats (module "l2arc") in env.registry, or in a registry of its own when
+// none is given, and removes the module when destroyed; so a registry holds
+// the stats of one cache at a time.
 #pragma once
 
 #include <array>
