@@ -142,8 +142,8 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
   }
   if (env.pool_guid == 0) return Status::InvalidArgument("l2arc: env.pool_guid is zero");
   const std::string who = env.name.empty() ? "cache " + env.device->name() : env.name;
-  Result<L2Layout> layout = ComputeLayout(options.slot_bytes, env.device->logical_block_size(),
-                                          env.device->size_bytes());
+  Result<L2Layout> layout =
+      ComputeLayout(options.slot_bytes, env.device->logical_block_size(), env.device->size_bytes());
   if (!layout.ok()) return layout.status().WithContext(who);
   io::AlignedBuffer block(layout->label_bytes, io::BufferAlignmentFor(*env.device));
   std::optional<L2Label> old;
@@ -313,7 +313,8 @@ int L2Cache::TakeBufferLocked() {
     Buffer& buf = buffers_[b];
     if (buf.in_use) continue;
     if (buf.bytes.empty()) {
-      buf.bytes = io::AlignedBuffer(layout_.slot_stride_bytes, io::BufferAlignmentFor(*env_.device));
+      buf.bytes =
+          io::AlignedBuffer(layout_.slot_stride_bytes, io::BufferAlignmentFor(*env_.device));
       buf.entries.reserve(layout_.entries_per_slot);
       buf.nodes.reserve(layout_.entries_per_slot);
     }

@@ -83,20 +83,20 @@ struct L2Stats {
   stats::Counter* read_bytes;
   stats::Counter* checksum_errors;
   stats::Counter* io_errors;
-  stats::Counter* feeds;                // buffers accepted
+  stats::Counter* feeds;  // buffers accepted
   stats::Counter* feed_bytes;
   stats::Counter* feed_refused_budget;  // over the interval's budget
   stats::Counter* feed_refused_busy;    // the writer is behind
   stats::Counter* feed_refused_other;   // size, prefetch-only, rebuild running, index full
   stats::Counter* slots_written;
   stats::Counter* write_bytes;
-  stats::Counter* evicted_entries;      // removed because their slot was overwritten
+  stats::Counter* evicted_entries;  // removed because their slot was overwritten
   stats::Counter* rebuild_entries;
-  stats::Counter* rebuild_dropped;      // birth after the committed txg
-  stats::Counter* rebuild_bad_slots;    // damaged slot headers skipped
-  stats::Gauge* size;                   // data bytes cached
-  stats::Gauge* asize;                  // device bytes of slots holding entries
-  stats::Gauge* hdr_size;               // index memory
+  stats::Counter* rebuild_dropped;    // birth after the committed txg
+  stats::Counter* rebuild_bad_slots;  // damaged slot headers skipped
+  stats::Gauge* size;                 // data bytes cached
+  stats::Gauge* asize;                // device bytes of slots holding entries
+  stats::Gauge* hdr_size;             // index memory
   stats::Gauge* entries;
 };
 
@@ -209,8 +209,8 @@ class L2Cache {
   const uint64_t cache_guid_;
 
   mutable Mutex mu_;
-  CondVar writer_cv_;   // work for the writer, or stop
-  CondVar idle_cv_;     // a slot written, or the rebuild done
+  CondVar writer_cv_;  // work for the writer, or stop
+  CondVar idle_cv_;    // a slot written, or the rebuild done
   L2Index index_ ARC_GUARDED_BY(mu_);
   std::vector<SlotState> slots_ ARC_GUARDED_BY(mu_);
   std::array<Buffer, kBuffers> buffers_ ARC_GUARDED_BY(mu_);

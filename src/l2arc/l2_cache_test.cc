@@ -223,8 +223,8 @@ TEST_F(L2CacheTest, RingWrapDropsTheOverwrittenSlotOnly) {
   const L2Cache::Sizes sz = c->sizes();
   EXPECT_EQ(sz.entries, 10u);
   EXPECT_EQ(sz.data_bytes, 10u * 4096);
-  EXPECT_EQ(sz.device_bytes, 3 * (c->layout().header_area_bytes + 3 * 4096) +
-                                 c->layout().header_area_bytes + 4096);
+  EXPECT_EQ(sz.device_bytes,
+            3 * (c->layout().header_area_bytes + 3 * 4096) + c->layout().header_area_bytes + 4096);
 }
 
 // Holds every read while closed, before it reaches the device, so that a
@@ -466,6 +466,54 @@ TEST_F(L2CacheTest, RebuildDropsBirthsAfterTheCommittedTxgForGood) {
   EXPECT_TRUE(ReadAndCheck(c.get(), {1, 5}).ok());
 }
 
+TEST_F(L2CacheTest, SlotsOfEpochsTheLabelNoLongerBoundsAreDropped) {
+  auto dev = NewDevice(8 << 20);
+  {
+    auto c = MustOpen(Small(), Env(dev.get()));
+    ASSERT_TRUE(OfferKey(c.get(), {1, 1}));
+    ASSERT_TRUE(c->Flush().ok());
+  }
+  // Opens 2 .. kMaxEpochBounds + 1 still know epoch 1; the next one does not.
+  for (uint64_t open = 2; open <= kMaxEpochBounds + 1; open++) {
+    auto c = MustOpen(Small(), Env(dev.get()));
+    c->WaitRebuilt();
+    ASSERT_TRUE(c->Contains({1, 1})) << open;
+  }
+  auto c = MustOpen(Small(), Env(dev.get()));
+  c->WaitRebuilt();
+  EXPECT_FALSE(c->Contains({1, 1}));
+  EXPECT_EQ(Stat("rebuild_dropped"), 1);
+}
+
+// A slot write torn by a crash never serves wrong bytes after the reopen:
+// each of its blocks is a hit with the right bytes, a miss, or a checksum
+// error; the slot written before it is whole.
+TEST_F(L2CacheTest, TornSlotWriteNeverServesWrongBytes) {
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    auto dev = NewDevice(8 << 20);
+    io::FaultDevice faulty(dev.get(), seed);
+    {
+      auto c = MustOpen(Small(), Env(&faulty));
+      for (uint64_t j = 0; j < 8; j++) ASSERT_TRUE(OfferKey(c.get(), {j, 1}));
+      ASSERT_TRUE(c->Flush().ok());
+      const io::FaultKind kind =
+          seed % 2 == 0 ? io::FaultKind::kTornWrite : io::FaultKind::kDropWrite;
+      ASSERT_TRUE(faulty.AddRule({.kind = kind, .ops = io::kFaultOnWrite}).ok());
+      for (uint64_t j = 100; j < 108; j++) ASSERT_TRUE(OfferKey(c.get(), {j, 1}, 8192));
+      ASSERT_TRUE(c->Flush().ok());  // the device says it was written
+    }
+    auto c = MustOpen(Small(), Env(&faulty));
+    c->WaitRebuilt();
+    for (uint64_t j = 0; j < 8; j++) EXPECT_TRUE(ReadAndCheck(c.get(), {j, 1}).ok()) << seed;
+    for (uint64_t j = 100; j < 108; j++) {
+      const Status st = ReadAndCheck(c.get(), {j, 1}, 8192);
+      EXPECT_TRUE(st.ok() || st.code() == StatusCode::kNotFound ||
+                  st.code() == StatusCode::kCorruption)
+          << seed << " " << st.ToString();
+    }
+  }
+}
+
 TEST_F(L2CacheTest, AnotherPoolsDeviceIsFormattedFresh) {
   auto dev = NewDevice(8 << 20);
   uint64_t guid = 0;
@@ -586,7 +634,8 @@ TEST(L2CacheOptionsTest, ValidateNamesEachBadField) {
       {"feed_interval_ms", [](L2CacheOptions* o) { o->feed_interval_ms = 120000; }},
       {"max_block_bytes", [](L2CacheOptions* o) { o->max_block_bytes = 256; }},
       {"max_block_bytes", [](L2CacheOptions* o) { o->max_block_bytes = 32 << 20; }},
-      {"max_block_bytes", [](L2CacheOptions* o) {
+      {"max_block_bytes",
+       [](L2CacheOptions* o) {
          o->slot_bytes = 256 << 10;
          o->max_block_bytes = 512 << 10;
        }},

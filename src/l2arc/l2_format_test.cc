@@ -101,7 +101,8 @@ TEST(L2FormatTest, SlotHeaderRoundTripAndDamage) {
     EXPECT_FALSE(DecodeSlotHeader(bad, layout, &fault).ok()) << at;
     EXPECT_EQ(fault, HeaderFault::kDamaged) << at;
   }
-  EXPECT_FALSE(DecodeSlotHeader(std::vector<uint8_t>(layout.header_area_bytes), layout, &fault).ok());
+  EXPECT_FALSE(
+      DecodeSlotHeader(std::vector<uint8_t>(layout.header_area_bytes), layout, &fault).ok());
   EXPECT_EQ(fault, HeaderFault::kBlank);
 
   // Well checksummed but out of bounds: an entry past the data, one not

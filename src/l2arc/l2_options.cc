@@ -51,10 +51,10 @@ L2Stats::L2Stats(stats::Registry* r)
       feed_refused_other(r->AddCounter("l2arc", "feed_refused_other", stats::Unit::kOps,
                                        "offers of a bad size, prefetched only, during the "
                                        "rebuild, or with the index full")),
-      slots_written(r->AddCounter("l2arc", "slots_written", stats::Unit::kOps,
-                                  "slots written to the ring")),
-      write_bytes(r->AddCounter("l2arc", "write_bytes", stats::Unit::kBytes,
-                                "bytes of slot writes")),
+      slots_written(
+          r->AddCounter("l2arc", "slots_written", stats::Unit::kOps, "slots written to the ring")),
+      write_bytes(
+          r->AddCounter("l2arc", "write_bytes", stats::Unit::kBytes, "bytes of slot writes")),
       evicted_entries(r->AddCounter("l2arc", "evicted_entries", stats::Unit::kOps,
                                     "entries removed because their slot was overwritten")),
       rebuild_entries(r->AddCounter("l2arc", "rebuild_entries", stats::Unit::kOps,
