@@ -107,7 +107,8 @@ TEST_F(L2CacheTest, RoundTrip) {
   const L2Cache::Sizes s = c->sizes();
   EXPECT_EQ(s.entries, 5u);
   EXPECT_EQ(s.data_bytes, data_bytes);
-  EXPECT_EQ(s.device_bytes, c->layout().header_area_bytes + 4096 * 2 + 8192 + 4096 + 65536);
+  EXPECT_EQ(s.device_bytes,
+            c->layout().header_area_bytes + uint64_t{4096} * 2 + 8192 + 4096 + 65536);
   EXPECT_EQ(Stat("hits"), 5);
   EXPECT_EQ(Stat("feeds"), 5);
   EXPECT_EQ(Stat("slots_written"), 1);
@@ -223,8 +224,8 @@ TEST_F(L2CacheTest, RingWrapDropsTheOverwrittenSlotOnly) {
   const L2Cache::Sizes sz = c->sizes();
   EXPECT_EQ(sz.entries, 10u);
   EXPECT_EQ(sz.data_bytes, 10u * 4096);
-  EXPECT_EQ(sz.device_bytes,
-            3 * (c->layout().header_area_bytes + 3 * 4096) + c->layout().header_area_bytes + 4096);
+  EXPECT_EQ(sz.device_bytes, 3 * (c->layout().header_area_bytes + uint64_t{3} * 4096) +
+                                 c->layout().header_area_bytes + 4096);
 }
 
 // Holds every read while closed, before it reaches the device, so that a
@@ -295,7 +296,8 @@ TEST_F(L2CacheTest, FullSlotsAreSealedAndTheBusyWriterRefuses) {
   const uint32_t per_slot = c->layout().entries_per_slot;
   // Many slots' worth: every one that fills goes to the writer.
   uint64_t accepted = 0;
-  for (uint64_t i = 0; i < per_slot * 20; i++) accepted += OfferKey(c.get(), {i, 1}) ? 1 : 0;
+  for (uint64_t i = 0; i < uint64_t{per_slot} * 20; i++)
+    accepted += OfferKey(c.get(), {i, 1}) ? 1 : 0;
   ASSERT_TRUE(c->Flush().ok());
   EXPECT_EQ(static_cast<int64_t>(accepted), Stat("feeds"));
   EXPECT_EQ(accepted + static_cast<uint64_t>(Stat("feed_refused_busy")), per_slot * 20);
@@ -310,7 +312,8 @@ void DamageCopy(io::MemoryDevice* dev, const std::vector<uint8_t>& needle) {
   ASSERT_NE(at, image.end());
   const uint64_t offset = static_cast<uint64_t>(at - image.begin());
   const uint64_t block = offset / 4096 * 4096;
-  std::vector<uint8_t> b(image.begin() + block, image.begin() + block + 4096);
+  const auto from = image.begin() + static_cast<std::ptrdiff_t>(block);
+  std::vector<uint8_t> b(from, from + 4096);
   b[offset - block] ^= 0x40;
   ASSERT_TRUE(io::WriteSync(*dev, block, b).ok());
 }
@@ -682,6 +685,7 @@ TEST_F(L2CacheTest, ReadersOfferersAndTheWriterRace) {
   std::atomic<int> offerers_left{2};
   auto size_of = [](uint64_t k) { return size_t{512} << (k % 5); };
   std::vector<std::thread> threads;
+  threads.reserve(5);
   for (int t = 0; t < 2; t++) {
     threads.emplace_back([&, r = seeds.Fork()]() mutable {
       for (uint64_t i = 0; i < rounds; i++) {
