@@ -117,6 +117,7 @@
 // hdr_size, entries.
 #include "l2arc/l2_cache.h"
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -354,9 +355,19 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
     generation = slots_[loc.slot].generation;
   }
   const uint64_t offset = layout_.DataOffset(loc.slot) + loc.offset;
-  io::AlignedBuffer copy(layout_.RoundToBlock(loc.bytes), io::BufferAlignmentFor(*env_.device));
-  Status read = io::ReadSync(*env_.device, offset, copy.span(), io::IoClass::kSyncRead);
-  const bool match = read.ok() && Xxh3_64(copy.data(), loc.bytes) == loc.checksum;
+  // Straight into `out` when the device can take it (whole blocks, aligned
+  // memory), else through a buffer of whole blocks.
+  const size_t align = io::BufferAlignmentFor(*env_.device);
+  const bool direct =
+      loc.bytes % layout_.block_bytes == 0 && reinterpret_cast<uintptr_t>(out.data()) % align == 0;
+  io::AlignedBuffer bounce;
+  std::span<uint8_t> target = out;
+  if (!direct) {
+    bounce = io::AlignedBuffer(layout_.RoundToBlock(loc.bytes), align);
+    target = bounce.span();
+  }
+  Status read = io::ReadSync(*env_.device, offset, target, io::IoClass::kSyncRead);
+  const bool match = read.ok() && Xxh3_64(target.data(), loc.bytes) == loc.checksum;
   {
     MutexLock l(&mu_);
     if (slots_[loc.slot].generation != generation) {
@@ -381,7 +392,7 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
                                 ": checksum mismatch");
     }
   }
-  std::memcpy(out.data(), copy.data(), loc.bytes);
+  if (!direct) std::memcpy(out.data(), bounce.data(), loc.bytes);
   stats_.hits->Add();
   stats_.read_bytes->Add(loc.bytes);
   return Status::Ok();

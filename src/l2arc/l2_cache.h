@@ -125,7 +125,8 @@ class L2Cache {
   // Reads the copy of `key` into `out`, which must be exactly its size
   // (else InvalidArgument). NotFound: not cached, or its slot was
   // overwritten while it was read. Corruption (checksum mismatch) or an I/O
-  // error: the entry is dropped and the error returned.
+  // error: the entry is dropped and the error returned. Unless OK, `out`
+  // may hold anything.
   Status Read(const L2Key& key, std::span<uint8_t> out);
   // Whether `key` is cached (on the device, or copied and waiting for its
   // slot's write).

@@ -13,6 +13,7 @@
 
 #include "base/random.h"
 #include "base/thread_annotations.h"
+#include "io/aligned_buffer.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "testing/io/fault_device.h"
@@ -103,13 +104,19 @@ TEST_F(L2CacheTest, RoundTrip) {
   for (uint64_t i = 0; i < 5; i++) {
     EXPECT_TRUE(c->Contains({i, 7}));
     EXPECT_TRUE(ReadAndCheck(c.get(), {i, 7}, sizes[i]).ok()) << i;
+    // Into aligned memory: read by the device straight into it when whole
+    // blocks.
+    io::AlignedBuffer aligned(sizes[i], 4096);
+    ASSERT_TRUE(c->Read({i, 7}, aligned.span()).ok());
+    EXPECT_TRUE(
+        std::equal(aligned.data(), aligned.data() + sizes[i], BlockOf({i, 7}, sizes[i]).data()));
   }
   const L2Cache::Sizes s = c->sizes();
   EXPECT_EQ(s.entries, 5u);
   EXPECT_EQ(s.data_bytes, data_bytes);
   EXPECT_EQ(s.device_bytes,
             c->layout().header_area_bytes + uint64_t{4096} * 2 + 8192 + 4096 + 65536);
-  EXPECT_EQ(Stat("hits"), 5);
+  EXPECT_EQ(Stat("hits"), 10);
   EXPECT_EQ(Stat("feeds"), 5);
   EXPECT_EQ(Stat("slots_written"), 1);
   EXPECT_EQ(Stat("size"), static_cast<int64_t>(data_bytes));
@@ -321,15 +328,20 @@ void DamageCopy(io::MemoryDevice* dev, const std::vector<uint8_t>& needle) {
 TEST_F(L2CacheTest, DamagedCopyIsAChecksumErrorOnceThenAMiss) {
   auto dev = NewDevice(8 << 20);
   auto c = MustOpen(Small(), Env(dev.get()));
-  ASSERT_TRUE(OfferKey(c.get(), {5, 3}));
-  ASSERT_TRUE(OfferKey(c.get(), {6, 3}));
+  for (uint64_t k = 5; k <= 7; k++) ASSERT_TRUE(OfferKey(c.get(), {k, 3}));
   ASSERT_TRUE(c->Flush().ok());
   DamageCopy(dev.get(), BlockOf({5, 3}, 4096));
+  DamageCopy(dev.get(), BlockOf({6, 3}, 4096));
+  // One read through a buffer of the cache's, one straight into the caller's.
   EXPECT_EQ(ReadAndCheck(c.get(), {5, 3}).code(), StatusCode::kCorruption);
-  EXPECT_EQ(Stat("checksum_errors"), 1);
+  io::AlignedBuffer aligned(4096, 4096);
+  EXPECT_EQ(c->Read({6, 3}, aligned.span()).code(), StatusCode::kCorruption);
+  EXPECT_EQ(Stat("checksum_errors"), 2);
   EXPECT_FALSE(c->Contains({5, 3}));
+  EXPECT_FALSE(c->Contains({6, 3}));
   EXPECT_EQ(ReadAndCheck(c.get(), {5, 3}).code(), StatusCode::kNotFound);
-  EXPECT_TRUE(ReadAndCheck(c.get(), {6, 3}).ok());
+  EXPECT_EQ(ReadAndCheck(c.get(), {6, 3}).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {7, 3}).ok());
   EXPECT_EQ(c->sizes().entries, 1u);
   EXPECT_EQ(c->sizes().data_bytes, 4096u);
 }
