@@ -110,7 +110,7 @@
 // and a coarser eviction), write_max_bytes and write_boost_bytes (the feed
 // rate), feed_interval_ms, max_block_bytes, cache_prefetched, rebuild.
 //
-// Stats (module "l2arc"): hits, misses, read_bytes, checksum_errors,
+// Stats (module "l2arc", or env.stats_module): hits, misses, read_bytes, checksum_errors,
 // io_errors; feeds, feed_bytes, feed_refused_budget, feed_refused_busy,
 // feed_refused_other; slots_written, write_bytes, evicted_entries;
 // rebuild_entries, rebuild_dropped, rebuild_bad_slots; gauges size, asize,
@@ -142,6 +142,7 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
     return Status::InvalidArgument("l2arc: env.device and env.clock are required");
   }
   if (env.pool_guid == 0) return Status::InvalidArgument("l2arc: env.pool_guid is zero");
+  if (env.stats_module.empty()) return Status::InvalidArgument("l2arc: env.stats_module is empty");
   const std::string who = env.name.empty() ? "cache " + env.device->name() : env.name;
   Result<L2Layout> layout =
       ComputeLayout(options.slot_bytes, env.device->logical_block_size(), env.device->size_bytes());
@@ -195,7 +196,7 @@ L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2L
       interval_ns_(options.feed_interval_ms * 1'000'000),
       own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
       registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
-      stats_(registry_),
+      stats_(registry_, env.stats_module),
       label_(label),
       cache_guid_(label.cache_guid),
       index_(static_cast<uint32_t>(layout.slot_count),
@@ -224,7 +225,7 @@ L2Cache::~L2Cache() {
   }
   if (writer_.joinable()) writer_.join();
   if (rebuilder_.joinable()) rebuilder_.join();
-  if (!own_registry_) registry_->RemoveModule("l2arc");
+  if (!own_registry_) registry_->RemoveModule(env_.stats_module);
 }
 
 bool L2Cache::Refuse(stats::Counter* counter) const {

@@ -13,9 +13,9 @@
 //
 // Ownership: Open's caller owns the cache. env.device, env.clock and
 // env.registry are borrowed and must outlive it. The cache declares its
-// stats (module "l2arc") in env.registry, or in a registry of its own when
-// none is given, and removes the module when destroyed; so a registry holds
-// the stats of one cache at a time.
+// stats (module env.stats_module, "l2arc" unless told) in env.registry, or
+// in a registry of its own when none is given, and removes the module when
+// destroyed; caches sharing a registry need modules of their own.
 #pragma once
 
 #include <array>
@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -73,11 +74,12 @@ struct L2CacheEnv {
   uint64_t pool_guid = 0;               // required, nonzero
   uint64_t committed_txg = 0;           // the pool's last committed txg at open
   std::string name;                     // for messages: "cache /dev/nvme0n1"
+  std::string stats_module = "l2arc";   // a second cache device: "l2arc.nvme1"
 };
 
-// The cache's stats, module "l2arc".
+// The cache's stats, in one registry module ("l2arc").
 struct L2Stats {
-  explicit L2Stats(stats::Registry* registry);
+  L2Stats(stats::Registry* registry, std::string_view module);
   stats::Counter* hits;
   stats::Counter* misses;
   stats::Counter* read_bytes;

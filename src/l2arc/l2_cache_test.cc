@@ -678,10 +678,29 @@ TEST_F(L2CacheTest, OpenChecksTheEnvAndTheDeviceBlock) {
   env.clock = nullptr;
   EXPECT_EQ(L2Cache::Open(Small(), env).status().code(), StatusCode::kInvalidArgument);
   env = Env(dev.get());
+  env.stats_module = "";
+  EXPECT_EQ(L2Cache::Open(Small(), env).status().code(), StatusCode::kInvalidArgument);
+  env = Env(dev.get());
   env.registry = nullptr;  // stats in a registry of the cache's own
   auto c = MustOpen(Small(), env);
   ASSERT_TRUE(OfferKey(c.get(), {1, 1}));
   EXPECT_TRUE(c->Flush().ok());
+}
+
+TEST_F(L2CacheTest, TwoCachesShareARegistryUnderModulesOfTheirOwn) {
+  auto a = NewDevice(8 << 20);
+  auto b = NewDevice(8 << 20);
+  auto first = MustOpen(Small(), Env(a.get()));
+  L2CacheEnv env = Env(b.get());
+  env.stats_module = "l2arc.b";
+  auto second = MustOpen(Small(), env);
+  ASSERT_TRUE(OfferKey(second.get(), {1, 1}));
+  ASSERT_TRUE(second->Flush().ok());
+  EXPECT_EQ(Stat("feeds"), 0);
+  EXPECT_EQ(registry_.TakeSnapshot().Get("l2arc.b", "feeds", -1), 1);
+  second.reset();
+  EXPECT_EQ(registry_.TakeSnapshot().Get("l2arc.b", "feeds", -1), -1);
+  EXPECT_EQ(Stat("feeds"), 0);
 }
 
 // Offerers, readers, a flusher and the writer on a small ring that wraps
