@@ -192,6 +192,7 @@ L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2L
                  const L2Label& label)
     : options_(options),
       env_(env),
+      name_(env.name.empty() ? "cache " + env.device->name() : env.name),
       layout_(layout),
       interval_ns_(options.feed_interval_ms * 1'000'000),
       own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
@@ -338,11 +339,11 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
     node = index_.Find(key);
     if (node == kNoNode) {
       stats_.misses->Add();
-      return Status::NotFound(env_.name + ": " + KeyText(key) + " not in the l2arc");
+      return Status::NotFound(name_ + ": " + KeyText(key) + " not in the l2arc");
     }
     loc = index_.location(node);
     if (out.size() != loc.bytes) {
-      return Status::InvalidArgument(env_.name + ": l2arc read of " + KeyText(key) + " into " +
+      return Status::InvalidArgument(name_ + ": l2arc read of " + KeyText(key) + " into " +
                                      std::to_string(out.size()) + " bytes, its size is " +
                                      std::to_string(loc.bytes));
     }
@@ -373,7 +374,7 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
     MutexLock l(&mu_);
     if (slots_[loc.slot].generation != generation) {
       stats_.misses->Add();
-      return Status::NotFound(env_.name + ": " + KeyText(key) + ": its l2arc slot was overwritten");
+      return Status::NotFound(name_ + ": " + KeyText(key) + ": its l2arc slot was overwritten");
     }
     if (!match) {
       // No overwrite since the lookup, so the entry is the same unless
@@ -385,12 +386,11 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
       UpdateGaugesLocked();
       if (!read.ok()) {
         stats_.io_errors->Add();
-        return read.WithContext(env_.name + ": l2arc read of " + KeyText(key));
+        return read.WithContext(name_ + ": l2arc read of " + KeyText(key));
       }
       stats_.checksum_errors->Add();
-      return Status::Corruption(env_.name + ": l2arc copy of " + KeyText(key) +
-                                " at device offset " + std::to_string(offset) +
-                                ": checksum mismatch");
+      return Status::Corruption(name_ + ": l2arc copy of " + KeyText(key) + " at device offset " +
+                                std::to_string(offset) + ": checksum mismatch");
     }
   }
   if (!direct) std::memcpy(out.data(), bounce.data(), loc.bytes);

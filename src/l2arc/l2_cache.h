@@ -203,6 +203,7 @@ class L2Cache {
 
   const L2CacheOptions options_;
   const L2CacheEnv env_;
+  const std::string name_;  // env.name, or "cache <device name>"
   const L2Layout layout_;
   const uint64_t interval_ns_;
   std::unique_ptr<stats::Registry> own_registry_;

@@ -74,7 +74,7 @@ void L2Cache::WriteSlotLocked(int b) {
     for (uint32_t node : buf->nodes) DropNodeLocked(node);
     stats_.io_errors->Add();
     if (write_error_.ok()) {
-      write_error_ = written.WithContext(env_.name + ": l2arc slot " + std::to_string(h));
+      write_error_ = written.WithContext(name_ + ": l2arc slot " + std::to_string(h));
     }
     UpdateGaugesLocked();
     return;
