@@ -235,13 +235,15 @@ TEST_F(L2CacheTest, RingWrapDropsTheOverwrittenSlotOnly) {
                                  c->layout().header_area_bytes + 4096);
 }
 
-// Holds every read while closed, before it reaches the device, so that a
-// test can overwrite a slot under a read in flight.
+// Holds every read at or past `from_offset` while closed, before it
+// reaches the device, so that a test can overwrite a slot under a read in
+// flight, or hold the rebuild.
 class ReadGate final : public io::ForwardingDevice {
  public:
-  explicit ReadGate(io::Device* d) : ForwardingDevice(d) {}
+  explicit ReadGate(io::Device* d, uint64_t from_offset = 0)
+      : ForwardingDevice(d), from_offset_(from_offset) {}
   void Submit(io::IoRequest r) override {
-    if (r.op == io::IoOp::kRead) {
+    if (r.op == io::IoOp::kRead && r.offset >= from_offset_) {
       MutexLock l(&mu_);
       if (closed_) {
         held_++;
@@ -268,6 +270,7 @@ class ReadGate final : public io::ForwardingDevice {
  private:
   Mutex mu_;
   CondVar cv_;
+  const uint64_t from_offset_;
   bool closed_ ARC_GUARDED_BY(mu_) = false;
   int held_ ARC_GUARDED_BY(mu_) = 0;
 };
@@ -420,6 +423,33 @@ TEST_F(L2CacheTest, RebuildRestoresEntries) {
   EXPECT_EQ(c->sizes().entries, n + 1);
   EXPECT_TRUE(ReadAndCheck(c.get(), {999, 1}).ok());
   EXPECT_TRUE(ReadAndCheck(c.get(), {0, 1}).ok());
+}
+
+TEST_F(L2CacheTest, OffersWaitForTheRebuildAndReadsDoNot) {
+  auto dev = NewDevice(DeviceBytesFor(4));
+  {
+    auto c = MustOpen(Small(), Env(dev.get()));
+    for (uint64_t s = 0; s < 2; s++) {
+      ASSERT_TRUE(OfferKey(c.get(), {s, 1}));
+      ASSERT_TRUE(c->Flush().ok());
+    }
+  }
+  // The label is read at Open; the rebuild's reads of slot 1 on are held.
+  const L2Layout layout = *ComputeLayout(kSlotBytes, 4096, dev->size_bytes());
+  ReadGate gate(dev.get(), layout.SlotOffset(1));
+  gate.Close();
+  auto c = MustOpen(Small(), Env(&gate));
+  gate.WaitHeld(1);
+  EXPECT_FALSE(OfferKey(c.get(), {9, 1}));
+  EXPECT_EQ(Stat("feed_refused_other"), 1);
+  // Slot 0 is in; its blocks are served while the rebuild goes on.
+  EXPECT_TRUE(ReadAndCheck(c.get(), {0, 1}).ok());
+  EXPECT_FALSE(c->Contains({1, 1}));
+  gate.Open();
+  c->WaitRebuilt();
+  EXPECT_TRUE(ReadAndCheck(c.get(), {0, 1}).ok());
+  EXPECT_TRUE(ReadAndCheck(c.get(), {1, 1}).ok());
+  EXPECT_TRUE(OfferKey(c.get(), {9, 1}));
 }
 
 TEST_F(L2CacheTest, RebuildKeepsTheNewestCopyOfAKey) {
