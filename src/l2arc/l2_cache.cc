@@ -18,7 +18,7 @@
 //
 //   | label | slot 0          | slot 1          | ... | slot n-1        |
 //           | hdr | data ...  | hdr | data ...  |     | hdr | data ...  |
-//                               ^ head: the next slot written (then n-1, 0, 1..)
+//                               ^ head: the next slot written; n-1 is followed by 0
 //
 // The label holds the pool guid, the cache guid (new each time the device
 // is formatted), the geometry and the epoch table (below). A slot header
@@ -51,19 +51,22 @@
 //
 // Index (l2_index.h): a node array of 40-byte nodes, an open-addressing
 // table of 4-byte node ids and per-slot chain heads, at most 64 bytes a
-// cached block including the table's slack. sizes().header_bytes counts all
-// of it.
+// cached block including the table's slack, once the ring is full of small
+// blocks (the per-slot state, a few dozen bytes a slot, is shared by the
+// blocks of the slot). sizes().header_bytes counts all of it.
 //
 // Open and rebuild: a label that is blank, damaged, of another pool or of
 // another geometry, or a cache opened with rebuild off, is formatted fresh:
 // a new label with a new cache guid, so no slot header written before is
 // trusted (nothing else is erased). A label of this pool is rebuilt: a
-// background thread reads every slot's header area, keeps the ones whose
-// magic, checksum and guids are right (a damaged one is counted in
-// rebuild_bad_slots and skipped), orders them by sequence and inserts their
-// entries, the newest slot winning for a key. The head goes after the
-// newest slot, the next sequence after the largest. Offers are refused
-// until the rebuild is done; reads are served as entries arrive.
+// background thread reads every slot's header area once, in ring order,
+// keeps the ones whose magic, checksum and guids are right (a damaged one
+// is counted in rebuild_bad_slots and skipped) and inserts their entries;
+// a key found in two slots keeps the copy of the slot with the larger
+// sequence (the copies hold the same bytes; the newer lives longer). The
+// head goes after the slot with the largest sequence, the next sequence
+// after it. Offers are refused until the rebuild is done; reads are served
+// as entries arrive.
 //
 // Epochs: a block born in a txg that never committed (the pool crashed
 // before it) is dropped at rebuild: the pool will write that txg number
@@ -74,7 +77,9 @@
 // committed txg now. Slot headers carry their epoch; at rebuild an entry
 // is kept only if its birth is at most its epoch's bound (and at most the
 // committed txg). The label keeps the bounds of the newest kMaxEpochBounds
-// epochs; slots of an older epoch than those are dropped whole.
+// epochs; slots of an epoch it has no bound for are dropped whole (older
+// ones, and those of a label lost in a crash, which is why the label is
+// flushed before the epoch's first slot write).
 //
 //   open k:   label {epoch k, bounds [.., (k-1, committed txg at open k)]}
 //   slot of epoch e, entry born b: kept iff b <= bound(e) and b <= committed
@@ -83,13 +88,18 @@
 // io_errors, returned by the next Flush) and leaves the head where it was;
 // a failed or mismatching read drops the entry. A torn slot write leaves
 // either the old header (its data checksums then fail, entry by entry) or
-// a damaged one (skipped at rebuild).
+// a damaged one (skipped at rebuild). A slot header the rebuild cannot read
+// is counted in io_errors and skipped.
 //
 // Locking: one mutex, mu_, guards the index, the slot states, the buffers'
 // bookkeeping and the feed state. It is never held across device I/O: a
 // read copies the location under it and reads without it; the writer
 // encodes and writes a sealed buffer (which nothing else changes) without
-// it. Offer copies the buffer into the fill slot under it.
+// it. Offer hashes the buffer without it and copies it into the fill slot
+// under it; the feed budget bounds those copies, so the time readers can
+// wait for them is bounded too. The cache calls nothing under mu_ but the
+// clock, so a caller may hold locks of its own (the ARC's) across Offer and
+// Read: mu_ comes after them.
 //
 // Limits: kBuffers slot buffers (fill, sealed, writing), allocated on first
 // use; buffers of kMinBlockBytes..max_block_bytes; at most kMaxRingEntries
@@ -100,34 +110,24 @@
 // and a coarser eviction), write_max_bytes and write_boost_bytes (the feed
 // rate), feed_interval_ms, max_block_bytes, cache_prefetched, rebuild.
 //
-// Stats (module "l2arc"): hits, misses, read_bytes, checksum_errors,
+// Stats (module "l2arc", or env.stats_module): hits, misses, read_bytes, checksum_errors,
 // io_errors; feeds, feed_bytes, feed_refused_budget, feed_refused_busy,
 // feed_refused_other; slots_written, write_bytes, evicted_entries;
 // rebuild_entries, rebuild_dropped, rebuild_bad_slots; gauges size, asize,
 // hdr_size, entries.
 #include "l2arc/l2_cache.h"
 
-#include <algorithm>
-#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
 
 #include "base/checksum.h"
 #include "base/random.h"
-#include "base/thread_name.h"
 
 namespace arcstore::l2arc {
 
 namespace {
-
-// Runs `fn` with `mu` released and takes `mu` again before returning.
-template <typename Fn>
-void RunUnlocked(Mutex* mu, Fn&& fn) ARC_REQUIRES(mu) ARC_NO_THREAD_SAFETY_ANALYSIS {
-  mu->Unlock();
-  fn();
-  mu->Lock();
-}
 
 std::string KeyText(const L2Key& key) {
   return "block " + format::Hex64(key.where) + " birth " + std::to_string(key.birth);
@@ -142,9 +142,10 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
     return Status::InvalidArgument("l2arc: env.device and env.clock are required");
   }
   if (env.pool_guid == 0) return Status::InvalidArgument("l2arc: env.pool_guid is zero");
+  if (env.stats_module.empty()) return Status::InvalidArgument("l2arc: env.stats_module is empty");
   const std::string who = env.name.empty() ? "cache " + env.device->name() : env.name;
-  Result<L2Layout> layout = ComputeLayout(options.slot_bytes, env.device->logical_block_size(),
-                                          env.device->size_bytes());
+  Result<L2Layout> layout =
+      ComputeLayout(options.slot_bytes, env.device->logical_block_size(), env.device->size_bytes());
   if (!layout.ok()) return layout.status().WithContext(who);
   io::AlignedBuffer block(layout->label_bytes, io::BufferAlignmentFor(*env.device));
   std::optional<L2Label> old;
@@ -176,7 +177,11 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
   }
   std::memset(block.data(), 0, block.size());
   EncodeLabel(label, block.span());
+  // Durable before any slot of the new epoch is written: a slot whose epoch
+  // the label does not know is dropped whole, so a label lost in a crash
+  // must not leave slots of its epoch behind to be trusted later.
   Status written = io::WriteSync(*env.device, 0, block.span());
+  if (written.ok()) written = io::FlushSync(*env.device);
   if (!written.ok()) return written.WithContext(who + ": l2arc label write");
   std::unique_ptr<L2Cache> cache(new L2Cache(options, env, *layout, label));
   cache->Start(rebuild);
@@ -187,11 +192,12 @@ L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2L
                  const L2Label& label)
     : options_(options),
       env_(env),
+      name_(env.name.empty() ? "cache " + env.device->name() : env.name),
       layout_(layout),
       interval_ns_(options.feed_interval_ms * 1'000'000),
       own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
       registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
-      stats_(registry_),
+      stats_(registry_, env.stats_module),
       label_(label),
       cache_guid_(label.cache_guid),
       index_(static_cast<uint32_t>(layout.slot_count),
@@ -220,7 +226,7 @@ L2Cache::~L2Cache() {
   }
   if (writer_.joinable()) writer_.join();
   if (rebuilder_.joinable()) rebuilder_.join();
-  if (!own_registry_) registry_->RemoveModule("l2arc");
+  if (!own_registry_) registry_->RemoveModule(env_.stats_module);
 }
 
 bool L2Cache::Refuse(stats::Counter* counter) const {
@@ -237,15 +243,17 @@ bool L2Cache::Offer(const L2Key& key, std::span<const uint8_t> data, bool metada
       (prefetched && !options_.cache_prefetched)) {
     return Refuse(stats_.feed_refused_other);
   }
+  const uint64_t now_ns = env_.clock->NowNs();
+  // Admission is checked before the data is hashed (most refusals cost no
+  // hashing) and again after, since the lock was let go in between.
+  {
+    MutexLock l(&mu_);
+    if (!AdmitLocked(key, bytes, now_ns)) return false;
+  }
   const uint64_t checksum = Xxh3_64(data.data(), bytes);
   const uint64_t asize = layout_.RoundToBlock(bytes);
-  const uint64_t now_ns = env_.clock->NowNs();
   MutexLock l(&mu_);
-  if (!rebuilt_ || stop_) return Refuse(stats_.feed_refused_other);
-  RollIntervalLocked(now_ns);
-  const uint64_t budget = options_.write_max_bytes + (wrapped_ ? 0 : options_.write_boost_bytes);
-  if (interval_bytes_ + bytes > budget) return Refuse(stats_.feed_refused_budget);
-  if (index_.Find(key) != kNoNode) return false;
+  if (!AdmitLocked(key, bytes, now_ns)) return false;
   if (fill_ != kNone) {
     const Buffer& f = buffers_[fill_];
     if (f.data_used + asize > layout_.slot_data_bytes ||
@@ -271,12 +279,20 @@ bool L2Cache::Offer(const L2Key& key, std::span<const uint8_t> data, bool metada
   stats_.feeds->Add();
   stats_.feed_bytes->Add(bytes);
   // A full slot goes to the writer at once.
-  if (f.data_used + kMinBlockBytes > layout_.slot_data_bytes ||
+  if (f.data_used + layout_.block_bytes > layout_.slot_data_bytes ||
       f.entries.size() >= layout_.entries_per_slot) {
     SealLocked();
   }
   UpdateGaugesLocked();
   return true;
+}
+
+bool L2Cache::AdmitLocked(const L2Key& key, uint64_t bytes, uint64_t now_ns) {
+  if (!rebuilt_ || stop_) return Refuse(stats_.feed_refused_other);
+  RollIntervalLocked(now_ns);
+  const uint64_t budget = options_.write_max_bytes + (wrapped_ ? 0 : options_.write_boost_bytes);
+  if (interval_bytes_ + bytes > budget) return Refuse(stats_.feed_refused_budget);
+  return index_.Find(key) == kNoNode;
 }
 
 void L2Cache::RollIntervalLocked(uint64_t now_ns) {
@@ -300,7 +316,8 @@ int L2Cache::TakeBufferLocked() {
     Buffer& buf = buffers_[b];
     if (buf.in_use) continue;
     if (buf.bytes.empty()) {
-      buf.bytes = io::AlignedBuffer(layout_.slot_stride_bytes, io::BufferAlignmentFor(*env_.device));
+      buf.bytes =
+          io::AlignedBuffer(layout_.slot_stride_bytes, io::BufferAlignmentFor(*env_.device));
       buf.entries.reserve(layout_.entries_per_slot);
       buf.nodes.reserve(layout_.entries_per_slot);
     }
@@ -322,11 +339,11 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
     node = index_.Find(key);
     if (node == kNoNode) {
       stats_.misses->Add();
-      return Status::NotFound(env_.name + ": " + KeyText(key) + " not in the l2arc");
+      return Status::NotFound(name_ + ": " + KeyText(key) + " not in the l2arc");
     }
     loc = index_.location(node);
     if (out.size() != loc.bytes) {
-      return Status::InvalidArgument(env_.name + ": l2arc read of " + KeyText(key) + " into " +
+      return Status::InvalidArgument(name_ + ": l2arc read of " + KeyText(key) + " into " +
                                      std::to_string(out.size()) + " bytes, its size is " +
                                      std::to_string(loc.bytes));
     }
@@ -340,14 +357,24 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
     generation = slots_[loc.slot].generation;
   }
   const uint64_t offset = layout_.DataOffset(loc.slot) + loc.offset;
-  io::AlignedBuffer copy(layout_.RoundToBlock(loc.bytes), io::BufferAlignmentFor(*env_.device));
-  Status read = io::ReadSync(*env_.device, offset, copy.span(), io::IoClass::kSyncRead);
-  const bool match = read.ok() && Xxh3_64(copy.data(), loc.bytes) == loc.checksum;
+  // Straight into `out` when the device can take it (whole blocks, aligned
+  // memory), else through a buffer of whole blocks.
+  const size_t align = io::BufferAlignmentFor(*env_.device);
+  const bool direct =
+      loc.bytes % layout_.block_bytes == 0 && reinterpret_cast<uintptr_t>(out.data()) % align == 0;
+  io::AlignedBuffer bounce;
+  std::span<uint8_t> target = out;
+  if (!direct) {
+    bounce = io::AlignedBuffer(layout_.RoundToBlock(loc.bytes), align);
+    target = bounce.span();
+  }
+  Status read = io::ReadSync(*env_.device, offset, target, io::IoClass::kSyncRead);
+  const bool match = read.ok() && Xxh3_64(target.data(), loc.bytes) == loc.checksum;
   {
     MutexLock l(&mu_);
     if (slots_[loc.slot].generation != generation) {
       stats_.misses->Add();
-      return Status::NotFound(env_.name + ": " + KeyText(key) + ": its l2arc slot was overwritten");
+      return Status::NotFound(name_ + ": " + KeyText(key) + ": its l2arc slot was overwritten");
     }
     if (!match) {
       // No overwrite since the lookup, so the entry is the same unless
@@ -359,15 +386,14 @@ Status L2Cache::Read(const L2Key& key, std::span<uint8_t> out) {
       UpdateGaugesLocked();
       if (!read.ok()) {
         stats_.io_errors->Add();
-        return read.WithContext(env_.name + ": l2arc read of " + KeyText(key));
+        return read.WithContext(name_ + ": l2arc read of " + KeyText(key));
       }
       stats_.checksum_errors->Add();
-      return Status::Corruption(env_.name + ": l2arc copy of " + KeyText(key) +
-                                " at device offset " + std::to_string(offset) +
-                                ": checksum mismatch");
+      return Status::Corruption(name_ + ": l2arc copy of " + KeyText(key) + " at device offset " +
+                                std::to_string(offset) + ": checksum mismatch");
     }
   }
-  std::memcpy(out.data(), copy.data(), loc.bytes);
+  if (!direct) std::memcpy(out.data(), bounce.data(), loc.bytes);
   stats_.hits->Add();
   stats_.read_bytes->Add(loc.bytes);
   return Status::Ok();
@@ -420,160 +446,6 @@ void L2Cache::UpdateGaugesLocked() {
   stats_.hdr_size->Set(
       static_cast<int64_t>(index_.memory_bytes() + slots_.capacity() * sizeof(SlotState)));
   stats_.entries->Set(static_cast<int64_t>(index_.size()));
-}
-
-// ---- Writer ----------------------------------------------------------
-
-void L2Cache::WriterLoop() {
-  NameThisThread("l2arc_writer");
-  MutexLock l(&mu_);
-  while (!stop_) {
-    RollIntervalLocked(env_.clock->NowNs());
-    if (sealed_count_ == 0) {
-      idle_cv_.SignalAll();
-      // Wakes at least once an interval to seal a partly filled slot.
-      writer_cv_.WaitFor(&mu_, std::chrono::milliseconds(options_.feed_interval_ms));
-      continue;
-    }
-    const int b = sealed_[0];
-    for (size_t i = 1; i < sealed_count_; i++) sealed_[i - 1] = sealed_[i];
-    sealed_count_--;
-    writing_ = b;
-    WriteSlotLocked(b);
-    writing_ = kNone;
-    buffers_[b].in_use = false;
-    idle_cv_.SignalAll();
-  }
-  idle_cv_.SignalAll();
-}
-
-void L2Cache::WriteSlotLocked(int b) {
-  Buffer* buf = &buffers_[b];
-  const auto h = static_cast<uint32_t>(head_);
-  // Nothing may start reading slot h from here on; reads in flight there
-  // see the new generation and report a miss.
-  if (index_.slot_entries(h) > 0) device_bytes_ -= slots_[h].device_bytes;
-  uint64_t evicted_bytes = 0;
-  stats_.evicted_entries->Add(index_.EraseSlot(h, &evicted_bytes));
-  data_bytes_ -= evicted_bytes;
-  slots_[h].generation++;
-  slots_[h].device_bytes = 0;
-  L2SlotHeader header;
-  header.pool_guid = label_.pool_guid;
-  header.cache_guid = cache_guid_;
-  header.sequence = next_sequence_++;
-  header.data_bytes = buf->data_used;
-  header.epoch = label_.epoch;
-  const uint64_t write_bytes = layout_.header_area_bytes + buf->data_used;
-  Status written;
-  RunUnlocked(&mu_, [&] {
-    header.entries = buf->entries;
-    EncodeSlotHeader(header, std::span<uint8_t>(buf->bytes.data(), layout_.header_area_bytes));
-    written = io::WriteSync(*env_.device, layout_.SlotOffset(h),
-                            std::span<const uint8_t>(buf->bytes.data(), write_bytes),
-                            io::IoClass::kAsyncWrite);
-  });
-  if (!written.ok()) {
-    for (uint32_t node : buf->nodes) DropNodeLocked(node);
-    stats_.io_errors->Add();
-    if (write_error_.ok()) {
-      write_error_ = written.WithContext(env_.name + ": l2arc slot " + std::to_string(h));
-    }
-    UpdateGaugesLocked();
-    return;
-  }
-  for (uint32_t node : buf->nodes) index_.Place(node, h);
-  slots_[h].device_bytes = write_bytes;
-  device_bytes_ += write_bytes;
-  head_ = (head_ + 1) % layout_.slot_count;
-  if (head_ == 0) wrapped_ = true;
-  stats_.slots_written->Add();
-  stats_.write_bytes->Add(write_bytes);
-  UpdateGaugesLocked();
-}
-
-// ---- Rebuild ---------------------------------------------------------
-
-void L2Cache::RebuildLoop() {
-  NameThisThread("l2arc_rebuild");
-  io::AlignedBuffer area(layout_.header_area_bytes, io::BufferAlignmentFor(*env_.device));
-  auto stopping = [this] {
-    MutexLock l(&mu_);
-    return stop_;
-  };
-  // (sequence, slot) of every valid header: one pass to order them, one to
-  // insert, oldest first, so that the newest copy of a key wins.
-  std::vector<std::pair<uint64_t, uint64_t>> order;
-  for (uint64_t s = 0; s < layout_.slot_count && !stopping(); s++) {
-    Result<L2SlotHeader> h = ReadSlotHeader(s, &area, /*count_damaged=*/true);
-    if (h.ok()) order.emplace_back(h->sequence, s);
-  }
-  std::sort(order.begin(), order.end());
-  for (const auto& [sequence, s] : order) {
-    if (stopping()) break;
-    Result<L2SlotHeader> h = ReadSlotHeader(s, &area, /*count_damaged=*/false);
-    if (h.ok()) InsertRebuiltSlot(s, *h);
-  }
-  MutexLock l(&mu_);
-  if (!order.empty()) {
-    head_ = (order.back().second + 1) % layout_.slot_count;
-    next_sequence_ = order.back().first + 1;
-    wrapped_ = order.size() == layout_.slot_count;
-  }
-  interval_start_ns_ = env_.clock->NowNs();
-  rebuilt_ = true;
-  idle_cv_.SignalAll();
-}
-
-Result<L2SlotHeader> L2Cache::ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area,
-                                             bool count_damaged) {
-  Status read = io::ReadSync(*env_.device, layout_.SlotOffset(slot), area->span());
-  if (!read.ok()) {
-    stats_.io_errors->Add();
-    return read;
-  }
-  HeaderFault fault = HeaderFault::kNone;
-  Result<L2SlotHeader> h = DecodeSlotHeader(area->span(), layout_, &fault);
-  if (!h.ok()) {
-    if (fault == HeaderFault::kDamaged && count_damaged) stats_.rebuild_bad_slots->Add();
-    return h.status();
-  }
-  if (h->pool_guid != label_.pool_guid || h->cache_guid != cache_guid_) {
-    return Status::NotFound("l2arc slot " + std::to_string(slot) + " of another cache");
-  }
-  return h;
-}
-
-std::optional<uint64_t> L2Cache::BirthBound(uint64_t epoch) const {
-  for (const L2EpochBound& b : label_.bounds) {
-    if (b.epoch == epoch) return std::min(b.txg, env_.committed_txg);
-  }
-  return std::nullopt;
-}
-
-void L2Cache::InsertRebuiltSlot(uint64_t slot, const L2SlotHeader& header) {
-  const std::optional<uint64_t> bound = BirthBound(header.epoch);
-  const auto s = static_cast<uint32_t>(slot);
-  uint64_t kept = 0, dropped = 0;
-  MutexLock l(&mu_);
-  for (const L2SlotEntry& e : header.entries) {
-    if (!bound.has_value() || e.key.birth > *bound) {
-      dropped++;
-      continue;
-    }
-    const uint32_t older = index_.Find(e.key);
-    if (older != kNoNode) DropNodeLocked(older);
-    if (index_.Insert(e.key, L2Location{s, e.offset, e.bytes, e.checksum}) == kNoNode) break;
-    data_bytes_ += e.bytes;
-    kept++;
-  }
-  if (index_.slot_entries(s) > 0) {
-    slots_[s].device_bytes = layout_.header_area_bytes + header.data_bytes;
-    device_bytes_ += slots_[s].device_bytes;
-  }
-  stats_.rebuild_entries->Add(kept);
-  stats_.rebuild_dropped->Add(dropped);
-  UpdateGaugesLocked();
 }
 
 }  // namespace arcstore::l2arc

@@ -5,15 +5,17 @@
 // is dropped and the caller reads the pool. Theory of operation in
 // l2_cache.cc; the on-disk format in l2_format.h.
 //
-// Thread-safety: every method may be called from any thread at once. Open
-// starts two threads owned by the cache (the writer, and the rebuild for a
-// device of this pool); the destructor stops them. Offer never waits for
-// I/O; Read does its device read without the cache's lock.
+// Thread-safety: every method but the destructor may be called from any
+// thread at once. Open starts two threads owned by the cache (the writer,
+// and the rebuild for a device of this pool); the destructor stops them.
+// Offer never waits for I/O; Read does its device read without the cache's
+// lock.
 //
-// Ownership: env.device, env.clock and env.registry are borrowed and must
-// outlive the cache. The cache declares its stats (module "l2arc") in
-// env.registry, or in a registry of its own when none is given, and
-// removes the module when destroyed.
+// Ownership: Open's caller owns the cache. env.device, env.clock and
+// env.registry are borrowed and must outlive it. The cache declares its
+// stats (module env.stats_module, "l2arc" unless told) in env.registry, or
+// in a registry of its own when none is given, and removes the module when
+// destroyed; caches sharing a registry need modules of their own.
 #pragma once
 
 #include <array>
@@ -22,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -71,30 +74,31 @@ struct L2CacheEnv {
   uint64_t pool_guid = 0;               // required, nonzero
   uint64_t committed_txg = 0;           // the pool's last committed txg at open
   std::string name;                     // for messages: "cache /dev/nvme0n1"
+  std::string stats_module = "l2arc";   // a second cache device: "l2arc.nvme1"
 };
 
-// The cache's stats, module "l2arc".
+// The cache's stats, in one registry module ("l2arc").
 struct L2Stats {
-  explicit L2Stats(stats::Registry* registry);
+  L2Stats(stats::Registry* registry, std::string_view module);
   stats::Counter* hits;
   stats::Counter* misses;
   stats::Counter* read_bytes;
   stats::Counter* checksum_errors;
   stats::Counter* io_errors;
-  stats::Counter* feeds;                // buffers accepted
+  stats::Counter* feeds;  // buffers accepted
   stats::Counter* feed_bytes;
   stats::Counter* feed_refused_budget;  // over the interval's budget
   stats::Counter* feed_refused_busy;    // the writer is behind
   stats::Counter* feed_refused_other;   // size, prefetch-only, rebuild running, index full
   stats::Counter* slots_written;
   stats::Counter* write_bytes;
-  stats::Counter* evicted_entries;      // removed because their slot was overwritten
+  stats::Counter* evicted_entries;  // removed because their slot was overwritten
   stats::Counter* rebuild_entries;
-  stats::Counter* rebuild_dropped;      // birth after the committed txg
-  stats::Counter* rebuild_bad_slots;    // damaged slot headers skipped
-  stats::Gauge* size;                   // data bytes cached
-  stats::Gauge* asize;                  // device bytes of slots holding entries
-  stats::Gauge* hdr_size;               // index memory
+  stats::Counter* rebuild_dropped;    // birth after the committed txg
+  stats::Counter* rebuild_bad_slots;  // damaged slot headers skipped
+  stats::Gauge* size;                 // data bytes cached
+  stats::Gauge* asize;                // device bytes of slots holding entries
+  stats::Gauge* hdr_size;             // index memory
   stats::Gauge* entries;
 };
 
@@ -123,7 +127,8 @@ class L2Cache {
   // Reads the copy of `key` into `out`, which must be exactly its size
   // (else InvalidArgument). NotFound: not cached, or its slot was
   // overwritten while it was read. Corruption (checksum mismatch) or an I/O
-  // error: the entry is dropped and the error returned.
+  // error: the entry is dropped and the error returned. Unless OK, `out`
+  // may hold anything.
   Status Read(const L2Key& key, std::span<uint8_t> out);
   // Whether `key` is cached (on the device, or copied and waiting for its
   // slot's write).
@@ -166,6 +171,7 @@ class L2Cache {
   struct SlotState {
     uint64_t generation = 0;    // bumped when the slot is about to be overwritten
     uint64_t device_bytes = 0;  // header area + data, as written
+    uint64_t sequence = 0;      // of the header written there
   };
 
   L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout,
@@ -173,6 +179,9 @@ class L2Cache {
   void Start(bool rebuild);
 
   bool Refuse(stats::Counter* counter) const;
+  // Whether an offer of `key` may go on: rebuilt, within the budget, not
+  // cached yet. Counts the refusals.
+  bool AdmitLocked(const L2Key& key, uint64_t bytes, uint64_t now_ns) ARC_REQUIRES(mu_);
   void RollIntervalLocked(uint64_t now_ns) ARC_REQUIRES(mu_);
   bool SealLocked() ARC_REQUIRES(mu_);
   int TakeBufferLocked() ARC_REQUIRES(mu_);
@@ -186,7 +195,7 @@ class L2Cache {
   void RebuildLoop();
   // Reads and checks the header of `slot`; NotFound for a blank or stale
   // one, Corruption (counted) for a damaged one.
-  Result<L2SlotHeader> ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area, bool count_damaged);
+  Result<L2SlotHeader> ReadSlotHeader(uint64_t slot, io::AlignedBuffer* area);
   void InsertRebuiltSlot(uint64_t slot, const L2SlotHeader& header);
   // The newest birth the entries of slots written in `epoch` may have;
   // none when the label no longer knows the epoch (its slots are dropped).
@@ -194,6 +203,7 @@ class L2Cache {
 
   const L2CacheOptions options_;
   const L2CacheEnv env_;
+  const std::string name_;  // env.name, or "cache <device name>"
   const L2Layout layout_;
   const uint64_t interval_ns_;
   std::unique_ptr<stats::Registry> own_registry_;
@@ -203,8 +213,8 @@ class L2Cache {
   const uint64_t cache_guid_;
 
   mutable Mutex mu_;
-  CondVar writer_cv_;   // work for the writer, or stop
-  CondVar idle_cv_;     // a slot written, or the rebuild done
+  CondVar writer_cv_;  // work for the writer, or stop
+  CondVar idle_cv_;    // a slot written, or the rebuild done
   L2Index index_ ARC_GUARDED_BY(mu_);
   std::vector<SlotState> slots_ ARC_GUARDED_BY(mu_);
   std::array<Buffer, kBuffers> buffers_ ARC_GUARDED_BY(mu_);

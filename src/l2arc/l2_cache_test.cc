@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "base/random.h"
+#include "base/thread_annotations.h"
+#include "io/aligned_buffer.h"
+#include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "testing/io/fault_device.h"
 #include "testing/manual_clock.h"
@@ -101,12 +104,19 @@ TEST_F(L2CacheTest, RoundTrip) {
   for (uint64_t i = 0; i < 5; i++) {
     EXPECT_TRUE(c->Contains({i, 7}));
     EXPECT_TRUE(ReadAndCheck(c.get(), {i, 7}, sizes[i]).ok()) << i;
+    // Into aligned memory: read by the device straight into it when whole
+    // blocks.
+    io::AlignedBuffer aligned(sizes[i], 4096);
+    ASSERT_TRUE(c->Read({i, 7}, aligned.span()).ok());
+    EXPECT_TRUE(
+        std::equal(aligned.data(), aligned.data() + sizes[i], BlockOf({i, 7}, sizes[i]).data()));
   }
   const L2Cache::Sizes s = c->sizes();
   EXPECT_EQ(s.entries, 5u);
   EXPECT_EQ(s.data_bytes, data_bytes);
-  EXPECT_EQ(s.device_bytes, c->layout().header_area_bytes + 4096 * 2 + 8192 + 4096 + 65536);
-  EXPECT_EQ(Stat("hits"), 5);
+  EXPECT_EQ(s.device_bytes,
+            c->layout().header_area_bytes + uint64_t{4096} * 2 + 8192 + 4096 + 65536);
+  EXPECT_EQ(Stat("hits"), 10);
   EXPECT_EQ(Stat("feeds"), 5);
   EXPECT_EQ(Stat("slots_written"), 1);
   EXPECT_EQ(Stat("size"), static_cast<int64_t>(data_bytes));
@@ -221,8 +231,72 @@ TEST_F(L2CacheTest, RingWrapDropsTheOverwrittenSlotOnly) {
   const L2Cache::Sizes sz = c->sizes();
   EXPECT_EQ(sz.entries, 10u);
   EXPECT_EQ(sz.data_bytes, 10u * 4096);
-  EXPECT_EQ(sz.device_bytes, 3 * (c->layout().header_area_bytes + 3 * 4096) +
+  EXPECT_EQ(sz.device_bytes, 3 * (c->layout().header_area_bytes + uint64_t{3} * 4096) +
                                  c->layout().header_area_bytes + 4096);
+}
+
+// Holds every read at or past `from_offset` while closed, before it
+// reaches the device, so that a test can overwrite a slot under a read in
+// flight, or hold the rebuild.
+class ReadGate final : public io::ForwardingDevice {
+ public:
+  explicit ReadGate(io::Device* d, uint64_t from_offset = 0)
+      : ForwardingDevice(d), from_offset_(from_offset) {}
+  void Submit(io::IoRequest r) override {
+    if (r.op == io::IoOp::kRead && r.offset >= from_offset_) {
+      MutexLock l(&mu_);
+      if (closed_) {
+        held_++;
+        cv_.SignalAll();
+        while (closed_) cv_.Wait(&mu_);
+      }
+    }
+    inner()->Submit(std::move(r));
+  }
+  void Close() {
+    MutexLock l(&mu_);
+    closed_ = true;
+  }
+  void WaitHeld(int n) {
+    MutexLock l(&mu_);
+    while (held_ < n) cv_.Wait(&mu_);
+  }
+  void Open() {
+    MutexLock l(&mu_);
+    closed_ = false;
+    cv_.SignalAll();
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  const uint64_t from_offset_;
+  bool closed_ ARC_GUARDED_BY(mu_) = false;
+  int held_ ARC_GUARDED_BY(mu_) = 0;
+};
+
+TEST_F(L2CacheTest, ReadRacingAnOverwriteOfItsSlotIsAMiss) {
+  auto dev = NewDevice(DeviceBytesFor(4));
+  ReadGate gate(dev.get());
+  auto c = MustOpen(Small(), Env(&gate));
+  for (uint64_t s = 0; s < 4; s++) {
+    ASSERT_TRUE(OfferKey(c.get(), {s, 1}));
+    ASSERT_TRUE(c->Flush().ok());
+  }
+  gate.Close();
+  Status read;
+  std::thread reader([&] { read = ReadAndCheck(c.get(), {0, 1}); });
+  gate.WaitHeld(1);
+  // Slot 0 again, another block at the same place in it.
+  ASSERT_TRUE(OfferKey(c.get(), {77, 1}));
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_FALSE(c->Contains({0, 1}));
+  gate.Open();
+  reader.join();
+  EXPECT_EQ(read.code(), StatusCode::kNotFound) << read.ToString();
+  EXPECT_EQ(Stat("checksum_errors"), 0);
+  EXPECT_EQ(Stat("misses"), 1);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {77, 1}).ok());
 }
 
 TEST_F(L2CacheTest, FullSlotsAreSealedAndTheBusyWriterRefuses) {
@@ -232,7 +306,8 @@ TEST_F(L2CacheTest, FullSlotsAreSealedAndTheBusyWriterRefuses) {
   const uint32_t per_slot = c->layout().entries_per_slot;
   // Many slots' worth: every one that fills goes to the writer.
   uint64_t accepted = 0;
-  for (uint64_t i = 0; i < per_slot * 20; i++) accepted += OfferKey(c.get(), {i, 1}) ? 1 : 0;
+  for (uint64_t i = 0; i < uint64_t{per_slot} * 20; i++)
+    accepted += OfferKey(c.get(), {i, 1}) ? 1 : 0;
   ASSERT_TRUE(c->Flush().ok());
   EXPECT_EQ(static_cast<int64_t>(accepted), Stat("feeds"));
   EXPECT_EQ(accepted + static_cast<uint64_t>(Stat("feed_refused_busy")), per_slot * 20);
@@ -247,7 +322,8 @@ void DamageCopy(io::MemoryDevice* dev, const std::vector<uint8_t>& needle) {
   ASSERT_NE(at, image.end());
   const uint64_t offset = static_cast<uint64_t>(at - image.begin());
   const uint64_t block = offset / 4096 * 4096;
-  std::vector<uint8_t> b(image.begin() + block, image.begin() + block + 4096);
+  const auto from = image.begin() + static_cast<std::ptrdiff_t>(block);
+  std::vector<uint8_t> b(from, from + 4096);
   b[offset - block] ^= 0x40;
   ASSERT_TRUE(io::WriteSync(*dev, block, b).ok());
 }
@@ -255,15 +331,20 @@ void DamageCopy(io::MemoryDevice* dev, const std::vector<uint8_t>& needle) {
 TEST_F(L2CacheTest, DamagedCopyIsAChecksumErrorOnceThenAMiss) {
   auto dev = NewDevice(8 << 20);
   auto c = MustOpen(Small(), Env(dev.get()));
-  ASSERT_TRUE(OfferKey(c.get(), {5, 3}));
-  ASSERT_TRUE(OfferKey(c.get(), {6, 3}));
+  for (uint64_t k = 5; k <= 7; k++) ASSERT_TRUE(OfferKey(c.get(), {k, 3}));
   ASSERT_TRUE(c->Flush().ok());
   DamageCopy(dev.get(), BlockOf({5, 3}, 4096));
+  DamageCopy(dev.get(), BlockOf({6, 3}, 4096));
+  // One read through a buffer of the cache's, one straight into the caller's.
   EXPECT_EQ(ReadAndCheck(c.get(), {5, 3}).code(), StatusCode::kCorruption);
-  EXPECT_EQ(Stat("checksum_errors"), 1);
+  io::AlignedBuffer aligned(4096, 4096);
+  EXPECT_EQ(c->Read({6, 3}, aligned.span()).code(), StatusCode::kCorruption);
+  EXPECT_EQ(Stat("checksum_errors"), 2);
   EXPECT_FALSE(c->Contains({5, 3}));
+  EXPECT_FALSE(c->Contains({6, 3}));
   EXPECT_EQ(ReadAndCheck(c.get(), {5, 3}).code(), StatusCode::kNotFound);
-  EXPECT_TRUE(ReadAndCheck(c.get(), {6, 3}).ok());
+  EXPECT_EQ(ReadAndCheck(c.get(), {6, 3}).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {7, 3}).ok());
   EXPECT_EQ(c->sizes().entries, 1u);
   EXPECT_EQ(c->sizes().data_bytes, 4096u);
 }
@@ -344,21 +425,63 @@ TEST_F(L2CacheTest, RebuildRestoresEntries) {
   EXPECT_TRUE(ReadAndCheck(c.get(), {0, 1}).ok());
 }
 
+TEST_F(L2CacheTest, OffersWaitForTheRebuildAndReadsDoNot) {
+  auto dev = NewDevice(DeviceBytesFor(4));
+  {
+    auto c = MustOpen(Small(), Env(dev.get()));
+    for (uint64_t s = 0; s < 2; s++) {
+      ASSERT_TRUE(OfferKey(c.get(), {s, 1}));
+      ASSERT_TRUE(c->Flush().ok());
+    }
+  }
+  // The label is read at Open; the rebuild's reads of slot 1 on are held.
+  const L2Layout layout = *ComputeLayout(kSlotBytes, 4096, dev->size_bytes());
+  ReadGate gate(dev.get(), layout.SlotOffset(1));
+  gate.Close();
+  auto c = MustOpen(Small(), Env(&gate));
+  gate.WaitHeld(1);
+  EXPECT_FALSE(OfferKey(c.get(), {9, 1}));
+  EXPECT_EQ(Stat("feed_refused_other"), 1);
+  // Slot 0 is in; its blocks are served while the rebuild goes on.
+  EXPECT_TRUE(ReadAndCheck(c.get(), {0, 1}).ok());
+  EXPECT_FALSE(c->Contains({1, 1}));
+  gate.Open();
+  c->WaitRebuilt();
+  EXPECT_TRUE(ReadAndCheck(c.get(), {0, 1}).ok());
+  EXPECT_TRUE(ReadAndCheck(c.get(), {1, 1}).ok());
+  EXPECT_TRUE(OfferKey(c.get(), {9, 1}));
+}
+
 TEST_F(L2CacheTest, RebuildKeepsTheNewestCopyOfAKey) {
   auto dev = NewDevice(DeviceBytesFor(4));
   {
     auto c = MustOpen(Small(), Env(dev.get()));
-    ASSERT_TRUE(OfferKey(c.get(), {1, 1}, 4096));
+    ASSERT_TRUE(OfferKey(c.get(), {10, 1}));
     ASSERT_TRUE(c->Flush().ok());
-    // A damaged copy dropped by a read, then cached again in a newer slot.
+    ASSERT_TRUE(OfferKey(c.get(), {1, 1}));
+    ASSERT_TRUE(c->Flush().ok());
+    // Slot 1's copy is damaged and dropped by a read; the block is cached
+    // again once the ring has wrapped, in slot 0: a newer slot at a lower
+    // place, which the rebuild reads first.
     DamageCopy(dev.get(), BlockOf({1, 1}, 4096));
     EXPECT_EQ(ReadAndCheck(c.get(), {1, 1}).code(), StatusCode::kCorruption);
-    ASSERT_TRUE(OfferKey(c.get(), {1, 1}, 4096));
-    ASSERT_TRUE(c->Flush().ok());
+    for (uint64_t k : {20, 30, 1}) {
+      ASSERT_TRUE(OfferKey(c.get(), {k, 1}));
+      ASSERT_TRUE(c->Flush().ok());
+    }
+    EXPECT_FALSE(c->Contains({10, 1}));
   }
   auto c = MustOpen(Small(), Env(dev.get()));
   c->WaitRebuilt();
-  EXPECT_EQ(c->sizes().entries, 1u);
+  EXPECT_EQ(c->sizes().entries, 3u);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {1, 1}).ok());
+  EXPECT_EQ(Stat("rebuild_entries"), 3);
+  // The head follows the newest slot (0): the next write goes to slot 1,
+  // which holds no entry now.
+  ASSERT_TRUE(OfferKey(c.get(), {40, 1}));
+  ASSERT_TRUE(c->Flush().ok());
+  EXPECT_EQ(Stat("evicted_entries"), 0);
+  EXPECT_TRUE(ReadAndCheck(c.get(), {20, 1}).ok());
   EXPECT_TRUE(ReadAndCheck(c.get(), {1, 1}).ok());
 }
 
@@ -386,6 +509,54 @@ TEST_F(L2CacheTest, RebuildDropsBirthsAfterTheCommittedTxgForGood) {
   c->WaitRebuilt();
   EXPECT_FALSE(c->Contains({3, 10}));
   EXPECT_TRUE(ReadAndCheck(c.get(), {1, 5}).ok());
+}
+
+TEST_F(L2CacheTest, SlotsOfEpochsTheLabelNoLongerBoundsAreDropped) {
+  auto dev = NewDevice(8 << 20);
+  {
+    auto c = MustOpen(Small(), Env(dev.get()));
+    ASSERT_TRUE(OfferKey(c.get(), {1, 1}));
+    ASSERT_TRUE(c->Flush().ok());
+  }
+  // Opens 2 .. kMaxEpochBounds + 1 still know epoch 1; the next one does not.
+  for (uint64_t open = 2; open <= kMaxEpochBounds + 1; open++) {
+    auto c = MustOpen(Small(), Env(dev.get()));
+    c->WaitRebuilt();
+    ASSERT_TRUE(c->Contains({1, 1})) << open;
+  }
+  auto c = MustOpen(Small(), Env(dev.get()));
+  c->WaitRebuilt();
+  EXPECT_FALSE(c->Contains({1, 1}));
+  EXPECT_EQ(Stat("rebuild_dropped"), 1);
+}
+
+// A slot write torn by a crash never serves wrong bytes after the reopen:
+// each of its blocks is a hit with the right bytes, a miss, or a checksum
+// error; the slot written before it is whole.
+TEST_F(L2CacheTest, TornSlotWriteNeverServesWrongBytes) {
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    auto dev = NewDevice(8 << 20);
+    io::FaultDevice faulty(dev.get(), seed);
+    {
+      auto c = MustOpen(Small(), Env(&faulty));
+      for (uint64_t j = 0; j < 8; j++) ASSERT_TRUE(OfferKey(c.get(), {j, 1}));
+      ASSERT_TRUE(c->Flush().ok());
+      const io::FaultKind kind =
+          seed % 2 == 0 ? io::FaultKind::kTornWrite : io::FaultKind::kDropWrite;
+      ASSERT_TRUE(faulty.AddRule({.kind = kind, .ops = io::kFaultOnWrite}).ok());
+      for (uint64_t j = 100; j < 108; j++) ASSERT_TRUE(OfferKey(c.get(), {j, 1}, 8192));
+      ASSERT_TRUE(c->Flush().ok());  // the device says it was written
+    }
+    auto c = MustOpen(Small(), Env(&faulty));
+    c->WaitRebuilt();
+    for (uint64_t j = 0; j < 8; j++) EXPECT_TRUE(ReadAndCheck(c.get(), {j, 1}).ok()) << seed;
+    for (uint64_t j = 100; j < 108; j++) {
+      const Status st = ReadAndCheck(c.get(), {j, 1}, 8192);
+      EXPECT_TRUE(st.ok() || st.code() == StatusCode::kNotFound ||
+                  st.code() == StatusCode::kCorruption)
+          << seed << " " << st.ToString();
+    }
+  }
 }
 
 TEST_F(L2CacheTest, AnotherPoolsDeviceIsFormattedFresh) {
@@ -508,7 +679,8 @@ TEST(L2CacheOptionsTest, ValidateNamesEachBadField) {
       {"feed_interval_ms", [](L2CacheOptions* o) { o->feed_interval_ms = 120000; }},
       {"max_block_bytes", [](L2CacheOptions* o) { o->max_block_bytes = 256; }},
       {"max_block_bytes", [](L2CacheOptions* o) { o->max_block_bytes = 32 << 20; }},
-      {"max_block_bytes", [](L2CacheOptions* o) {
+      {"max_block_bytes",
+       [](L2CacheOptions* o) {
          o->slot_bytes = 256 << 10;
          o->max_block_bytes = 512 << 10;
        }},
@@ -536,10 +708,29 @@ TEST_F(L2CacheTest, OpenChecksTheEnvAndTheDeviceBlock) {
   env.clock = nullptr;
   EXPECT_EQ(L2Cache::Open(Small(), env).status().code(), StatusCode::kInvalidArgument);
   env = Env(dev.get());
+  env.stats_module = "";
+  EXPECT_EQ(L2Cache::Open(Small(), env).status().code(), StatusCode::kInvalidArgument);
+  env = Env(dev.get());
   env.registry = nullptr;  // stats in a registry of the cache's own
   auto c = MustOpen(Small(), env);
   ASSERT_TRUE(OfferKey(c.get(), {1, 1}));
   EXPECT_TRUE(c->Flush().ok());
+}
+
+TEST_F(L2CacheTest, TwoCachesShareARegistryUnderModulesOfTheirOwn) {
+  auto a = NewDevice(8 << 20);
+  auto b = NewDevice(8 << 20);
+  auto first = MustOpen(Small(), Env(a.get()));
+  L2CacheEnv env = Env(b.get());
+  env.stats_module = "l2arc.b";
+  auto second = MustOpen(Small(), env);
+  ASSERT_TRUE(OfferKey(second.get(), {1, 1}));
+  ASSERT_TRUE(second->Flush().ok());
+  EXPECT_EQ(Stat("feeds"), 0);
+  EXPECT_EQ(registry_.TakeSnapshot().Get("l2arc.b", "feeds", -1), 1);
+  second.reset();
+  EXPECT_EQ(registry_.TakeSnapshot().Get("l2arc.b", "feeds", -1), -1);
+  EXPECT_EQ(Stat("feeds"), 0);
 }
 
 // Offerers, readers, a flusher and the writer on a small ring that wraps
@@ -555,6 +746,7 @@ TEST_F(L2CacheTest, ReadersOfferersAndTheWriterRace) {
   std::atomic<int> offerers_left{2};
   auto size_of = [](uint64_t k) { return size_t{512} << (k % 5); };
   std::vector<std::thread> threads;
+  threads.reserve(5);
   for (int t = 0; t < 2; t++) {
     threads.emplace_back([&, r = seeds.Fork()]() mutable {
       for (uint64_t i = 0; i < rounds; i++) {

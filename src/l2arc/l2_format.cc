@@ -39,16 +39,18 @@ Result<L2Layout> ComputeLayout(uint64_t slot_data_bytes, uint32_t block_bytes,
   l.block_bytes = block_bytes;
   l.label_bytes = RoundUp(kLabelBytes, block_bytes);
   l.slot_data_bytes = slot_data_bytes;
-  l.entries_per_slot = static_cast<uint32_t>(std::max<uint64_t>(1, slot_data_bytes / kBytesPerEntrySlot));
-  l.header_area_bytes = RoundUp(kSlotHeaderFixedBytes + kEntryBytes * l.entries_per_slot, block_bytes);
+  l.entries_per_slot =
+      static_cast<uint32_t>(std::max<uint64_t>(1, slot_data_bytes / kBytesPerEntrySlot));
+  l.header_area_bytes =
+      RoundUp(kSlotHeaderFixedBytes + kEntryBytes * l.entries_per_slot, block_bytes);
   l.slot_stride_bytes = l.header_area_bytes + slot_data_bytes;
   const uint64_t room = device_bytes > l.label_bytes ? device_bytes - l.label_bytes : 0;
   l.slot_count = std::min(room / l.slot_stride_bytes, kMaxRingEntries / l.entries_per_slot);
   if (l.slot_count < kMinSlots) {
     return Status::InvalidArgument("l2arc: device of " + std::to_string(device_bytes) +
-                                   " bytes holds " + std::to_string(l.slot_count) +
-                                   " slots of " + std::to_string(l.slot_stride_bytes) +
-                                   " bytes, fewer than " + std::to_string(kMinSlots));
+                                   " bytes holds " + std::to_string(l.slot_count) + " slots of " +
+                                   std::to_string(l.slot_stride_bytes) + " bytes, fewer than " +
+                                   std::to_string(kMinSlots));
   }
   return l;
 }
@@ -89,7 +91,8 @@ Result<L2Label> DecodeLabel(std::span<const uint8_t> in) {
   if (LoadLe64(p + kChecksumAt) != ChecksumWithFieldZero(p, 80 + 16 * size_t{bounds})) {
     return format::CorruptionAt("l2arc label", "checksum mismatch");
   }
-  if (LoadLe32(p + 8) != kL2FormatVersion) return format::VersionMismatch("l2arc label", LoadLe32(p + 8));
+  if (LoadLe32(p + 8) != kL2FormatVersion)
+    return format::VersionMismatch("l2arc label", LoadLe32(p + 8));
   L2Label l;
   l.pool_guid = LoadLe64(p + 16);
   l.cache_guid = LoadLe64(p + 24);
@@ -140,7 +143,8 @@ Result<L2SlotHeader> DecodeSlotHeader(std::span<const uint8_t> in, const L2Layou
     return format::BadLength("l2arc slot header", in.size(), "at least", layout.header_area_bytes);
   }
   const uint8_t* p = in.data();
-  if (LoadLe64(p) != kL2SlotMagic) return format::CorruptionAt("l2arc slot header", "no slot magic");
+  if (LoadLe64(p) != kL2SlotMagic)
+    return format::CorruptionAt("l2arc slot header", "no slot magic");
   *fault = HeaderFault::kDamaged;
   const uint32_t count = LoadLe32(p + 12);
   if (count > layout.entries_per_slot) {
@@ -161,8 +165,8 @@ Result<L2SlotHeader> DecodeSlotHeader(std::span<const uint8_t> in, const L2Layou
   h.data_bytes = LoadLe64(p + 40);
   h.epoch = LoadLe64(p + 48);
   if (h.data_bytes > layout.slot_data_bytes) {
-    return format::CorruptionAt("l2arc slot header", "data bytes " + std::to_string(h.data_bytes) +
-                                                         " past the slot");
+    return format::CorruptionAt("l2arc slot header",
+                                "data bytes " + std::to_string(h.data_bytes) + " past the slot");
   }
   h.entries.resize(count);
   const uint8_t* e = p + kSlotHeaderFixedBytes;

@@ -39,7 +39,7 @@ inline constexpr uint64_t kL2LabelMagic = format::Magic("ARCL2LBL");
 inline constexpr uint64_t kL2SlotMagic = format::Magic("ARCL2SLT");
 inline constexpr uint32_t kL2FormatVersion = 1;
 
-inline constexpr uint64_t kLabelBytes = 4096;        // at least; a whole device block
+inline constexpr uint64_t kLabelBytes = 4096;  // at least; a whole device block
 inline constexpr uint64_t kMaxEpochBounds = 64;
 inline constexpr uint64_t kLabelFieldBytes = 80 + 16 * kMaxEpochBounds;
 inline constexpr uint64_t kSlotHeaderFixedBytes = 64;
@@ -63,17 +63,19 @@ struct L2Key {
 
 // Where things are on a device of a given size, for a given slot size.
 struct L2Layout {
-  uint32_t block_bytes = 0;         // the device's logical block
-  uint64_t label_bytes = 0;         // kLabelBytes rounded up to the block
-  uint64_t slot_data_bytes = 0;     // L2CacheOptions::slot_bytes
-  uint32_t entries_per_slot = 0;    // room in a header area
-  uint64_t header_area_bytes = 0;   // fixed part + entries, rounded up to the block
-  uint64_t slot_stride_bytes = 0;   // header area + data
+  uint32_t block_bytes = 0;        // the device's logical block
+  uint64_t label_bytes = 0;        // kLabelBytes rounded up to the block
+  uint64_t slot_data_bytes = 0;    // L2CacheOptions::slot_bytes
+  uint32_t entries_per_slot = 0;   // room in a header area
+  uint64_t header_area_bytes = 0;  // fixed part + entries, rounded up to the block
+  uint64_t slot_stride_bytes = 0;  // header area + data
   uint64_t slot_count = 0;
 
   uint64_t SlotOffset(uint64_t slot) const { return label_bytes + slot * slot_stride_bytes; }
   uint64_t DataOffset(uint64_t slot) const { return SlotOffset(slot) + header_area_bytes; }
-  uint64_t RoundToBlock(uint64_t n) const { return (n + block_bytes - 1) / block_bytes * block_bytes; }
+  uint64_t RoundToBlock(uint64_t n) const {
+    return (n + block_bytes - 1) / block_bytes * block_bytes;
+  }
 };
 
 // The layout of `device_bytes` with slots of `slot_data_bytes` (a multiple
@@ -95,8 +97,8 @@ struct L2Label {
   uint64_t slot_data_bytes = 0;
   uint64_t slot_count = 0;
   uint64_t slot_stride_bytes = 0;
-  uint64_t epoch = 0;                 // this life of the cache: one per Open
-  std::vector<L2EpochBound> bounds;   // of earlier epochs, oldest first, at most kMaxEpochBounds
+  uint64_t epoch = 0;                // this life of the cache: one per Open
+  std::vector<L2EpochBound> bounds;  // of earlier epochs, oldest first, at most kMaxEpochBounds
 };
 
 // Encodes into the first kLabelFieldBytes of `out` (the rest is left as is).

@@ -110,9 +110,8 @@ void L2Index::EraseCell(uint32_t node) {
   const uint64_t mask = cells_.size() - 1;
   uint64_t i = Home(At(node).key);
   while (cells_[i] != node + 1) i = (i + 1) & mask;
-  arc::EmptySlot(cells_.data(), mask, i, [&](uint32_t cell) {
-    return cell == 0 ? arc::kNoHome : Home(At(cell - 1).key);
-  });
+  arc::EmptySlot(cells_.data(), mask, i,
+                 [&](uint32_t cell) { return cell == 0 ? arc::kNoHome : Home(At(cell - 1).key); });
   size_--;
 }
 

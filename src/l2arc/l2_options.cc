@@ -34,39 +34,38 @@ Status L2CacheOptions::Validate() const {
   return Status::Ok();
 }
 
-L2Stats::L2Stats(stats::Registry* r)
-    : hits(r->AddCounter("l2arc", "hits", stats::Unit::kOps, "reads served by the cache device")),
-      misses(r->AddCounter("l2arc", "misses", stats::Unit::kOps, "reads of blocks not cached")),
-      read_bytes(r->AddCounter("l2arc", "read_bytes", stats::Unit::kBytes, "bytes served")),
-      checksum_errors(r->AddCounter("l2arc", "checksum_errors", stats::Unit::kOps,
+L2Stats::L2Stats(stats::Registry* r, std::string_view m)
+    : hits(r->AddCounter(m, "hits", stats::Unit::kOps, "reads served by the cache device")),
+      misses(r->AddCounter(m, "misses", stats::Unit::kOps, "reads of blocks not cached")),
+      read_bytes(r->AddCounter(m, "read_bytes", stats::Unit::kBytes, "bytes served")),
+      checksum_errors(r->AddCounter(m, "checksum_errors", stats::Unit::kOps,
                                     "cached copies whose checksum did not match (dropped)")),
-      io_errors(r->AddCounter("l2arc", "io_errors", stats::Unit::kOps,
+      io_errors(r->AddCounter(m, "io_errors", stats::Unit::kOps,
                               "failed reads and slot writes of the cache device")),
-      feeds(r->AddCounter("l2arc", "feeds", stats::Unit::kOps, "buffers accepted")),
-      feed_bytes(r->AddCounter("l2arc", "feed_bytes", stats::Unit::kBytes, "bytes accepted")),
-      feed_refused_budget(r->AddCounter("l2arc", "feed_refused_budget", stats::Unit::kOps,
+      feeds(r->AddCounter(m, "feeds", stats::Unit::kOps, "buffers accepted")),
+      feed_bytes(r->AddCounter(m, "feed_bytes", stats::Unit::kBytes, "bytes accepted")),
+      feed_refused_budget(r->AddCounter(m, "feed_refused_budget", stats::Unit::kOps,
                                         "offers over the feed interval's budget")),
-      feed_refused_busy(r->AddCounter("l2arc", "feed_refused_busy", stats::Unit::kOps,
+      feed_refused_busy(r->AddCounter(m, "feed_refused_busy", stats::Unit::kOps,
                                       "offers refused because sealed slots wait for the writer")),
-      feed_refused_other(r->AddCounter("l2arc", "feed_refused_other", stats::Unit::kOps,
+      feed_refused_other(r->AddCounter(m, "feed_refused_other", stats::Unit::kOps,
                                        "offers of a bad size, prefetched only, during the "
                                        "rebuild, or with the index full")),
-      slots_written(r->AddCounter("l2arc", "slots_written", stats::Unit::kOps,
-                                  "slots written to the ring")),
-      write_bytes(r->AddCounter("l2arc", "write_bytes", stats::Unit::kBytes,
-                                "bytes of slot writes")),
-      evicted_entries(r->AddCounter("l2arc", "evicted_entries", stats::Unit::kOps,
+      slots_written(
+          r->AddCounter(m, "slots_written", stats::Unit::kOps, "slots written to the ring")),
+      write_bytes(r->AddCounter(m, "write_bytes", stats::Unit::kBytes, "bytes of slot writes")),
+      evicted_entries(r->AddCounter(m, "evicted_entries", stats::Unit::kOps,
                                     "entries removed because their slot was overwritten")),
-      rebuild_entries(r->AddCounter("l2arc", "rebuild_entries", stats::Unit::kOps,
+      rebuild_entries(r->AddCounter(m, "rebuild_entries", stats::Unit::kOps,
                                     "entries restored from the device at open")),
-      rebuild_dropped(r->AddCounter("l2arc", "rebuild_dropped", stats::Unit::kOps,
+      rebuild_dropped(r->AddCounter(m, "rebuild_dropped", stats::Unit::kOps,
                                     "entries not restored: born in a txg that never committed")),
-      rebuild_bad_slots(r->AddCounter("l2arc", "rebuild_bad_slots", stats::Unit::kOps,
+      rebuild_bad_slots(r->AddCounter(m, "rebuild_bad_slots", stats::Unit::kOps,
                                       "damaged slot headers skipped at rebuild")),
-      size(r->AddGauge("l2arc", "size", stats::Unit::kBytes, "data bytes cached")),
-      asize(r->AddGauge("l2arc", "asize", stats::Unit::kBytes,
+      size(r->AddGauge(m, "size", stats::Unit::kBytes, "data bytes cached")),
+      asize(r->AddGauge(m, "asize", stats::Unit::kBytes,
                         "device bytes of the slots holding entries")),
-      hdr_size(r->AddGauge("l2arc", "hdr_size", stats::Unit::kBytes, "index memory")),
-      entries(r->AddGauge("l2arc", "entries", stats::Unit::kNone, "blocks cached")) {}
+      hdr_size(r->AddGauge(m, "hdr_size", stats::Unit::kBytes, "index memory")),
+      entries(r->AddGauge(m, "entries", stats::Unit::kNone, "blocks cached")) {}
 
 }  // namespace arcstore::l2arc
