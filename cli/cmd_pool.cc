@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "arcstore/pool.h"
 #include "base/units.h"
@@ -54,6 +55,18 @@ void PrintVolumes(const std::vector<VolumeInfo>& vols) {
   for (const auto& v : vols) {
     std::printf("%-24s %12s %10s %-6s\n", v.name.c_str(), FormatBytes(v.size_bytes).c_str(),
                 FormatBytesShort(v.record_size_bytes).c_str(), v.compression.c_str());
+  }
+}
+
+void PrintCacheDevices(const std::vector<PoolInfo::CacheDevice>& caches) {
+  if (caches.empty()) return;
+  std::printf("cache devices:\n%-32s %10s %10s %10s %10s %10s  %s\n", "PATH", "SIZE", "USED",
+              "CACHED", "BLOCKS", "HEADERS", "STATE");
+  for (const auto& d : caches) {
+    std::printf("%-32s %10s %10s %10s %10llu %10s  %s\n", d.path.c_str(),
+                FormatBytes(d.size_bytes).c_str(), FormatBytes(d.used_bytes).c_str(),
+                FormatBytes(d.cached_bytes).c_str(), static_cast<unsigned long long>(d.blocks),
+                FormatBytes(d.header_bytes).c_str(), d.state.c_str());
   }
 }
 
@@ -145,6 +158,32 @@ void AddPoolCommands(CLI::App& app) {
                   FormatBytes(i.free_bytes).c_str(), FormatBytes(i.pending_free_bytes).c_str(),
                   i.volumes.size());
       if (!i.volumes.empty()) PrintVolumes(i.volumes);
+      PrintCacheDevices(i.cache_devices);
+    });
+  }
+  // Cache devices: through the server while one serves the pool, else on
+  // the pool opened here.
+  for (const bool add : {true, false}) {
+    auto* c = pool->add_subcommand(
+        add ? "add-cache" : "remove-cache",
+        add ? "Add a cache device (second cache level; its contents are overwritten), "
+              "recorded in the pool's config; through the pool's server while one serves it"
+            : "Stop using a cache device and take it out of the pool's config");
+    static SourceArgs source[2];
+    static std::string device[2];
+    SourceArgs* src = &source[add ? 0 : 1];
+    std::string* dev = &device[add ? 0 : 1];
+    c->add_option("POOL", src->pool)->required();
+    c->add_option("DEVICE", *dev, "a file or a block device")->required();
+    AddSourceOptions(c, src);
+    c->callback([src, dev, add] {
+      const std::string path = std::filesystem::absolute(*dev).lexically_normal().string();
+      tools::OpenedSource s = OpenSource(*src, /*writable=*/true);
+      const std::string what = std::string(add ? "pool add-cache " : "pool remove-cache ") + path;
+      Check(add ? s.source->AddCache(path) : s.source->RemoveCache(path), what);
+      if (s.pool) Check(s.pool->Close(), "closing pool " + src->pool);
+      std::printf("%s %s%s\n", add ? "added cache device" : "removed cache device",
+                  path.c_str(), s.live ? " (through the server)" : "");
     });
   }
   auto* vol = app.add_subcommand("vol", "Create, list and destroy volumes")->require_subcommand(1);

@@ -33,7 +33,7 @@ inline void AddSourceOptions(CLI::App* cmd, SourceArgs* a) {
   cmd->add_flag("--live", a->live, "read a running arcstore serve only; never open the pool");
 }
 
-inline tools::OpenedSource OpenSource(const SourceArgs& a) {
+inline tools::OpenedSource OpenSource(const SourceArgs& a, bool writable = false) {
   if (a.pool.empty() && a.control.empty()) {
     throw UsageError("name the pool (POOL, or --pool POOL for doctor) or a running server's "
                      "control socket (--control PATH)");
@@ -43,6 +43,7 @@ inline tools::OpenedSource OpenSource(const SourceArgs& a) {
   o.control_path = a.control;
   // Without a pool only the server can answer.
   o.require_live = a.live || a.pool.empty();
+  o.read_only = !writable;
   Result<tools::OpenedSource> s = tools::OpenStatsSource(o);
   if (!s.ok()) {
     // No pool there, and no server: the input is missing.

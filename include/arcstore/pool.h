@@ -78,6 +78,23 @@ struct PoolIoOptions {
   std::string backend = "auto";
 };
 
+// The second cache level (L2ARC) on the pool's cache devices (Pool::AddCache):
+// buffers leaving the ARC are copied to a cache device, and later misses
+// read them there. Bounds: write_max_bytes and write_boost_bytes 0..1 GiB
+// (write_max_bytes at least 1 MiB), feed_interval_ms 10..60000.
+struct PoolCacheOptions {
+  // Bytes a cache device takes per feed interval, and extra while it is
+  // cold (its ring has never wrapped).
+  uint64_t write_max_bytes = 8ull << 20;
+  uint64_t write_boost_bytes = 8ull << 20;
+  uint64_t feed_interval_ms = 1000;
+  // Whether buffers read by prefetch and never asked for are cached.
+  bool cache_prefetched = false;
+  // Whether an opened cache device's contents are used again (rebuilt from
+  // its own log in the background) or dropped.
+  bool rebuild = true;
+};
+
 struct PoolOptions {
   // The memory limit the cache plans for; 0 = what the memory monitor sees
   // (cgroup limit or MemTotal).
@@ -136,6 +153,7 @@ struct PoolOptions {
   uint32_t work_threads = 8;
   uint32_t work_queue_limit = 4096;
   PoolIoOptions io;
+  PoolCacheOptions cache;
 
   Status Validate() const;
 };
@@ -162,6 +180,19 @@ struct PoolInfo {
   uint64_t txg = 0;  // last committed
   uint32_t format_version = 0;
   std::vector<VolumeInfo> volumes;
+  // The cache devices of the pool's config, in the order they were added.
+  struct CacheDevice {
+    std::string path;
+    // "online", or why the device is not used: "missing: ...",
+    // "unusable: ..." (the pool serves without it).
+    std::string state;
+    uint64_t size_bytes = 0;
+    uint64_t used_bytes = 0;    // device bytes holding cached blocks
+    uint64_t cached_bytes = 0;  // the blocks' bytes
+    uint64_t blocks = 0;
+    uint64_t header_bytes = 0;  // memory of its index
+  };
+  std::vector<CacheDevice> cache_devices;
 };
 
 class Pool {
@@ -203,6 +234,18 @@ class Pool {
   }
   // Stops the trace and closes its file; NotFound when none runs.
   virtual Status StopTrace() { return Status::NotSupported("this pool has no I/O trace"); }
+  // Adds a cache device (a file or a block device, whose contents are
+  // overwritten) for the second cache level: used at once and recorded in
+  // the pool's config, so that later opens use it too. At most
+  // kMaxCacheDevices; never the pool's own device or one already added.
+  virtual Status AddCache(const std::string& path) {
+    return Status::NotSupported("this pool has no cache devices");
+  }
+  // Stops using a cache device and takes it out of the config.
+  virtual Status RemoveCache(const std::string& path) {
+    return Status::NotSupported("this pool has no cache devices");
+  }
+  static constexpr size_t kMaxCacheDevices = 8;
 };
 
 }  // namespace arcstore

@@ -112,6 +112,12 @@ TEST_F(BadOptionsTest, PoolOptions) {
        {"txg_timeout_ns", "[1 ms, 600 s]"}},
       {"txg timeout too long", [](PoolOptions& o) { o.txg_timeout_ns = 601 * kNsPerSec; },
        {"txg_timeout_ns", "[1 ms, 600 s]"}},
+      {"cache write max too small", [](PoolOptions& o) { o.cache.write_max_bytes = 4096; },
+       {"cache.write_max_bytes", "[1 MiB, 1 GiB]"}},
+      {"cache write boost too large", [](PoolOptions& o) { o.cache.write_boost_bytes = 2 * kGiB; },
+       {"cache.write_boost_bytes", "[0, 1 GiB]"}},
+      {"cache feed interval too short", [](PoolOptions& o) { o.cache.feed_interval_ms = 1; },
+       {"cache.feed_interval_ms", "[10, 60000]"}},
   };
   for (const PoolCase& c : cases) {
     PoolOptions o;

@@ -76,6 +76,21 @@ Status PoolOptions::Validate() const {
   if (txg_timeout_ns < kNsPerMs || txg_timeout_ns > 600 * kNsPerSec) {
     return Status::InvalidArgument("txg_timeout_ns must be in [1 ms, 600 s]");
   }
+  if (cache.write_max_bytes < kMiB || cache.write_max_bytes > kGiB) {
+    return Status::InvalidArgument("cache.write_max_bytes " +
+                                   std::to_string(cache.write_max_bytes) +
+                                   " out of bounds [1 MiB, 1 GiB]");
+  }
+  if (cache.write_boost_bytes > kGiB) {
+    return Status::InvalidArgument("cache.write_boost_bytes " +
+                                   std::to_string(cache.write_boost_bytes) +
+                                   " out of bounds [0, 1 GiB]");
+  }
+  if (cache.feed_interval_ms < 10 || cache.feed_interval_ms > 60000) {
+    return Status::InvalidArgument("cache.feed_interval_ms " +
+                                   std::to_string(cache.feed_interval_ms) +
+                                   " out of bounds [10, 60000]");
+  }
   return pool::QueueOptionsFrom(io).Validate().WithContext("PoolOptions.io");
 }
 

@@ -336,6 +336,7 @@ Status PoolImpl::Start() {
   ARC_RETURN_IF_ERROR(StartTxgs(monitor, first));
   if (!options_.read_only) ARC_RETURN_IF_ERROR(StartSpaceAdmission(first));
   ARC_RETURN_IF_ERROR(StartIntentLog());
+  if (!options_.read_only) StartCacheDevices();
   if (options_.work_threads > 0) {
     work_ = std::make_unique<WorkQueue>("pool", options_.work_threads, options_.work_queue_limit);
   }
@@ -552,7 +553,7 @@ Result<std::shared_ptr<volume::VolumeImpl>> PoolImpl::NewVolume(const format::Vo
   ARC_RETURN_IF_ERROR(format::ValidateVolumeEntry(e));
   volume::VolumeEnv env;
   env.txg = txg_.get();
-  env.blocks = reader_.get();
+  env.blocks = caches_ ? static_cast<volume::BlockSource*>(caches_.get()) : reader_.get();
   env.arc = arc_.get();
   env.work = work_.get();
   env.handles = handles_.get();
@@ -803,12 +804,21 @@ void PoolImpl::Committed(uint64_t txg, const SyncSet& set, const format::Uberblo
 
 PoolInfo PoolImpl::Info() {
   PoolInfo info;
-  info.name = label_.config.Get("pool_name").value_or("");
   info.path = device_->name();
   info.guid = label_.pool_guid;
   info.size_bytes = device_->size_bytes();
   info.format_version = format::kFormatVersion;
+  if (caches_) info.cache_devices = caches_->Info();
   MutexLock l(&mu_);
+  info.name = label_.config.Get("pool_name").value_or("");
+  if (!caches_) {
+    for (const std::string& path : CachePathsOf(label_.config)) {
+      PoolInfo::CacheDevice d;
+      d.path = path;
+      d.state = "not in use: the pool is open read-only";
+      info.cache_devices.push_back(std::move(d));
+    }
+  }
   info.allocated_bytes = usage_.allocated_bytes;
   info.free_bytes = usage_.free_bytes;
   info.pending_free_bytes = usage_.deferred_bytes;
@@ -902,6 +912,93 @@ Status PoolImpl::Sync() {
   return txg_->WaitSynced(txg_->open_txg(), txg::SyncReason::kExplicitWait);
 }
 
+std::vector<std::string> PoolImpl::CachePathsOf(const format::PoolConfig& config) {
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < Pool::kMaxCacheDevices; i++) {
+    std::optional<std::string> path = config.Get("cache." + std::to_string(i));
+    if (!path) break;
+    paths.push_back(*path);
+  }
+  return paths;
+}
+
+// The cache devices of the config ("cache.0", "cache.1", ...), opened at
+// the last committed txg; one that cannot be used is listed with why.
+void PoolImpl::StartCacheDevices() {
+  CacheDevices::Env env;
+  env.inner = reader_.get();
+  env.clock = clock_;
+  env.registry = &registry_;
+  env.pool_guid = label_.pool_guid;
+  env.pool_path = device_->name();
+  caches_ = std::make_unique<CacheDevices>(options_.cache, env);
+  uint64_t txg;
+  {
+    MutexLock l(&mu_);
+    txg = committed_txg_;
+  }
+  for (const std::string& path : CachePathsOf(label_.config)) caches_->Open(path, txg);
+  for (const PoolInfo::CacheDevice& d : caches_->Info()) {
+    if (d.state != "online") {
+      open_report_.notes.push_back("cache device " + d.path + " not used: " + d.state);
+    }
+  }
+  arc_->SetEvictionSink(caches_.get());
+}
+
+Status PoolImpl::WriteCacheConfig() {
+  format::LabelHeader next;
+  {
+    MutexLock l(&mu_);
+    next = label_;
+  }
+  format::PoolConfig config;
+  for (const auto& [key, value] : next.config.entries) {
+    if (key.rfind("cache.", 0) != 0 && key != format::kConfigGenerationKey) {
+      config.Set(key, value);
+    }
+  }
+  const std::vector<std::string> paths = caches_->paths();
+  for (size_t i = 0; i < paths.size(); i++) config.Set("cache." + std::to_string(i), paths[i]);
+  config.Set(std::string(format::kConfigGenerationKey),
+             std::to_string(format::ConfigGeneration(next.config) + 1));
+  next.config = config;
+  ARC_RETURN_IF_ERROR(next.config.Validate());
+  ARC_RETURN_IF_ERROR(format::RewriteLabelHeaders(*device_, next));
+  MutexLock l(&mu_);
+  label_ = next;
+  return Status::Ok();
+}
+
+Status PoolImpl::AddCache(const std::string& path) {
+  if (options_.read_only || caches_ == nullptr) {
+    return Status::NotSupported("pool add-cache: the pool is open read-only");
+  }
+  MutexLock c(&config_mu_);
+  uint64_t txg;
+  {
+    MutexLock l(&mu_);
+    if (closed_) return Status::Aborted("pool add-cache: the pool is closed");
+    txg = committed_txg_;
+  }
+  ARC_RETURN_IF_ERROR(caches_->Add(path, txg));
+  Status s = WriteCacheConfig();
+  if (!s.ok()) {
+    (void)caches_->Remove(path);
+    return s.WithContext("pool add-cache " + path + ": recording it in the labels");
+  }
+  return Status::Ok();
+}
+
+Status PoolImpl::RemoveCache(const std::string& path) {
+  if (options_.read_only || caches_ == nullptr) {
+    return Status::NotSupported("pool remove-cache: the pool is open read-only");
+  }
+  MutexLock c(&config_mu_);
+  ARC_RETURN_IF_ERROR(caches_->Remove(path));
+  return WriteCacheConfig().WithContext("pool remove-cache " + path + ": recording it in the labels");
+}
+
 Status PoolImpl::Close() {
   {
     MutexLock l(&mu_);
@@ -909,6 +1006,7 @@ Status PoolImpl::Close() {
     closed_ = true;
   }
   if (work_) work_->Drain();  // operations already submitted finish first
+  if (caches_) arc_->SetEvictionSink(nullptr);  // nothing more to cache
   if (log_) log_->StopWriter();  // before the txg pipeline its fallback needs
   Status s = txg_ ? txg_->Stop() : Status::Ok();
   MutexLock l(&mu_);

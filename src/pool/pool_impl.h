@@ -28,6 +28,7 @@
 #include "io/file_device.h"
 #include "io/io_queue.h"
 #include "pool/block_io.h"
+#include "pool/cache_devices.h"
 #include "pool/space_admission.h"
 #include "space/allocator.h"
 #include "stats/registry.h"
@@ -98,6 +99,8 @@ class PoolImpl final : public Pool {
   Status StartTrace(const std::string& path, uint64_t ring_entries,
                     bool replace_existing) override;
   Status StopTrace() override;
+  Status AddCache(const std::string& path) override;
+  Status RemoveCache(const std::string& path) override;
 
   const OpenReport& open_report() const { return open_report_; }
   // Keeps `lock` (on the pool's file) until the pool is destroyed.
@@ -106,6 +109,8 @@ class PoolImpl final : public Pool {
   // nullptr on a read-only pool.
   zil::IntentLog* intent_log() { return log_.get(); }
   arc::Arc& arc() { return *arc_; }
+  // nullptr on a read-only pool.
+  CacheDevices* cache_devices() { return caches_.get(); }
   // Tests: with the caller's threads done, makes a quiescent point for the
   // ARC's CheckInvariants: everything dirty synced (the sync thread idle),
   // every operation and prefetch submitted so far finished, the handle
@@ -135,6 +140,11 @@ class PoolImpl final : public Pool {
   Status StartTxgs(MemoryMonitor* monitor, uint64_t first_txg);
   Status StartSpaceAdmission(uint64_t first_txg);
   Status StartIntentLog();
+  void StartCacheDevices();
+  // The cache device paths of a label's config, in order.
+  static std::vector<std::string> CachePathsOf(const format::PoolConfig& config);
+  // Records the cache devices in both labels' config (a new generation).
+  Status WriteCacheConfig() ARC_REQUIRES(config_mu_);
   void RegisterSpaceStats();
   // Applies the intent log's records read at Start and syncs them.
   Status ReplayLog();
@@ -182,6 +192,13 @@ class PoolImpl final : public Pool {
   format::DeviceLayout layout_;
   BlockIoStats io_stats_;
   std::unique_ptr<BlockReader> reader_;
+  // The second cache level over reader_ (volumes read through it), and the
+  // ARC's eviction sink; nullptr on a read-only pool. Destroyed after the
+  // ARC and the volumes.
+  std::unique_ptr<CacheDevices> caches_;
+  // Serialises config changes (cache devices) and their label writes;
+  // label_.config changes under mu_ too.
+  Mutex config_mu_ ARC_ACQUIRED_BEFORE(mu_);
   // Block buffers of the txg writers (block_io.h), kept from one write to
   // the next: at most kWriteBuffers of up to the largest record, and at
   // most kWriteBufferBytes in all (half of the writes a txg may have at

@@ -63,6 +63,27 @@ std::string TraceRequest(StatsSource& source, std::string_view args, const Contr
   return s.ok() ? Ok() : Error(s);
 }
 
+// "add PATH" or "remove PATH", from `peer`: the server writes the device,
+// so the same peers as for a trace.
+std::string CacheRequest(StatsSource& source, std::string_view args, const ControlPeer& peer) {
+  const bool add = args.substr(0, 4) == "add ";
+  const bool remove = args.substr(0, 7) == "remove ";
+  if (!add && !remove) {
+    return Error(Status::InvalidArgument("cache: want 'cache add PATH' or 'cache remove PATH'"));
+  }
+  const std::string path(args.substr(add ? 4 : 7));
+  if (path.empty() || path[0] != '/') {
+    return Error(Status::InvalidArgument("cache: the device path must be absolute"));
+  }
+  if (!PeerMayWriteFiles(peer)) {
+    return Error(Status::InvalidArgument(
+        "cache: refused for uid " + std::to_string(peer.uid) +
+        ": only root or the server's own user may change the pool's cache devices"));
+  }
+  Status s = add ? source.AddCache(path) : source.RemoveCache(path);
+  return s.ok() ? Ok() : Error(s);
+}
+
 ControlPeer PeerOf(int fd) {
   ucred cred{};
   socklen_t len = sizeof(cred);
@@ -101,12 +122,14 @@ std::string HandleControlRequest(StatsSource& source, std::string_view request,
     return rows.ok() ? Ok(TxgRowsToJson(*rows).dump()) : Error(rows.status());
   }
   if (request.substr(0, 6) == "trace ") return TraceRequest(source, request.substr(6), peer);
+  if (request.substr(0, 6) == "cache ") return CacheRequest(source, request.substr(6), peer);
   std::string shown(request.substr(0, 64));
   for (char& c : shown) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   }
   return Error(Status::InvalidArgument("unknown control request '" + shown +
-                                       "' (want stats, txgs, info, trace start, trace stop)"));
+                                       "' (want stats, txgs, info, trace start, trace stop, "
+                                       "cache add, cache remove)"));
 }
 
 void ServeControlConnection(StatsSource& source, int fd, uint32_t timeout_ms) {

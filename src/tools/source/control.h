@@ -15,6 +15,8 @@
 //                                    checked again by the server, which
 //                                    writes it (format/output_file.h)
 //   trace stop                       nothing
+//   cache add PATH                   nothing; PATH (absolute) becomes a cache
+//   cache remove PATH                device of the pool, or stops being one
 //
 //   status line: "ok" | "error <message>"
 //
@@ -24,8 +26,9 @@
 //
 // Trust: the socket is created 0600, so only the server's user and root can
 // connect. Reading stats is harmless; a request that makes the server write
-// a file (trace start) is refused unless the peer (SO_PEERCRED) is root or
-// the server's own user, who could write that file anyway, and even then
+// a file or device (trace start, cache add) is refused unless the peer
+// (SO_PEERCRED) is root or the server's own user, who could write it anyway,
+// and for a trace even then
 // the file must be new, or a plain regular file with `replace`: never a
 // device, a pool or a file held locked (docs/observability.md, "The control
 // socket's trust model").

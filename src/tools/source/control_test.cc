@@ -40,7 +40,16 @@ class FakeSource final : public StatsSource {
   }
   Status StopTrace() override { return Status::NotSupported("no trace running"); }
   Result<PoolInfo> Info() override { return info; }
+  Status AddCache(const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu);
+    cache_calls.push_back("add " + path);
+    return Status::Ok();
+  }
+  Status RemoveCache(const std::string& path) override {
+    return Status::NotFound("cache device " + path + " is not one of the pool's");
+  }
   std::string Describe() const override { return "fake"; }
+  std::vector<std::string> cache_calls;
 
   stats::Registry registry;
   stats::Counter* hits;
@@ -116,6 +125,46 @@ TEST_F(ControlTest, SnapshotTxgsAndTraceCrossTheSocket) {
   Status stop = remote.StopTrace();
   EXPECT_FALSE(stop.ok());
   EXPECT_NE(stop.message().find("no trace running"), std::string::npos) << stop.ToString();
+}
+
+TEST_F(ControlTest, CacheDevicesAreAddedAndRemovedThroughTheSocketByTheServersUserOnly) {
+  FakeSource fake;
+  fake.info.name = "tank";
+  PoolInfo::CacheDevice d;
+  d.path = "/dev/fast0";
+  d.state = "online";
+  d.size_bytes = 1 << 30;
+  d.used_bytes = 5 << 20;
+  d.cached_bytes = 4 << 20;
+  d.blocks = 32;
+  d.header_bytes = 1536;
+  fake.info.cache_devices.push_back(d);
+  auto server = StartControl(&fake, dir_.File("p.ctl"));
+  ASSERT_NE(server, nullptr);
+  RemoteStatsSource remote(dir_.File("p.ctl"));
+  ASSERT_TRUE(remote.AddCache("/dev/fast1").ok());
+  Status removed = remote.RemoveCache("/dev/none");
+  EXPECT_FALSE(removed.ok());
+  EXPECT_NE(removed.message().find("/dev/none"), std::string::npos) << removed.ToString();
+  Result<PoolInfo> info = remote.Info();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_EQ(info->cache_devices.size(), 1u);
+  EXPECT_EQ(info->cache_devices[0].path, "/dev/fast0");
+  EXPECT_EQ(info->cache_devices[0].state, "online");
+  EXPECT_EQ(info->cache_devices[0].used_bytes, uint64_t{5} << 20);
+  EXPECT_EQ(info->cache_devices[0].header_bytes, 1536u);
+  const ControlPeer me{static_cast<uint32_t>(::geteuid()), 1};
+  EXPECT_NE(HandleControlRequest(fake, "cache add relative/path", me).find("absolute"),
+            std::string::npos);
+  EXPECT_NE(HandleControlRequest(fake, "cache swap /x", me).find("cache add PATH"),
+            std::string::npos);
+  const ControlPeer other{::geteuid() == 0 ? 4242u : 0u, 1};
+  if (!PeerMayWriteFiles(other)) {
+    EXPECT_NE(HandleControlRequest(fake, "cache add /dev/fast2", other).find("refused for uid"),
+              std::string::npos);
+  }
+  std::lock_guard<std::mutex> l(fake.mu);
+  EXPECT_EQ(fake.cache_calls, std::vector<std::string>{"add /dev/fast1"});
 }
 
 TEST_F(ControlTest, BadRequestsGetErrorsThatNameThem) {

@@ -40,6 +40,19 @@ Result<VolumeInfo> VolumeFromJson(const nlohmann::json& j, const std::string& wh
   return v;
 }
 
+Result<PoolInfo::CacheDevice> CacheFromJson(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return Status::InvalidArgument(where + ": not an object");
+  PoolInfo::CacheDevice d;
+  ARC_ASSIGN_OR_RETURN(d.path, Text(j, "path", where));
+  ARC_ASSIGN_OR_RETURN(d.state, Text(j, "state", where));
+  ARC_ASSIGN_OR_RETURN(d.size_bytes, U64(j, "size_bytes", where));
+  ARC_ASSIGN_OR_RETURN(d.used_bytes, U64(j, "used_bytes", where));
+  ARC_ASSIGN_OR_RETURN(d.cached_bytes, U64(j, "cached_bytes", where));
+  ARC_ASSIGN_OR_RETURN(d.blocks, U64(j, "blocks", where));
+  ARC_ASSIGN_OR_RETURN(d.header_bytes, U64(j, "header_bytes", where));
+  return d;
+}
+
 }  // namespace
 
 nlohmann::json PoolInfoToJson(const PoolInfo& info) {
@@ -62,6 +75,17 @@ nlohmann::json PoolInfoToJson(const PoolInfo& info) {
                     {"compression", v.compression}});
   }
   j["volumes"] = std::move(vols);
+  nlohmann::json caches = nlohmann::json::array();
+  for (const PoolInfo::CacheDevice& d : info.cache_devices) {
+    caches.push_back({{"path", d.path},
+                      {"state", d.state},
+                      {"size_bytes", d.size_bytes},
+                      {"used_bytes", d.used_bytes},
+                      {"cached_bytes", d.cached_bytes},
+                      {"blocks", d.blocks},
+                      {"header_bytes", d.header_bytes}});
+  }
+  j["cache_devices"] = std::move(caches);
   return j;
 }
 
@@ -92,6 +116,19 @@ Result<PoolInfo> PoolInfoFromJson(const nlohmann::json& j) {
     ARC_ASSIGN_OR_RETURN(VolumeInfo v,
                          VolumeFromJson((*vols)[i], where + ": volume " + std::to_string(i)));
     info.volumes.push_back(std::move(v));
+  }
+  // Absent from a server that has no cache devices to tell of.
+  auto caches = j.find("cache_devices");
+  if (caches != j.end()) {
+    if (!caches->is_array() || caches->size() > Pool::kMaxCacheDevices) {
+      return Status::InvalidArgument(where + ": cache_devices is not an array of at most " +
+                                     std::to_string(Pool::kMaxCacheDevices));
+    }
+    for (size_t i = 0; i < caches->size(); i++) {
+      ARC_ASSIGN_OR_RETURN(PoolInfo::CacheDevice d,
+                           CacheFromJson((*caches)[i], where + ": cache device " + std::to_string(i)));
+      info.cache_devices.push_back(std::move(d));
+    }
   }
   return info;
 }

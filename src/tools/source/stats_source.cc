@@ -125,6 +125,14 @@ Status RemoteStatsSource::StopTrace() {
   return ControlCall(socket_path_, "trace stop", timeout_ms_).status();
 }
 
+Status RemoteStatsSource::AddCache(const std::string& path) {
+  return ControlCall(socket_path_, "cache add " + path, timeout_ms_).status();
+}
+
+Status RemoteStatsSource::RemoveCache(const std::string& path) {
+  return ControlCall(socket_path_, "cache remove " + path, timeout_ms_).status();
+}
+
 std::string DefaultControlPath(const std::string& pool_path) { return pool_path + ".ctl"; }
 
 Status SourceOptions::Validate() const {

@@ -67,6 +67,9 @@ class StatsSource {
   virtual Status StopTrace() = 0;
   // The pool, its space and its volumes (Pool::Info).
   virtual Result<PoolInfo> Info() = 0;
+  // Pool::AddCache / RemoveCache; `path` absolute.
+  virtual Status AddCache(const std::string& path) = 0;
+  virtual Status RemoveCache(const std::string& path) = 0;
   // "pool p0 (in-process)", "arcstore serve on p0.ctl".
   virtual std::string Describe() const = 0;
 };
@@ -82,6 +85,8 @@ class PoolStatsSource final : public StatsSource {
                     bool replace_existing) override;
   Status StopTrace() override;
   Result<PoolInfo> Info() override { return pool_->Info(); }
+  Status AddCache(const std::string& path) override { return pool_->AddCache(path); }
+  Status RemoveCache(const std::string& path) override { return pool_->RemoveCache(path); }
   std::string Describe() const override { return "pool " + name_ + " (in-process)"; }
 
  private:
@@ -101,6 +106,8 @@ class RemoteStatsSource final : public StatsSource {
                     bool replace_existing) override;
   Status StopTrace() override;
   Result<PoolInfo> Info() override;
+  Status AddCache(const std::string& path) override;
+  Status RemoveCache(const std::string& path) override;
   std::string Describe() const override { return "arcstore serve on " + socket_path_; }
 
  private:

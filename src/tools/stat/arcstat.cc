@@ -118,6 +118,14 @@ Value EffectiveDirtyLimit(const StatInterval& i) {
   return std::min(*max, std::floor(*c / 2));
 }
 
+Value L2Hits(const StatInterval& i) { return Rate(i, {"arcstats.l2_hits"}); }
+Value L2Miss(const StatInterval& i) { return Rate(i, {"arcstats.l2_misses"}); }
+Value L2Reads(const StatInterval& i) {
+  Value h = L2Hits(i), m = L2Miss(i);
+  if (!h || !m) return std::nullopt;
+  return *h + *m;
+}
+
 std::string TimeText(const StatInterval& i) { return i.time; }
 std::string SyncText(const StatInterval& i) {
   return i.last_sync_reason.empty() ? "-" : i.last_sync_reason;
@@ -155,6 +163,17 @@ const StatField kFields[] = {
     {"p", 4, 1024, "MRU target size within c", ARC_NOW("arcstats.p"), nullptr},
     {"avail", 5, 1024, "memory available to the ARC (memory_available_bytes)",
      ARC_NOW("arcstats.memory_available_bytes"), nullptr},
+    {"l2hits", 6, 1000, "cache device (L2) hits per second", L2Hits, nullptr},
+    {"l2miss", 6, 1000, "cache device (L2) misses per second", L2Miss, nullptr},
+    {"l2read", 6, 1000, "cache device (L2) accesses per second", L2Reads, nullptr},
+    {"l2hit%", 6, 100, "cache device (L2) hit percentage",
+     [](const StatInterval& i) { return Pct(L2Hits(i), L2Reads(i)); }, nullptr},
+    {"l2miss%", 7, 100, "cache device (L2) miss percentage",
+     [](const StatInterval& i) { return Pct(L2Miss(i), L2Reads(i)); }, nullptr},
+    {"l2size", 6, 1024, "bytes cached on cache devices", ARC_NOW("arcstats.l2_size"), nullptr},
+    {"l2asize", 7, 1024, "cache device bytes holding them", ARC_NOW("arcstats.l2_asize"), nullptr},
+    {"l2bytes", 7, 1024, "bytes read from cache devices per second",
+     ARC_RATE("arcstats.l2_read_bytes"), nullptr},
     {"mfu", 4, 1000, "MFU list hits per second", ARC_RATE("arcstats.mfu_hits"), nullptr},
     {"mru", 4, 1000, "MRU list hits per second", ARC_RATE("arcstats.mru_hits"), nullptr},
     {"mfug", 4, 1000, "MFU ghost list hits per second", ARC_RATE("arcstats.mfu_ghost_hits"), nullptr},

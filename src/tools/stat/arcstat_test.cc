@@ -136,6 +136,32 @@ TEST(ArcstatTest, ArcstoreFieldsFromHandComputedDeltas) {
   EXPECT_EQ(Row("dlim", p.Interval()), "3.0G\n");
 }
 
+TEST(ArcstatTest, CacheDeviceFieldsFromHandComputedDeltas) {
+  Pair p;
+  auto add = [](stats::Snapshot& s, const char* name, stats::Kind kind, int64_t v) {
+    stats::StatValue sv;
+    sv.info.module = "arcstats";
+    sv.info.name = name;
+    sv.info.kind = kind;
+    if (kind == stats::Kind::kCounter) sv.counter = static_cast<uint64_t>(v);
+    else sv.gauge = v;
+    s.values.push_back(sv);
+  };
+  add(p.earlier, "l2_hits", stats::Kind::kCounter, 100);
+  add(p.earlier, "l2_misses", stats::Kind::kCounter, 50);
+  add(p.earlier, "l2_read_bytes", stats::Kind::kCounter, 0);
+  add(p.later, "l2_hits", stats::Kind::kCounter, 900);
+  add(p.later, "l2_misses", stats::Kind::kCounter, 250);
+  add(p.later, "l2_read_bytes", stats::Kind::kCounter, 100 * int64_t{kMiB});
+  add(p.later, "l2_size", stats::Kind::kGauge, 3 * int64_t{kGiB});
+  add(p.later, "l2_asize", stats::Kind::kGauge, 2 * int64_t{kGiB});
+  p.delta = stats::Delta(p.earlier, p.later);
+  // l2hits = 800/2 = 400; l2miss = 200/2 = 100; l2read = 500; l2hit% = 80;
+  // l2miss% = 20; l2size 3 GiB; l2asize 2 GiB; l2bytes = 100 MiB / 2 s = 50 MiB/s.
+  EXPECT_EQ(Row("l2hits,l2miss,l2read,l2hit%,l2miss%,l2size,l2asize,l2bytes", p.Interval()),
+            "   400     100     500      80       20    3.0G     2.0G      50M\n");
+}
+
 // 7 hits and no misses over 1.3 s: the rates' ratio comes out a hair over
 // 100 in floating point; a percentage is clamped, never scaled to "1.0K".
 TEST(ArcstatTest, APercentageIsClampedNotScaled) {
