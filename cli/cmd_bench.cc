@@ -95,6 +95,8 @@ struct BenchArgs {
   std::string max_size;
   std::string baseline_dir;
   bool print_stats = false;
+  std::vector<std::string> cache_devices;
+  std::string pool_read_latency;
 };
 
 void Check(const Status& s, const std::string& what) {
@@ -235,9 +237,23 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
                        j.rw != bench::RwPattern::kTrim && j.rw != bench::RwPattern::kRandTrim;
     if (reads && j.iodepth > 1) po.work_threads = PoolOptions().work_threads;
   }
+  if (!a.pool_read_latency.empty()) {
+    auto ns = ParseDurationNs(a.pool_read_latency, DurationUnit::kMs);
+    if (!ns.ok()) throw UsageError("--pool-read-latency: " + ns.status().message());
+    po.io.read_latency_ns = *ns;
+  }
   auto p = Pool::Open(rp->path, po);
   if (!p.ok()) throw CommandFailed("cannot open pool " + rp->path + ": " + p.status().ToString());
   rp->pool = std::move(*p);
+  // Cache devices the pool does not have yet (a pool may keep them from an
+  // earlier run).
+  const PoolInfo info = rp->pool->Info();
+  for (const std::string& c : a.cache_devices) {
+    const std::string path = fs::absolute(c).lexically_normal().string();
+    bool have = false;
+    for (const auto& d : info.cache_devices) have = have || d.path == path;
+    if (!have) Check(rp->pool->AddCache(path), "--cache-device " + path);
+  }
 }
 
 // The pool's txg syncs on the runner's clock (the pool's is the same
@@ -447,6 +463,12 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("--max-runtime", args.max_runtime, "cap every job's runtime (e.g. 5s)");
   c->add_option("--max-size", args.max_size, "cap every job's size and filesize (e.g. 64M)");
   c->add_flag("--stats", args.print_stats, "print every stat of the pool on stderr at the end");
+  c->add_option("--cache-device", args.cache_devices,
+                "a cache device (file or block device, overwritten) for the pool's second cache "
+                "level; repeat for more");
+  c->add_option("--pool-read-latency", args.pool_read_latency,
+                "every read of the pool's device takes at least this long (e.g. 8ms): a slower "
+                "device than this machine's, for measuring a cache device");
   c->add_option("--baseline-dir", args.baseline_dir,
                 "also run the jobs on plain files in DIR (the disk's own figures)");
   c->callback([c] {

@@ -76,6 +76,11 @@ struct PoolIoOptions {
   // allows, else psync), "io_uring" or "psync" (preadv/pwritev on the
   // caller's thread).
   std::string backend = "auto";
+  // For benchmarks: every read of the pool's device takes at least this
+  // long (0: as long as it takes), as if the pool were on a slower device,
+  // a hard disk under a cache device for instance (io/slow_device.h).
+  // At most 10 s.
+  uint64_t read_latency_ns = 0;
 };
 
 // The second cache level (L2ARC) on the pool's cache devices (Pool::AddCache):

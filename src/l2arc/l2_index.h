@@ -42,7 +42,7 @@ struct L2Location {
 
 class L2Index {
  public:
-  static constexpr uint32_t kChunkNodes = 4096;
+  static constexpr uint32_t kChunkNodes = 1024;
   static constexpr uint64_t kInitialCells = 1024;
 
   // `max_nodes` bounds the entries (< kNoNode).

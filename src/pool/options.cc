@@ -8,6 +8,7 @@
 #include "format/compression.h"
 #include "format/volume_table.h"
 #include "io/file_device.h"
+#include "io/slow_device.h"
 #include "io/uring_device.h"
 #include "pool/pool_impl.h"
 
@@ -91,6 +92,10 @@ Status PoolOptions::Validate() const {
                                    std::to_string(cache.feed_interval_ms) +
                                    " out of bounds [10, 60000]");
   }
+  if (io.read_latency_ns > io::SlowDevice::kMaxLatencyNs) {
+    return Status::InvalidArgument("io.read_latency_ns " + std::to_string(io.read_latency_ns) +
+                                   " out of bounds [0, 10 s]");
+  }
   return pool::QueueOptionsFrom(io).Validate().WithContext("PoolOptions.io");
 }
 
@@ -138,6 +143,10 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, const PoolOpti
     ARC_ASSIGN_OR_RETURN(dev, io::UringDevice::Open(path, uo));
   } else {
     ARC_ASSIGN_OR_RETURN(dev, io::OpenBestDevice(path, uo));
+  }
+  if (options.io.read_latency_ns > 0) {
+    ARC_ASSIGN_OR_RETURN(dev, io::SlowDevice::Create(std::move(dev), options.io.read_latency_ns,
+                                                     DefaultClock()));
   }
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<pool::PoolImpl> p,
                        pool::PoolImpl::OpenOnDevice(std::move(dev), options));
