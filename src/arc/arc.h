@@ -183,8 +183,9 @@ struct TargetChange {
 struct ArcSizes {
   uint64_t c = 0, c_min = 0, c_max = 0;
   double p = 0;
-  uint64_t size = 0;      // data of anon+MRU+MFU, data being freed, headers
+  uint64_t size = 0;      // data of anon+MRU+MFU, data being freed, headers, other
   uint64_t hdr_size = 0;  // header bytes (ghosts included)
+  uint64_t other_bytes = 0;  // ChargeOtherBytes: the cache devices' indexes
   uint64_t state_size[kNumStates][kNumBufKinds] = {};
   uint64_t state_evictable[kNumStates][kNumBufKinds] = {};
   uint64_t held_bytes[kNumHolderKinds] = {};
@@ -221,6 +222,12 @@ class Arc {
   // touched, so its owner's readers may keep reading the bytes through it
   // meanwhile (they must not clone or release it).
   void PublishInPlace(const ArcHold& hold, const ArcKey& key, const ArcOrigin& origin = {});
+  // Memory the ARC answers for beyond its buffers and headers: the second
+  // cache level's index (the headers of blocks only on a cache device, as
+  // OpenZFS counts l2_hdr_size in arc_size). Counted in size (so eviction
+  // makes room for it) and in ArcSizes::other_bytes. Lock-free; may be
+  // called with any lock held.
+  void ChargeOtherBytes(int64_t delta);
   // Evicted buffers are offered to `sink` from now on (nullptr: to nobody).
   // Returns once no call to the sink set before is in progress, so the
   // caller may destroy that one. The sink must outlive its setting.
@@ -390,6 +397,7 @@ class Arc {
 
   // Sizes, readable without locks.
   std::atomic<int64_t> size_bytes_{0};
+  std::atomic<int64_t> other_bytes_{0};  // ChargeOtherBytes
   std::atomic<int64_t> live_headers_{0};
   std::atomic<uint64_t> largest_bytes_{0};
   std::atomic<uint64_t> anon_rr_{0};

@@ -212,6 +212,11 @@ void Arc::OfferEvicted(Reclaim& r) {
   if (--sink_calls_ == 0) sink_idle_cv_.SignalAll();
 }
 
+void Arc::ChargeOtherBytes(int64_t delta) {
+  other_bytes_.fetch_add(delta, std::memory_order_relaxed);
+  size_bytes_.fetch_add(delta, std::memory_order_relaxed);
+}
+
 void Arc::SetEvictionSink(EvictionSink* sink) {
   MutexLock l(&sink_mu_);
   sink_ = sink;

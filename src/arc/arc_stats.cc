@@ -167,6 +167,7 @@ ArcSizes Arc::Sizes() const {
   z.size = size_bytes();
   z.headers = static_cast<uint64_t>(live_headers_.load());
   z.hdr_size = z.headers * header_bytes_;
+  z.other_bytes = static_cast<uint64_t>(other_bytes_.load(std::memory_order_relaxed));
   for (int k = 0; k < kNumHolderKinds; k++) z.held_bytes[k] = static_cast<uint64_t>(HeldBytes(k));
   {
     MutexLock l(&evict_mu_);
@@ -279,8 +280,11 @@ void Arc::CheckTotals(const InvariantTally& t, std::ostream& err) const {
     if (policy_.c() != c_bytes_.load()) err << "policy c " << policy_.c() << " != c " << c_bytes_.load() << "; ";
   }
   if (static_cast<int64_t>(t.live) != live_headers_.load()) err << "live headers " << live_headers_.load() << " != " << t.live << "; ";
-  const int64_t want = static_cast<int64_t>(t.data_bytes + t.live * header_bytes_);
-  if (size_bytes_.load() != want) err << "size " << size_bytes_.load() << " != data + headers " << want << "; ";
+  const int64_t want =
+      static_cast<int64_t>(t.data_bytes + t.live * header_bytes_) + other_bytes_.load();
+  if (size_bytes_.load() != want) {
+    err << "size " << size_bytes_.load() << " != data + headers + other " << want << "; ";
+  }
   if (c_bytes_.load() < c_min_.load() || c_bytes_.load() > c_max_.load()) {
     err << "c " << c_bytes_.load() << " outside [" << c_min_.load() << ", " << c_max_.load() << "]; ";
   }

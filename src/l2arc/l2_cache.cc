@@ -227,6 +227,11 @@ L2Cache::~L2Cache() {
   if (writer_.joinable()) writer_.join();
   if (rebuilder_.joinable()) rebuilder_.join();
   if (!own_registry_) registry_->RemoveModule(env_.stats_module);
+  MutexLock l(&mu_);
+  if (env_.on_header_bytes && reported_header_bytes_ != 0) {
+    env_.on_header_bytes(-reported_header_bytes_);
+    reported_header_bytes_ = 0;
+  }
 }
 
 bool L2Cache::Refuse(stats::Counter* counter) const {
@@ -443,8 +448,13 @@ L2Cache::Sizes L2Cache::sizes() const {
 void L2Cache::UpdateGaugesLocked() {
   stats_.size->Set(static_cast<int64_t>(data_bytes_));
   stats_.asize->Set(static_cast<int64_t>(device_bytes_));
-  stats_.hdr_size->Set(
-      static_cast<int64_t>(index_.memory_bytes() + slots_.capacity() * sizeof(SlotState)));
+  const int64_t hdr =
+      static_cast<int64_t>(index_.memory_bytes() + slots_.capacity() * sizeof(SlotState));
+  stats_.hdr_size->Set(hdr);
+  if (env_.on_header_bytes && hdr != reported_header_bytes_) {
+    env_.on_header_bytes(hdr - reported_header_bytes_);
+    reported_header_bytes_ = hdr;
+  }
   stats_.entries->Set(static_cast<int64_t>(index_.size()));
 }
 

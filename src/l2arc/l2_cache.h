@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,7 +75,11 @@ struct L2CacheEnv {
   uint64_t pool_guid = 0;               // required, nonzero
   uint64_t committed_txg = 0;           // the pool's last committed txg at open
   std::string name;                     // for messages: "cache /dev/nvme0n1"
-  std::string stats_module = "l2arc";   // a second cache device: "l2arc.nvme1"
+  std::string stats_module = "l2arc";
+  // Optional: told every change of sizes().header_bytes (so that the ARC
+  // can count the index in its size), with the cache's lock held; must not
+  // call back into the cache. The destructor returns what it was told.
+  std::function<void(int64_t delta_bytes)> on_header_bytes;   // a second cache device: "l2arc.nvme1"
 };
 
 // The cache's stats, in one registry module ("l2arc").
@@ -232,6 +237,7 @@ class L2Cache {
   Status write_error_ ARC_GUARDED_BY(mu_);
   uint64_t data_bytes_ ARC_GUARDED_BY(mu_) = 0;
   uint64_t device_bytes_ ARC_GUARDED_BY(mu_) = 0;
+  int64_t reported_header_bytes_ ARC_GUARDED_BY(mu_) = 0;  // to env_.on_header_bytes
 
   std::thread writer_;
   std::thread rebuilder_;

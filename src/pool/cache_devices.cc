@@ -108,6 +108,10 @@ Result<std::shared_ptr<CacheDevices::Entry>> CacheDevices::OpenEntry(
   le.pool_guid = env_.pool_guid;
   le.committed_txg = committed_txg;
   le.name = "cache " + path;
+  if (env_.arc != nullptr) {
+    arc::Arc* a = env_.arc;
+    le.on_header_bytes = [a](int64_t delta) { a->ChargeOtherBytes(delta); };
+  }
   ARC_ASSIGN_OR_RETURN(e->cache, l2arc::L2Cache::Open(o, le));
   e->state = "online";
   return e;

@@ -57,6 +57,9 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
     stats::Registry* registry = nullptr;   // optional
     uint64_t pool_guid = 0;
     std::string pool_path;  // a cache device may not be the pool's own
+    // Optional: the devices' index memory is charged to it (it counts in
+    // the ARC's size, as a ZFS host's l2_hdr_size does).
+    arc::Arc* arc = nullptr;
   };
   CacheDevices(const PoolCacheOptions& options, const Env& env);
   ~CacheDevices() override;

@@ -107,6 +107,14 @@ TEST_F(CacheDevicesTest, ReadsTheArcEvictedComeBackFromTheCacheDevice) {
   ASSERT_EQ(info.cache_devices.size(), 1u);
   EXPECT_EQ(info.cache_devices[0].state, "online");
   EXPECT_GT(info.cache_devices[0].blocks, 0u);
+  // The index counts in the ARC's size, as a line of its own.
+  EXPECT_EQ(pool_->arc().Sizes().other_bytes, info.cache_devices[0].header_bytes);
+  EXPECT_EQ(Stat("l2_hdr_size"), static_cast<int64_t>(info.cache_devices[0].header_bytes));
+  ASSERT_TRUE(pool_->QuiesceForCheck().ok());
+  Status inv = pool_->arc().CheckInvariants();
+  EXPECT_TRUE(inv.ok()) << inv.ToString();
+  ASSERT_TRUE(pool_->RemoveCache(cache_path_).ok());
+  EXPECT_EQ(pool_->arc().Sizes().other_bytes, 0u);
 }
 
 TEST_F(CacheDevicesTest, ARewrittenRecordNeverComesBackFromItsOldCopy) {

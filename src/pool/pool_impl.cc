@@ -931,6 +931,7 @@ void PoolImpl::StartCacheDevices() {
   env.registry = &registry_;
   env.pool_guid = label_.pool_guid;
   env.pool_path = device_->name();
+  env.arc = arc_.get();
   caches_ = std::make_unique<CacheDevices>(options_.cache, env);
   uint64_t txg;
   {

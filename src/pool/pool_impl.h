@@ -192,10 +192,6 @@ class PoolImpl final : public Pool {
   format::DeviceLayout layout_;
   BlockIoStats io_stats_;
   std::unique_ptr<BlockReader> reader_;
-  // The second cache level over reader_ (volumes read through it), and the
-  // ARC's eviction sink; nullptr on a read-only pool. Destroyed after the
-  // ARC and the volumes.
-  std::unique_ptr<CacheDevices> caches_;
   // Serialises config changes (cache devices) and their label writes;
   // label_.config changes under mu_ too.
   Mutex config_mu_ ARC_ACQUIRED_BEFORE(mu_);
@@ -210,6 +206,10 @@ class PoolImpl final : public Pool {
   std::unique_ptr<MemoryMonitor> monitor_;
   std::unique_ptr<arc::Arc> arc_;
   std::unique_ptr<volume::HandleCache> handles_;  // before arc_ in destruction
+  // The second cache level over reader_ (volumes read through it), the
+  // ARC's eviction sink, charging its index to the ARC; nullptr on a
+  // read-only pool. Destroyed after the volumes, before the ARC.
+  std::unique_ptr<CacheDevices> caches_;
   std::unique_ptr<space::SpaceAllocator> allocator_;  // the sync thread's
   std::unique_ptr<txg::TxgManager> txg_;
   std::unique_ptr<SpaceAdmission> space_;  // nullptr when read-only

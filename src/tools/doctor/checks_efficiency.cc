@@ -185,10 +185,10 @@ void CheckArcPrune(CheckContext& ctx) {
 }
 
 void CheckL2arc(CheckContext& ctx) {
-  if (IsArcstore(ctx)) return;
   auto l2_size = ctx.Opt("l2_size");
   if (!l2_size) {
-    ctx.Undecide("l2arc", {"l2_size"}, "L2ARC header overhead and sizes");
+    // An arcstore pool without cache devices has no l2 stats to miss.
+    if (!IsArcstore(ctx)) ctx.Undecide("l2arc", {"l2_size"}, "L2ARC header overhead and sizes");
     return;
   }
   auto l2_asize = ctx.Opt("l2_asize"), l2_hdr = ctx.Opt("l2_hdr_size"), size = ctx.Opt("size");
@@ -202,9 +202,12 @@ void CheckL2arc(CheckContext& ctx) {
     f.title = negative ? "L2ARC sizes cannot be right: a size is negative (a counter wrapped)"
               : *l2_size == 0 ? "L2ARC headers are held with no L2ARC data"
                               : "L2ARC allocated size is more than twice its logical size";
-    f.advice = "The L2ARC accounting is off (a known class of OpenZFS bugs). Compare with "
-               "zpool iostat -v for the cache device, upgrade, or remove and re-add the cache "
-               "device.";
+    f.advice = IsArcstore(ctx)
+                   ? "The cache devices' accounting is off: compare with `arcstore pool info`, "
+                     "and remove and re-add the cache device (pool remove-cache, add-cache)."
+                   : "The L2ARC accounting is off (a known class of OpenZFS bugs). Compare with "
+                     "zpool iostat -v for the cache device, upgrade, or remove and re-add the "
+                     "cache device.";
     ctx.Add(std::move(f));
     return;
   }
@@ -215,9 +218,14 @@ void CheckL2arc(CheckContext& ctx) {
   f.severity = pct >= ctx.opt.l2_hdr_crit_pct ? Severity::kCritical : Severity::kWarning;
   f.title = "L2ARC headers take " + FormatSignedBytes(*l2_hdr) + " (" + Fmt("%.0f%%", pct) +
             " of the ARC) to index " + FormatSignedBytes(*l2_size) + " of L2ARC";
-  f.advice = "Every L2ARC block keeps a header in RAM, so a large L2ARC of small blocks starves "
-             "the ARC it was meant to extend. Use a smaller cache device, larger records, or "
-             "more RAM instead.";
+  f.advice = IsArcstore(ctx)
+                 ? "Every block on a cache device keeps an index entry in RAM, counted in the "
+                   "ARC's size, so a large cache device of small records starves the ARC it was "
+                   "meant to extend. Use a smaller cache device, larger records (vol create "
+                   "--recordsize), or more RAM."
+                 : "Every L2ARC block keeps a header in RAM, so a large L2ARC of small blocks "
+                   "starves the ARC it was meant to extend. Use a smaller cache device, larger "
+                   "records, or more RAM instead.";
   ctx.Add(std::move(f));
 }
 

@@ -84,6 +84,28 @@ TEST(ArcstoreChecks, PinnedCacheNamesTheHolderKind) {
   EXPECT_EQ(r.ExitCode(), 2);
 }
 
+TEST(ArcstoreChecks, CacheDeviceIndexTakingMuchOfTheArcIsNamed) {
+  StatSet big;
+  big.Gauge("size", 4 * GiB).Gauge("l2_size", 200 * GiB).Gauge("l2_asize", 200 * GiB);
+  big.Gauge("l2_hdr_size", 1200 * MiB);
+  Report r = big.Diagnose();
+  const Finding* f = r.Find("l2arc_headers_large");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kCritical);  // 29% of the ARC
+  EXPECT_NE(f->title.find("29%"), std::string::npos) << f->title;
+  EXPECT_NE(f->advice.find("--recordsize"), std::string::npos) << f->advice;
+  StatSet small;
+  small.Gauge("size", 4 * GiB).Gauge("l2_size", 8 * GiB).Gauge("l2_asize", 8 * GiB);
+  small.Gauge("l2_hdr_size", 4 * MiB);
+  Report rs = small.Diagnose();
+  EXPECT_EQ(rs.Find("l2arc_headers_large"), nullptr);
+  // No cache devices: nothing said, not even undecided.
+  StatSet none;
+  none.Gauge("size", 4 * GiB);
+  Report rn = none.Diagnose();
+  EXPECT_EQ(RenderText(rn).find("l2arc"), std::string::npos) << RenderText(rn);
+}
+
 TEST(ArcstoreChecks, WaitersReleasedWithoutProgress) {
   StatSet s = PinnedArc();
   s.Counter("evict_passes_no_progress", 2).Counter("waiters_released_pass_end", 5);
