@@ -221,6 +221,15 @@ TEST_F(CacheDevicesTest, BadCacheRequestsAreRefusedByName) {
   Status absent = pool_->AddCache(dir_.File("absent"));
   EXPECT_FALSE(absent.ok());
   EXPECT_NE(absent.message().find("absent"), std::string::npos) << absent.ToString();
+  // Another pool's file: its label is a signature, never overwritten.
+  const std::string other = dir_.File("other.pool");
+  PoolCreateOptions co;
+  co.size_bytes = 64 * kMiB;
+  co.sparse = true;
+  ASSERT_TRUE(Pool::Create(other, co).ok());
+  Status pool_file = pool_->AddCache(other);
+  EXPECT_EQ(pool_file.code(), StatusCode::kAlreadyExists) << pool_file.ToString();
+  EXPECT_NE(pool_file.message().find("arcstore pool"), std::string::npos) << pool_file.ToString();
   EXPECT_EQ(pool_->Info().cache_devices.size(), 1u);
 }
 
