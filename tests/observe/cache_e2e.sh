@@ -17,19 +17,33 @@ cd "$NBD_WORK"
 truncate -s 64M c1
 truncate -s 32M c2
 
+# serve: starts arcstore serve on the pool, waits for its control socket.
+serve() {
+  "$ARCSTORE" serve "$P" --socket "$S" >serve.out 2>serve.err &
+  NBD_SERVER_PID=$!
+  for _ in $(seq 1 1000); do
+    grep -q '^control socket ' serve.out 2>/dev/null && return 0
+    kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat serve.err >&2; fail "serve exited at start"; }
+    sleep 0.01
+  done
+  fail "serve printed no control socket line"
+}
+# stop: SIGTERM; the server must exit 0.
+stop() {
+  local rc=0
+  kill -TERM "$NBD_SERVER_PID"
+  wait "$NBD_SERVER_PID" || rc=$?
+  NBD_SERVER_PID=""
+  ((rc == 0)) || fail "serve exited with $rc after SIGTERM"
+}
+
 # At rest: a relative path is recorded absolute.
 "$ARCSTORE" pool add-cache "$P" c1 >out 2>&1 || fail "add-cache c1: $(cat out)"
 grep -q "^added cache device $NBD_WORK/c1\$" out || fail "add-cache said: $(cat out)"
 "$ARCSTORE" pool info "$P" >info || fail "pool info"
 grep -q "^$NBD_WORK/c1 .*not in use: the pool is open read-only\$" info || fail "info: $(cat info)"
 
-"$ARCSTORE" serve "$P" --socket "$S" >serve.out 2>serve.err &
-NBD_SERVER_PID=$!
-for _ in $(seq 1 1000); do
-  grep -q '^control socket ' serve.out 2>/dev/null && break
-  kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat serve.err >&2; fail "serve exited at start"; }
-  sleep 0.01
-done
+serve
 
 # Through the server: another device, the refusals, a removal.
 "$ARCSTORE" pool add-cache "$P" "$NBD_WORK/c2" >out 2>&1 || fail "add-cache c2: $(cat out)"
@@ -49,24 +63,14 @@ grep -q "not one of the pool's" out || fail "unknown removal: $(cat out)"
   fail "stat l2 columns: $(cat stat)"
 head -1 stat | grep -q "l2hits *l2miss *l2read *l2hit% *l2size *l2asize *l2bytes" ||
   fail "stat header: $(cat stat)"
-kill -TERM "$NBD_SERVER_PID"
-wait "$NBD_SERVER_PID" || fail "serve exited with $? after SIGTERM"
-NBD_SERVER_PID=""
+stop
 
 # The config kept c2 alone; a new server uses it at once.
 "$ARCSTORE" pool info "$P" >info || fail "pool info after the server"
 grep -q "^$NBD_WORK/c2 " info || fail "c2 not in the config: $(cat info)"
 if grep -q "^$NBD_WORK/c1 " info; then fail "c1 still in the config: $(cat info)"; fi
-"$ARCSTORE" serve "$P" --socket "$S" >serve.out 2>serve.err &
-NBD_SERVER_PID=$!
-for _ in $(seq 1 1000); do
-  grep -q '^control socket ' serve.out 2>/dev/null && break
-  kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat serve.err >&2; fail "serve exited at restart"; }
-  sleep 0.01
-done
+serve
 "$ARCSTORE" pool info "$P" >info || fail "pool info (served again)"
 grep -q "^$NBD_WORK/c2 .* online\$" info || fail "c2 not online after a restart: $(cat info)"
-kill -TERM "$NBD_SERVER_PID"
-wait "$NBD_SERVER_PID" || fail "serve exited with $? after the second SIGTERM"
-NBD_SERVER_PID=""
+stop
 echo PASS
