@@ -146,11 +146,9 @@ struct PoolOptions {
   // submits every dirty record; below the request threads' priority it
   // takes their idle time instead of delaying their wake-ups, and the write
   // throttle still bounds how far it may fall behind. `arcstore serve`
-  // runs it at 19 (over NBD on 2 cores, medians of 3: 1 MiB writes +15%
-  // against 0 and +13% against 10; 4 KiB random writes at queue depth 1
-  // and 32, +12% and +15% against 0 over 2 rounds). The default
-  // suits a process whose own threads must not be starved of syncs (tests
-  // running side by side, an application that waits on them).
+  // runs it at 19 (bench/nbd measured it faster than 0 and 10 there). The
+  // default suits a process whose own threads must not be starved of syncs
+  // (tests running side by side, an application that waits on them).
   int txg_sync_nice = 0;
   // Threads that run operations submitted through Volume::Submit, and how
   // many may wait for one. 0 threads: Submit runs them on the caller's
