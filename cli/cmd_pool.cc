@@ -11,6 +11,7 @@
 #include "cli/observe.h"
 #include "cli/progress.h"
 #include "io/file_device.h"
+#include "l2arc/l2_check.h"
 #include "pool/pool_impl.h"
 
 namespace arcstore::cli {
@@ -95,6 +96,20 @@ int Fsck(const std::string& path) {
               static_cast<unsigned long long>(c.log_blocks),
               FormatBytes(c.referenced_bytes).c_str(), FormatBytes(info.allocated_bytes).c_str());
   for (const auto& problem : c.problems) std::printf("PROBLEM: %s\n", problem.c_str());
+  // Cache devices hold nothing the pool needs: what they hold is reported,
+  // never a problem of the pool.
+  for (const PoolInfo::CacheDevice& d : info.cache_devices) {
+    Result<std::unique_ptr<io::FileDevice>> cd = io::FileDevice::Open(d.path, fo);
+    if (!cd.ok()) {
+      std::printf("cache device %s: cannot open (%s): the pool serves without it\n",
+                  d.path.c_str(), cd.status().ToString().c_str());
+      continue;
+    }
+    Result<l2arc::CacheDeviceCheck> check = l2arc::CheckCacheDevice(**cd, info.guid);
+    std::printf("cache device %s: %s\n", d.path.c_str(),
+                check.ok() ? l2arc::DescribeCheck(*check).c_str()
+                           : ("unreadable (" + check.status().ToString() + ")").c_str());
+  }
   std::printf("%s\n", c.problems.empty() ? "clean" : "problems found");
   return c.problems.empty() ? kExitOk : kExitFindings;
 }

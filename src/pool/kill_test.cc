@@ -36,6 +36,19 @@ TEST(KillTest, NothingDurableIsLostWhenTheProcessDies) {
   EXPECT_GT(r.fua_writes, 0u);
 }
 
+// With a cache device: children feed it and die while it writes, rebuilds
+// and relabels; the checks read through it, and every block is right.
+TEST(KillTest, ACacheDeviceNeverServesAStaleBlock) {
+  KillStressOptions o = Short();
+  o.cycles = ScaledIterations(30);
+  o.cache_device = true;
+  o.seed_name = "KillStressCache";
+  KillStressResult r = RunKillStress(o);
+  PrintKillStressResult(r);
+  ExpectClean(o, r);
+  EXPECT_GT(r.l2_hits, 0u);
+}
+
 // The check can fail: a child that reports durability without flushing
 // loses writes the parent was told were durable, and the parent says so.
 TEST(KillTest, AChildThatSkipsItsFlushesIsCaught) {

@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -112,11 +113,18 @@ std::optional<uint64_t> DecodeBlock(uint8_t vol, uint64_t block, const uint8_t* 
   return head[2];
 }
 
-PoolOptions ChildPoolOptions() {
+PoolOptions ChildPoolOptions(const KillStressOptions& o) {
   PoolOptions po;
   po.arc_max_bytes = 32 * kMiB;
   po.arc_min_bytes = 16 * kMiB;
   po.txg_timeout_ns = 100 * kNsPerMs;
+  if (o.cache_device) {
+    // The smallest ARC evicts while the children run, and the cache device
+    // writes what it was given every 50 ms, so that children die with
+    // slots written, half written and not yet written.
+    po.arc_max_bytes = 16 * kMiB;
+    po.cache.feed_interval_ms = 50;
+  }
   return po;
 }
 
@@ -463,6 +471,8 @@ std::string Verify(const std::string& path, uint64_t cycle, Model* model, KillSt
   const LogBeforeReopen log = ReadLogBeforeReopen(dev->get());
   auto p = PoolImpl::OpenOnDevice(std::move(*dev), PoolOptions());
   if (!p.ok()) return "the pool does not open: " + p.status().ToString();
+  // Reads below go to the cache device first, once it is rebuilt.
+  if (CacheDevices* c = (*p)->cache_devices(); c != nullptr) c->WaitRebuilt();
   PoolImpl::Census census = (*p)->Check();
   if (!census.problems.empty()) return "fsck: " + census.problems[0];
   std::string failure;
@@ -488,18 +498,31 @@ std::string Verify(const std::string& path, uint64_t cycle, Model* model, KillSt
     }
   }
   if (std::string e = model->CheckChurn(p->get()); !e.empty() && failure.empty()) failure = e;
+  res->l2_hits += static_cast<uint64_t>(
+      std::max<int64_t>(0, (*p)->stats().TakeSnapshot().Get("arcstats", "l2_hits", 0)));
   Status closed = (*p)->Close();
   if (!closed.ok() && failure.empty()) failure = "close after reopen: " + closed.ToString();
   if (!failure.empty()) failure = "cycle " + std::to_string(cycle) + ": " + failure;
   return failure;
 }
 
-Status CreatePool(const std::string& path) {
+std::string CachePathOf(const std::string& pool_path) { return pool_path + ".cache"; }
+
+Status CreatePool(const std::string& path, bool cache_device) {
   PoolCreateOptions co;
   co.size_bytes = 256 * kMiB;
   co.sparse = true;
   ARC_RETURN_IF_ERROR(Pool::Create(path, co));
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<Pool> p, Pool::Open(path, PoolOptions()));
+  if (cache_device) {
+    const std::string cache = CachePathOf(path);
+    std::error_code ec;
+    std::filesystem::remove(cache, ec);
+    { std::ofstream(cache, std::ios::binary).close(); }
+    std::filesystem::resize_file(cache, 64 * kMiB, ec);
+    if (ec) return Status::IOError("cache device " + cache + ": " + ec.message());
+    ARC_RETURN_IF_ERROR(p->AddCache(cache));
+  }
   for (const StableVolume& sv : kStable) {
     VolumeOptions vo;
     vo.name = sv.name;
@@ -541,7 +564,7 @@ void Drain(int fd, std::optional<std::chrono::steady_clock::time_point> deadline
 KillStressResult RunKillStress(const KillStressOptions& o) {
   KillStressResult res;
   const std::string path = o.dir + "/kill_stress_pool_" + std::to_string(getpid());
-  if (Status s = CreatePool(path); !s.ok()) {
+  if (Status s = CreatePool(path, o.cache_device); !s.ok()) {
     res.first_failure = "creating the pool: " + s.ToString();
     return res;
   }
@@ -558,7 +581,7 @@ KillStressResult RunKillStress(const KillStressOptions& o) {
     const pid_t pid = fork();
     if (pid == 0) {
       close(fds[0]);
-      auto p = Pool::Open(path, ChildPoolOptions());
+      auto p = Pool::Open(path, ChildPoolOptions(o));
       if (!p.ok()) {
         std::fprintf(stderr, "kill stress child: open: %s\n", p.status().ToString().c_str());
         _exit(20);
@@ -582,6 +605,7 @@ KillStressResult RunKillStress(const KillStressOptions& o) {
     res.first_failure = Verify(path, cycle, &model, &res);
   }
   std::filesystem::remove(path);
+  if (o.cache_device) std::filesystem::remove(CachePathOf(path));
   return res;
 }
 
@@ -597,6 +621,10 @@ void PrintKillStressResult(const KillStressResult& r) {
       static_cast<unsigned long long>(r.blocks_checked),
       static_cast<unsigned long long>(r.durable_blocks_checked),
       static_cast<unsigned long long>(r.durable_lost));
+  if (r.l2_hits > 0) {
+    std::printf("kill stress: %llu blocks read back from the cache device\n",
+                static_cast<unsigned long long>(r.l2_hits));
+  }
   if (!r.first_failure.empty()) std::printf("first failure: %s\n", r.first_failure.c_str());
 }
 

@@ -47,6 +47,11 @@ struct KillStressOptions {
   // Test-only: the child reports durability without flushing, so the
   // parent must find losses (the check's own test).
   bool unsafe_skip_flush = false;
+  // A cache device (a 64 MiB file beside the pool) in the pool's config:
+  // children feed it and are killed while it writes and rebuilds; every
+  // check reads through it once it is rebuilt, so a stale or torn copy it
+  // served would be a wrong block.
+  bool cache_device = false;
   const char* seed_name = "KillStress";
 };
 
@@ -58,6 +63,7 @@ struct KillStressResult {
   uint64_t durable_blocks_checked = 0;  // blocks whose newest version was durable
   uint64_t volumes_created = 0, volumes_destroyed = 0;
   uint64_t durable_lost = 0;       // must be 0
+  uint64_t l2_hits = 0;            // blocks the checks read from the cache device
   std::string first_failure;       // empty when every check passed
 };
 

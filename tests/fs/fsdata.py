@@ -149,9 +149,24 @@ def db_crash_check(db, log):
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
+def run_tool(args):
+    """The stdout of `args` (an arcstore command that asks the running
+    server), tried up to three times: on a machine loaded by other tests a
+    control call can time out. Each failure is said on stderr."""
+    for attempt in range(3):
+        try:
+            return subprocess.run(args, capture_output=True, text=True, timeout=30,
+                                  check=True).stdout
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+            err = getattr(e, "stderr", "") or ""
+            print("fsdata: %s failed (attempt %d of 3): %s %s" % (" ".join(args[1:3]), attempt + 1,
+                                                               e, err.strip()), file=sys.stderr)
+            if attempt == 2:
+                raise
+
+
 def space(arcstore, pool):
-    out = subprocess.run([arcstore, "pool", "info", pool], capture_output=True, text=True,
-                         timeout=30, check=True).stdout
+    out = run_tool([arcstore, "pool", "info", pool])
     vals = {}
     for key in ("allocated", "free", "pending free"):
         m = re.search(r"^%s: +([0-9.]+) (\w+)" % key, out, re.M)
@@ -162,8 +177,7 @@ def space(arcstore, pool):
 
 def live_stats(arcstore, pool):
     """{(module, name): value} of the served pool's counters and gauges."""
-    out = subprocess.run([arcstore, "stat", pool, "--live", "--json"], capture_output=True,
-                         text=True, timeout=30, check=True).stdout
+    out = run_tool([arcstore, "stat", pool, "--live", "--json"])
     stats = json.loads(out.splitlines()[0])["stats"]
     return {(s["module"], s["name"]): s.get("value") for s in stats if "value" in s}
 

@@ -65,6 +65,12 @@ head -1 stat | grep -q "l2hits *l2miss *l2read *l2hit% *l2size *l2asize *l2bytes
   fail "stat header: $(cat stat)"
 stop
 
+# fsck reads the cache device and reports it, and the pool stays clean.
+"$ARCSTORE" fsck "$P" >fsck.out 2>&1 || fail "fsck: $(cat fsck.out)"
+grep -q "^cache device $NBD_WORK/c2: label ok (epoch [0-9]*); .* 0 bad copies\$" fsck.out ||
+  fail "fsck's cache line: $(cat fsck.out)"
+grep -q '^clean$' fsck.out || fail "fsck: $(cat fsck.out)"
+
 # The config kept c2 alone; a new server uses it at once.
 "$ARCSTORE" pool info "$P" >info || fail "pool info after the server"
 grep -q "^$NBD_WORK/c2 " info || fail "c2 not in the config: $(cat info)"
