@@ -1,9 +1,7 @@
 // The pool's cache devices; see cache_devices.h for what they do.
 #include "pool/cache_devices.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +10,7 @@
 #include <system_error>
 
 #include "base/checksum.h"
-#include "format/signature.h"
+#include "pool/device_probe.h"
 
 namespace arcstore::pool {
 
@@ -31,36 +29,18 @@ l2arc::L2Key KeyOf(const format::BlockPointer& bp) { return {bp.Place(), bp.birt
 
 // A new cache device is overwritten: never one the kernel holds (mounted,
 // or claimed by another exclusive opener) or one that holds a filesystem,
-// a partition table or a pool (format/signature.h). A cache device of
+// a partition table or a pool (pool/device_probe.h). A cache device of
 // another pool carries no such signature and is taken.
 Status CheckFreeForCache(const std::string& path) {
+  const std::string who = "cache device " + path;
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    return Status::NotFound("cache device " + path + ": " + std::strerror(errno));
-  }
+  if (::stat(path.c_str(), &st) != 0) return Status::NotFound(who + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-    return Status::InvalidArgument("cache device " + path + " is not a file or a block device");
+    return Status::InvalidArgument(who + " is not a file or a block device");
   }
-  const bool block = S_ISBLK(st.st_mode);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (block ? O_EXCL : 0));
-  if (fd < 0) {
-    if (block && errno == EBUSY) {
-      return Status::Busy("cache device " + path +
-                          " is in use (mounted, or held by another program or a device mapper)");
-    }
-    return Status::IOError("cache device " + path + ": open: " + std::strerror(errno));
-  }
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (block) {
-    const off_t end = ::lseek(fd, 0, SEEK_END);
-    size = end < 0 ? 0 : static_cast<uint64_t>(end);
-  }
-  Result<std::optional<format::Signature>> sig =
-      format::FindSignature(fd, size, "cache device " + path);
-  ::close(fd);
-  if (!sig.ok()) return sig.status();
-  if (*sig) {
-    return Status::AlreadyExists("cache device " + path + " holds " + (*sig)->description +
+  ARC_ASSIGN_OR_RETURN(DeviceProbe probe, ProbeExisting(path, st, who));
+  if (probe.signature) {
+    return Status::AlreadyExists(who + " holds " + probe.signature->description +
                                  "; adding it would destroy that");
   }
   return Status::Ok();

@@ -16,8 +16,6 @@
 //    |                  +--> formatted with the lock held
 //    +-- anything else -------> refused (directory, character device, ...)
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,26 +26,12 @@
 #include "base/units.h"
 #include "format/signature.h"
 #include "io/file_device.h"
+#include "pool/device_probe.h"
 #include "pool/pool_impl.h"
 
 namespace arcstore {
 
 namespace {
-
-// A descriptor closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Status Errno(const std::string& path, const char* what, int err) {
   return Status::IOError("pool " + path + ": " + what + ": " + std::strerror(err));
@@ -78,14 +62,6 @@ Status CreateOnNewFile(const std::string& path, const PoolCreateOptions& options
   return FormatLocked(path, options);
 }
 
-// The size of an existing file or block device.
-Result<uint64_t> SizeOf(const std::string& path, int fd, const struct stat& st) {
-  if (!S_ISBLK(st.st_mode)) return static_cast<uint64_t>(st.st_size);
-  uint64_t bytes = 0;
-  if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0) return Errno(path, "BLKGETSIZE64", errno);
-  return bytes;
-}
-
 Status CheckSize(const std::string& path, const PoolCreateOptions& options, bool block,
                  uint64_t have_bytes) {
   if (options.size_bytes == 0 || options.size_bytes == have_bytes) return Status::Ok();
@@ -101,24 +77,17 @@ Status CheckSize(const std::string& path, const PoolCreateOptions& options, bool
 
 Status CreateOnExisting(const std::string& path, const PoolCreateOptions& options,
                         const struct stat& st) {
-  const bool block = S_ISBLK(st.st_mode);
   ARC_ASSIGN_OR_RETURN(io::FileLock lock, io::FileLock::Acquire(path, /*exclusive=*/true));
-  // For a block device O_EXCL is the kernel's claim: it fails while the
-  // device is mounted or held by another exclusive opener.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | (block ? O_EXCL : 0)));
-  if (fd.get() < 0) {
-    if (block && errno == EBUSY) {
-      return Status::Busy("pool " + path + ": the device is in use (mounted, or held by "
-                          "another program or a device mapper): not formatted");
-    }
-    return Errno(path, "open", errno);
+  Result<pool::DeviceProbe> probe = pool::ProbeExisting(path, st, "pool " + path);
+  if (probe.status().code() == StatusCode::kBusy) {
+    return Status::Busy(probe.status().message() + ": not formatted");
   }
-  ARC_ASSIGN_OR_RETURN(uint64_t have_bytes, SizeOf(path, fd.get(), st));
-  ARC_ASSIGN_OR_RETURN(std::optional<format::Signature> sig,
-                       format::FindSignature(fd.get(), have_bytes, "pool " + path));
+  ARC_RETURN_IF_ERROR(probe.status());
+  const bool block = probe->block;
+  const uint64_t have_bytes = probe->size_bytes;
   if (!options.force) {
-    if (sig) {
-      return Status::AlreadyExists("pool " + path + ": holds " + sig->description +
+    if (probe->signature) {
+      return Status::AlreadyExists("pool " + path + ": holds " + probe->signature->description +
                                    "; pool create would destroy it (--force formats it anyway)");
     }
     if (!block) {
