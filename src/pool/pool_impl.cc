@@ -53,8 +53,16 @@
 // only (dirty copies no sync writes), or not at all when those would take
 // over half the ARC.
 //
-// Locking: mu_ guards the volume map, the destroyed list and the summary
-// values; the sync thread takes it briefly to snapshot them. The allocator,
+// Cache devices (cache_devices.h): a writable open opens the ones its label
+// config names (`cache.N`) at the last committed txg; volumes read through
+// them before the device, and the ARC's evictions feed them. Adding or
+// removing one rewrites both label headers with a new config generation
+// (format/label_io.h); a missing or unusable device is reported and left
+// out.
+//
+// Locking: mu_ guards the volume map, the destroyed list, the summary
+// values and the label's config; the sync thread takes it briefly to
+// snapshot them. config_mu_ serialises config changes (before mu_). The allocator,
 // the volume table pointer and the space log state belong to the sync
 // thread (and to Load before it starts).
 #include "pool/pool_impl.h"
