@@ -152,6 +152,7 @@ void CacheDevices::Open(const std::string& path, uint64_t committed_txg) {
     entry->state = (missing ? "missing: " : "unusable: ") + e.status().message();
   }
   MutexLock l(&mu_);
+  if (entry->cache) online_.fetch_add(1, std::memory_order_relaxed);
   list_.push_back(std::move(entry));
 }
 
@@ -175,6 +176,7 @@ Status CacheDevices::Add(const std::string& path, uint64_t committed_txg) {
   List next = list_;
   next.push_back(std::move(e));
   list_.swap(next);
+  online_.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -189,6 +191,7 @@ Status CacheDevices::Remove(const std::string& path) {
     }
     gone = *it;
     list_.erase(it);
+    if (gone->cache) online_.fetch_sub(1, std::memory_order_relaxed);
     gone->removed = true;
     while (gone->users > 0) idle_cv_.Wait(&mu_);
   }
@@ -259,6 +262,7 @@ void CacheDevices::Release(const std::vector<Entry*>& used) const {
 
 void CacheDevices::OnEvict(const arc::ArcKey& key, const arc::ArcOrigin& origin,
                            arc::BufKind kind, bool prefetched, std::span<const uint8_t> data) {
+  if (online() == 0) return;
   std::vector<Entry*> used = Acquire();
   if (!used.empty()) {
     const uint64_t h = Xxh3_64(&origin, sizeof(origin));
@@ -271,7 +275,7 @@ void CacheDevices::OnEvict(const arc::ArcKey& key, const arc::ArcOrigin& origin,
 Status CacheDevices::ReadCached(const format::BlockPointer& bp, std::span<uint8_t> out,
                                 bool* hit) {
   *hit = false;
-  if (bp.IsHole() || bp.birth_txg == 0) return Status::Ok();
+  if (online() == 0 || bp.IsHole() || bp.birth_txg == 0) return Status::Ok();
   std::vector<Entry*> used = Acquire();
   for (Entry* e : used) {
     Status s = e->cache->Read(KeyOf(bp), out);

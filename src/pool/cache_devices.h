@@ -29,6 +29,7 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,6 +78,9 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
   Status Remove(const std::string& path);
   std::vector<std::string> paths() const;
   std::vector<PoolInfo::CacheDevice> Info() const;
+  // Devices in use now. With none, reads and evictions cost one atomic load
+  // here (and the pool leaves the ARC without an eviction sink).
+  int online() const { return online_.load(std::memory_order_relaxed); }
   // Tests: every online device writes what it was given; waits for their
   // rebuilds.
   Status Flush();
@@ -116,6 +120,7 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
   mutable Mutex mu_;
   mutable CondVar idle_cv_;  // a removed entry's last user is gone
   List list_ ARC_GUARDED_BY(mu_);
+  std::atomic<int> online_{0};  // entries of list_ with a cache, written under mu_
   uint64_t next_module_ ARC_GUARDED_BY(mu_) = 0;
   // Level-wide stats (module "arcstats"), declared in env_.registry or in
   // a registry of the object's own.

@@ -952,7 +952,13 @@ void PoolImpl::StartCacheDevices() {
       open_report_.notes.push_back("cache device " + d.path + " not used: " + d.state);
     }
   }
-  arc_->SetEvictionSink(caches_.get());
+  MutexLock c(&config_mu_);
+  UpdateEvictionSink();
+}
+
+// The ARC offers its evictions only while a cache device can take them.
+void PoolImpl::UpdateEvictionSink() {
+  arc_->SetEvictionSink(caches_->online() > 0 ? caches_.get() : nullptr);
 }
 
 Status PoolImpl::WriteCacheConfig() {
@@ -996,6 +1002,7 @@ Status PoolImpl::AddCache(const std::string& path) {
     (void)caches_->Remove(path);
     return s.WithContext("pool add-cache " + path + ": recording it in the labels");
   }
+  UpdateEvictionSink();
   return Status::Ok();
 }
 
@@ -1004,7 +1011,10 @@ Status PoolImpl::RemoveCache(const std::string& path) {
     return Status::NotSupported("pool remove-cache: the pool is open read-only");
   }
   MutexLock c(&config_mu_);
+  // Evictions stop being offered first when this was the last device.
+  if (caches_->online() <= 1) arc_->SetEvictionSink(nullptr);
   ARC_RETURN_IF_ERROR(caches_->Remove(path));
+  UpdateEvictionSink();
   return WriteCacheConfig().WithContext("pool remove-cache " + path + ": recording it in the labels");
 }
 

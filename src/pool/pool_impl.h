@@ -141,6 +141,7 @@ class PoolImpl final : public Pool {
   Status StartSpaceAdmission(uint64_t first_txg);
   Status StartIntentLog();
   void StartCacheDevices();
+  void UpdateEvictionSink() ARC_REQUIRES(config_mu_);
   // The cache device paths of a label's config, in order.
   static std::vector<std::string> CachePathsOf(const format::PoolConfig& config);
   // Records the cache devices in both labels' config (a new generation).
