@@ -173,9 +173,7 @@ Status CacheDevices::Add(const std::string& path, uint64_t committed_txg) {
   if (!SameFile(path, env_.pool_path)) ARC_RETURN_IF_ERROR(CheckFreeForCache(path));
   ARC_ASSIGN_OR_RETURN(std::shared_ptr<Entry> e, OpenEntry(path, committed_txg, /*fresh=*/true));
   MutexLock l(&mu_);
-  List next = list_;
-  next.push_back(std::move(e));
-  list_.swap(next);
+  list_.push_back(std::move(e));
   online_.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }

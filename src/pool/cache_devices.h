@@ -20,11 +20,12 @@
 // summary and doctor read them as they read a ZFS host's; each device's own
 // in "l2arc.N" (N in the order devices were opened or added, never reused).
 //
-// A cache device that cannot be opened or read (missing, too small, not a
-// cache of this pool) is kept in the list with its state and never used;
-// the pool serves without it. Devices come and go while the pool serves
-// (Add, Remove): the list is copied on change, and a device taken out is
-// closed once the reads and feeds using it have ended.
+// A cache device that cannot be opened (missing, too small, unreadable) is
+// kept in the list with its state and never used; the pool serves without
+// it (one holding another pool's cache, or none, is formatted afresh and
+// used). Devices come and go while the pool serves (Add, Remove): reads and
+// feeds mark the entries they use, and a device taken out is closed once
+// those have ended.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
