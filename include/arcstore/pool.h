@@ -194,6 +194,9 @@ struct PoolInfo {
     uint64_t cached_bytes = 0;  // the blocks' bytes
     uint64_t blocks = 0;
     uint64_t header_bytes = 0;  // memory of its index
+    // The module of its stats ("l2arc.0"; empty while it is not open):
+    // device reads and writes, hits, feeds (docs/observability.md).
+    std::string stats_module;
   };
   std::vector<CacheDevice> cache_devices;
 };

@@ -210,6 +210,7 @@ std::vector<PoolInfo::CacheDevice> CacheDevices::Info() const {
     PoolInfo::CacheDevice d;
     d.path = e->path;
     d.state = e->state;
+    if (e->cache) d.stats_module = e->stats_module;
     if (e->device) d.size_bytes = e->device->size_bytes();
     if (e->cache) {
       const l2arc::L2Cache::Sizes s = e->cache->sizes();

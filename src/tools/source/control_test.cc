@@ -138,6 +138,7 @@ TEST_F(ControlTest, CacheDevicesAreAddedAndRemovedThroughTheSocketByTheServersUs
   d.cached_bytes = 4 << 20;
   d.blocks = 32;
   d.header_bytes = 1536;
+  d.stats_module = "l2arc.3";
   fake.info.cache_devices.push_back(d);
   auto server = StartControl(&fake, dir_.File("p.ctl"));
   ASSERT_NE(server, nullptr);
@@ -153,6 +154,7 @@ TEST_F(ControlTest, CacheDevicesAreAddedAndRemovedThroughTheSocketByTheServersUs
   EXPECT_EQ(info->cache_devices[0].state, "online");
   EXPECT_EQ(info->cache_devices[0].used_bytes, uint64_t{5} << 20);
   EXPECT_EQ(info->cache_devices[0].header_bytes, 1536u);
+  EXPECT_EQ(info->cache_devices[0].stats_module, "l2arc.3");
   const ControlPeer me{static_cast<uint32_t>(::geteuid()), 1};
   EXPECT_NE(HandleControlRequest(fake, "cache add relative/path", me).find("absolute"),
             std::string::npos);

@@ -50,6 +50,7 @@ Result<PoolInfo::CacheDevice> CacheFromJson(const nlohmann::json& j, const std::
   ARC_ASSIGN_OR_RETURN(d.cached_bytes, U64(j, "cached_bytes", where));
   ARC_ASSIGN_OR_RETURN(d.blocks, U64(j, "blocks", where));
   ARC_ASSIGN_OR_RETURN(d.header_bytes, U64(j, "header_bytes", where));
+  ARC_ASSIGN_OR_RETURN(d.stats_module, Text(j, "stats_module", where));
   return d;
 }
 
@@ -83,7 +84,8 @@ nlohmann::json PoolInfoToJson(const PoolInfo& info) {
                       {"used_bytes", d.used_bytes},
                       {"cached_bytes", d.cached_bytes},
                       {"blocks", d.blocks},
-                      {"header_bytes", d.header_bytes}});
+                      {"header_bytes", d.header_bytes},
+                      {"stats_module", d.stats_module}});
   }
   j["cache_devices"] = std::move(caches);
   return j;
