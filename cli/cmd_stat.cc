@@ -93,6 +93,11 @@ void AddIostat(CLI::App& app) {
     SettlePositionals(&a->source, &a->sampling);
     tools::OpenedSource src = OpenSource(a->source);
     a->options.pool_name = a->source.pool.empty() ? "pool" : a->source.pool.substr(a->source.pool.rfind('/') + 1);
+    // The cache devices open now, each a row under the pool's.
+    for (const PoolInfo::CacheDevice& d : OrFail(src.source->Info(), "iostat").cache_devices) {
+      if (d.stats_module.empty()) continue;
+      a->options.cache_devices.push_back({d.path.substr(d.path.rfind('/') + 1), d.stats_module, d.size_bytes});
+    }
     uint64_t n = 0;
     SampleLoop(*src.source, a->sampling, [&](const stats::Snapshot& prev, const stats::Snapshot& cur, double s) {
       stats::Snapshot delta = stats::Delta(prev, cur);

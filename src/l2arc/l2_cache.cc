@@ -147,32 +147,40 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
   Result<L2Layout> layout =
       ComputeLayout(options.slot_bytes, env.device->logical_block_size(), env.device->size_bytes());
   if (!layout.ok()) return layout.status().WithContext(who);
-  io::AlignedBuffer block(layout->label_bytes, io::BufferAlignmentFor(*env.device));
+  std::unique_ptr<L2Cache> cache(new L2Cache(options, env, *layout));
+  Result<bool> rebuild = cache->WriteLabel();
+  if (!rebuild.ok()) return rebuild.status();
+  cache->Start(*rebuild);
+  return cache;
+}
+
+Result<bool> L2Cache::WriteLabel() {
+  io::AlignedBuffer block(layout_.label_bytes, io::BufferAlignmentFor(*env_.device));
   std::optional<L2Label> old;
-  if (io::ReadSync(*env.device, 0, block.span()).ok()) {
+  if (io::ReadSync(*env_.device, 0, block.span()).ok()) {
     Result<L2Label> found = DecodeLabel(block.span());
-    if (found.ok() && found->pool_guid == env.pool_guid &&
-        found->slot_data_bytes == layout->slot_data_bytes &&
-        found->slot_count == layout->slot_count &&
-        found->slot_stride_bytes == layout->slot_stride_bytes) {
+    if (found.ok() && found->pool_guid == env_.pool_guid &&
+        found->slot_data_bytes == layout_.slot_data_bytes &&
+        found->slot_count == layout_.slot_count &&
+        found->slot_stride_bytes == layout_.slot_stride_bytes) {
       old = *found;
     }
   }
-  const bool rebuild = options.rebuild && old.has_value();
+  const bool rebuild = options_.rebuild && old.has_value();
   L2Label label;
   if (rebuild) {
     // A new epoch; the one that ended holds no block born after the
     // committed txg.
     label = *old;
     label.epoch = old->epoch + 1;
-    label.bounds.push_back(L2EpochBound{old->epoch, env.committed_txg});
+    label.bounds.push_back(L2EpochBound{old->epoch, env_.committed_txg});
     if (label.bounds.size() > kMaxEpochBounds) label.bounds.erase(label.bounds.begin());
   } else {
-    label.pool_guid = env.pool_guid;
+    label.pool_guid = env_.pool_guid;
     label.cache_guid = NewGuid();
-    label.slot_data_bytes = layout->slot_data_bytes;
-    label.slot_count = layout->slot_count;
-    label.slot_stride_bytes = layout->slot_stride_bytes;
+    label.slot_data_bytes = layout_.slot_data_bytes;
+    label.slot_count = layout_.slot_count;
+    label.slot_stride_bytes = layout_.slot_stride_bytes;
     label.epoch = 1;
   }
   std::memset(block.data(), 0, block.size());
@@ -180,26 +188,35 @@ Result<std::unique_ptr<L2Cache>> L2Cache::Open(const L2CacheOptions& options,
   // Durable before any slot of the new epoch is written: a slot whose epoch
   // the label does not know is dropped whole, so a label lost in a crash
   // must not leave slots of its epoch behind to be trusted later.
-  Status written = io::WriteSync(*env.device, 0, block.span());
-  if (written.ok()) written = io::FlushSync(*env.device);
-  if (!written.ok()) return written.WithContext(who + ": l2arc label write");
-  std::unique_ptr<L2Cache> cache(new L2Cache(options, env, *layout, label));
-  cache->Start(rebuild);
-  return cache;
+  Status written = io::WriteSync(*env_.device, 0, block.span());
+  if (written.ok()) written = io::FlushSync(*env_.device);
+  if (!written.ok()) return written.WithContext(name_ + ": l2arc label write");
+  label_ = label;
+  cache_guid_ = label.cache_guid;
+  return rebuild;
 }
 
-L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout,
-                 const L2Label& label)
-    : options_(options),
-      env_(env),
+namespace {
+
+// The env with the cache's measured device in place of the caller's.
+L2CacheEnv Measured(const L2CacheEnv& env, io::Device* measured) {
+  L2CacheEnv e = env;
+  e.device = measured;
+  return e;
+}
+
+}  // namespace
+
+L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout)
+    : own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
+      registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
+      measured_(env.device, env.clock, registry_, env.stats_module),
+      options_(options),
+      env_(Measured(env, &measured_)),
       name_(env.name.empty() ? "cache " + env.device->name() : env.name),
       layout_(layout),
       interval_ns_(options.feed_interval_ms * 1'000'000),
-      own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
-      registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
       stats_(registry_, env.stats_module),
-      label_(label),
-      cache_guid_(label.cache_guid),
       index_(static_cast<uint32_t>(layout.slot_count),
              (layout.slot_count + kBuffers) * layout.entries_per_slot),
       slots_(layout.slot_count) {

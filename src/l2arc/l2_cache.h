@@ -15,7 +15,11 @@
 // env.registry are borrowed and must outlive it. The cache declares its
 // stats (module env.stats_module, "l2arc" unless told) in env.registry, or
 // in a registry of its own when none is given, and removes the module when
-// destroyed; caches sharing a registry need modules of their own.
+// destroyed; caches sharing a registry need modules of their own. Every
+// request to the device, the label's and the rebuild's included, is
+// counted and timed there too (io/measured_device.h: device_reads,
+// device_read_latency_ns, ...), which is what `arcstore iostat` shows in
+// the cache device's row.
 #pragma once
 
 #include <array>
@@ -34,6 +38,7 @@
 #include "base/thread_annotations.h"
 #include "io/aligned_buffer.h"
 #include "io/device.h"
+#include "io/measured_device.h"
 #include "l2arc/l2_format.h"
 #include "l2arc/l2_index.h"
 #include "stats/registry.h"
@@ -153,6 +158,13 @@ class L2Cache {
   };
   Sizes sizes() const;
 
+  // Each completed read and write of the cache device from now on goes to
+  // `observer` (the pool's per-I/O trace; empty: none). It runs on the
+  // thread that did the I/O and must not block.
+  void SetIoObserver(io::MeasuredDevice::Observer observer) {
+    measured_.SetObserver(std::move(observer));
+  }
+
   uint64_t cache_guid() const { return cache_guid_; }
   const L2Layout& layout() const { return layout_; }
 
@@ -179,8 +191,11 @@ class L2Cache {
     uint64_t sequence = 0;      // of the header written there
   };
 
-  L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout,
-          const L2Label& label);
+  L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout);
+  // Reads the device's label and writes the one this open runs under (a
+  // new epoch of the same cache, or a fresh cache); whether to rebuild.
+  // Before Start: label_ and cache_guid_ do not change after it.
+  Result<bool> WriteLabel();
   void Start(bool rebuild);
 
   bool Refuse(stats::Counter* counter) const;
@@ -206,16 +221,17 @@ class L2Cache {
   // none when the label no longer knows the epoch (its slots are dropped).
   std::optional<uint64_t> BirthBound(uint64_t epoch) const;
 
+  std::unique_ptr<stats::Registry> own_registry_;
+  stats::Registry* const registry_;
+  io::MeasuredDevice measured_;  // over the caller's device; env_.device
   const L2CacheOptions options_;
   const L2CacheEnv env_;
   const std::string name_;  // env.name, or "cache <device name>"
   const L2Layout layout_;
   const uint64_t interval_ns_;
-  std::unique_ptr<stats::Registry> own_registry_;
-  stats::Registry* const registry_;
   L2Stats stats_;
-  const L2Label label_;  // as written at Open: guids, epoch, bounds
-  const uint64_t cache_guid_;
+  L2Label label_;  // as written at Open (WriteLabel): guids, epoch, bounds
+  uint64_t cache_guid_ = 0;
 
   mutable Mutex mu_;
   CondVar writer_cv_;  // work for the writer, or stop

@@ -3,7 +3,7 @@
 # `pool remove-cache` on a pool at rest and through a running server's
 # control socket, the config keeping them across restarts, `pool info`
 # listing them (read-only opens say they do not use them), arcstat's l2
-# columns, and the refusals (the pool's own file, a device added twice, one
+# columns, iostat's cache rows, and the refusals (the pool's own file, a device added twice, one
 # the pool does not have).
 #    ARCSTORE: the arcstore binary.
 source "$(dirname "$0")/../nbd/lib.sh"
@@ -51,6 +51,13 @@ grep -q "(through the server)" out || fail "add-cache c2 did not go through the 
 "$ARCSTORE" pool info "$P" >info || fail "pool info (served)"
 for c in c1 c2; do
   grep -q "^$NBD_WORK/$c .* online\$" info || fail "$c not online: $(cat info)"
+done
+# iostat has a row per cache device under a "cache" line, with its
+# capacity (alloc, free).
+"$ARCSTORE" iostat "$P" -l 0.2 2 >iostat 2>&1 || fail "iostat: $(cat iostat)"
+grep -q '^cache  ' iostat || fail "iostat has no cache line: $(cat iostat)"
+for c in c1 c2; do
+  grep -Eq "^  $c +[0-9.]+[KMG]? +[0-9.]+[KMG]? " iostat || fail "iostat has no row for $c: $(cat iostat)"
 done
 if "$ARCSTORE" pool add-cache "$P" "$P" >out 2>&1; then fail "the pool's own file was taken"; fi
 grep -q "pool's own device" out || fail "own-device refusal: $(cat out)"

@@ -109,6 +109,55 @@ void LatencyColumns(const IostatInterval& i, std::string* head1, std::string* he
   }
 }
 
+// The "cache" line and one row per cache device, with the pool row's
+// columns: alloc/free, ops and bandwidth, and with -l the waits (device
+// time only) and with -q dashes (no queue).
+std::string CacheRows(const IostatInterval& i, const IostatOptions& o) {
+  if (o.cache_devices.empty()) return "";
+  auto columns = [&](const std::string& name, const std::vector<std::string>& cells) {
+    char label[32];
+    std::snprintf(label, sizeof(label), "%-10.10s", name.c_str());
+    std::string row = label;
+    for (const std::string& c : cells) row += "  " + c;
+    return row + "\n";
+  };
+  const int extra = (o.latency ? 8 : 0) + (o.queues ? 2 * static_cast<int>(kIoClasses.size()) : 0);
+  std::vector<std::string> dashes(6 + static_cast<size_t>(extra), Pad("-", 5));
+  std::string out = columns("cache", dashes);
+  for (const IostatCacheDevice& d : o.cache_devices) {
+    const std::string& m = d.stats_module;
+    auto rate = [&](std::string_view name) -> Value {
+      const stats::StatValue* v = m.empty() ? nullptr : i.delta->Find(m, name);
+      if (v == nullptr) return std::nullopt;
+      return static_cast<double>(v->counter) / std::max(i.seconds, 1e-9);
+    };
+    auto mean = [&](std::string_view name) -> Value {
+      const stats::StatValue* v = m.empty() ? nullptr : i.delta->Find(m, name);
+      if (v == nullptr || v->info.kind != stats::Kind::kHistogram) return std::nullopt;
+      return Mean(v->histogram);
+    };
+    const Value alloc = m.empty() ? std::nullopt : Gauge(*i.now, m, "asize");
+    Value free;
+    if (alloc && d.size_bytes > 0) free = std::max(0.0, static_cast<double>(d.size_bytes) - *alloc);
+    std::vector<std::string> cells = {Num(alloc, 1024),
+                                      Num(free, 1024),
+                                      Num(rate("device_reads"), 1000),
+                                      Num(rate("device_writes"), 1000),
+                                      Num(rate("device_read_bytes"), 1024),
+                                      Num(rate("device_write_bytes"), 1024)};
+    if (o.latency) {
+      const Value r = mean("device_read_latency_ns"), w = mean("device_write_latency_ns");
+      for (Value v : {r, w, r, w}) cells.push_back(Time(v));
+      for (int k = 0; k < 4; k++) cells.push_back(Pad("-", 5));
+    }
+    if (o.queues) {
+      for (size_t k = 0; k < 2 * kIoClasses.size(); k++) cells.push_back(Pad("-", 5));
+    }
+    out += columns("  " + d.name, cells);
+  }
+  return out;
+}
+
 void QueueColumns(const IostatInterval& i, std::string* head1, std::string* head2, std::string* row) {
   for (std::string_view c : kIoClasses) {
     char h[32];
@@ -260,6 +309,7 @@ std::string RenderIostat(const IostatInterval& interval, const IostatOptions& op
     out += head1 + "\n" + head2 + "\n" + rule + "\n";
   }
   out += row + "\n";
+  out += CacheRows(interval, options);
   if (options.histograms) {
     out += "\n" + LatencyHistograms(interval);
     out += "\n" + BrwTable("I/O time (device latency, all classes)", "time", true,

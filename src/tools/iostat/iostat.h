@@ -10,7 +10,14 @@
 //   io.<class>_size_ind_bytes, io.<class>_size_agg_bytes  log2 histograms
 //   io.<class>_active, io.<class>_queued             gauges
 //   io.inflight_depth (histogram), io.flushes, io.flush_latency_ns
-// and pool.allocated_bytes / pool.free_bytes for capacity. Rates and
+// and pool.allocated_bytes / pool.free_bytes for capacity. Cache devices
+// (IostatOptions::cache_devices) get rows of their own under a "cache"
+// line, as zpool iostat -v shows them, from their module (l2arc.N):
+//   device_reads, device_read_bytes, device_read_latency_ns,
+//   device_writes, device_write_bytes, device_write_latency_ns  (io/measured_device.h)
+//   asize (alloc; free is the device's size less it)
+// A cache device has no queue of its own: its wait columns are device
+// time, its queue columns "-". Rates and
 // histograms cover the interval (a Delta of two snapshots); gauges are the
 // later snapshot's. A value whose stat is missing prints "-".
 //
@@ -24,6 +31,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stats/registry.h"
 
@@ -32,8 +40,17 @@ namespace arcstore::tools {
 inline constexpr std::array<std::string_view, 5> kIoClasses = {
     "sync_read", "sync_write", "async_read", "async_write", "log_write"};
 
+// One cache device's row: its name (a path's last part is enough), its
+// stats module and its size.
+struct IostatCacheDevice {
+  std::string name;
+  std::string stats_module;
+  uint64_t size_bytes = 0;
+};
+
 struct IostatOptions {
   std::string pool_name = "pool";
+  std::vector<IostatCacheDevice> cache_devices;
   bool latency = false;     // -l
   bool histograms = false;  // -w
   bool sizes = false;       // -r

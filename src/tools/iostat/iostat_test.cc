@@ -162,6 +162,44 @@ TEST(IostatTest, LatencyHistogramRowsAreBucketBounds) {
   EXPECT_NE(out.find("I/O time (device latency, all classes)"), std::string::npos);
 }
 
+// A cache device's row, from its module's device stats over the same
+// interval; a device whose module is gone prints dashes.
+TEST(IostatTest, CacheDevicesHaveRowsUnderTheCacheLine) {
+  stats::Registry r;
+  const std::string m = "l2arc.4";
+  stats::Counter* reads = r.AddCounter(m, "device_reads", stats::Unit::kOps, "");
+  stats::Counter* read_bytes = r.AddCounter(m, "device_read_bytes", stats::Unit::kBytes, "");
+  stats::Histogram* read_ns = r.AddHistogram(m, "device_read_latency_ns", stats::Unit::kNanoseconds, "");
+  stats::Counter* writes = r.AddCounter(m, "device_writes", stats::Unit::kOps, "");
+  stats::Counter* write_bytes = r.AddCounter(m, "device_write_bytes", stats::Unit::kBytes, "");
+  stats::Histogram* write_ns = r.AddHistogram(m, "device_write_latency_ns", stats::Unit::kNanoseconds, "");
+  stats::Gauge* asize = r.AddGauge(m, "asize", stats::Unit::kBytes, "");
+  reads->Add(50);  // before the interval
+  stats::Snapshot before = r.TakeSnapshot(0);
+  // 2 s: 8,000 reads of 4 KiB at 80 us, 6 slot writes of 1 MiB at 3 ms.
+  reads->Add(8000);
+  read_bytes->Add(8000 * 4096);
+  for (int k = 0; k < 8000; k++) read_ns->Record(80000);
+  writes->Add(6);
+  write_bytes->Add(6 * kMiB);
+  for (int k = 0; k < 6; k++) write_ns->Record(3000000);
+  asize->Set(int64_t{kGiB} / 2);
+  stats::Snapshot after = r.TakeSnapshot(2 * kNsPerSec);
+  stats::Snapshot delta = stats::Delta(before, after);
+  IostatOptions o;
+  o.pool_name = "p0";
+  o.latency = true;
+  o.cache_devices = {{"nvme0n1", m, kGiB}, {"gone", "l2arc.9", kGiB}};
+  auto lines = Lines(RenderIostat({&delta, &after, 2.0}, o));
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_EQ(lines[4].substr(0, 31), "cache           -      -      -") << lines[4];
+  // 4,000 reads/s, 3 writes/s, 15.6 MiB/s read, 3 MiB/s written; waits are
+  // device time: 80 us reads, 3 ms writes; no queue waits.
+  EXPECT_EQ(lines[5], "  nvme0n1    512M   512M   4.0K      3    15M   3.0M   80us    3ms   80us    3ms      -      -      -      -")
+      << lines[5];
+  EXPECT_EQ(lines[6].substr(0, 52), "  gone          -      -      -      -      -      -") << lines[6];
+}
+
 TEST(IostatTest, MissingIoStatsPrintDashes) {
   stats::Snapshot empty;
   std::string out = RenderIostat({&empty, &empty, 1.0}, {});
