@@ -419,6 +419,12 @@ void QueuedDevice::AddTraceMarker(TraceMarker marker, uint64_t txg) {
   if (trace_) trace_->AddMarker(marker, txg);
 }
 
+void QueuedDevice::AddTraceCacheIo(uint32_t cache, const TracedIo& io) {
+  if (!tracing_.load(std::memory_order_acquire)) return;
+  MutexLock l(&trace_mu_);
+  if (trace_) trace_->AddCacheIo(cache, io);
+}
+
 void QueuedDevice::AddTraceWrite(const TracedWrite& write) {
   if (!tracing_.load(std::memory_order_acquire)) return;
   MutexLock l(&trace_mu_);

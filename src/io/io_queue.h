@@ -111,6 +111,8 @@ class QueuedDevice final : public ForwardingDevice {
   // application write's record in it, when one runs.
   bool tracing() const { return tracing_.load(std::memory_order_acquire); }
   void AddTraceWrite(const TracedWrite& write);
+  // A cache device's I/O (io_trace.h's C record), when a trace runs.
+  void AddTraceCacheIo(uint32_t cache, const TracedIo& io);
 
   // The async-write max_active for fraction f (exposed for tests).
   uint32_t AsyncWriteMaxActive(double fraction) const;

@@ -72,7 +72,7 @@ Result<std::unique_ptr<IoTrace>> IoTrace::Start(const std::string& path, uint64_
     ::close(fd);
     return Status::IOError("trace file " + path + ": " + std::strerror(err));
   }
-  if (std::fputs("# arcstore io trace v2\n", f) < 0) {
+  if (std::fputs("# arcstore io trace v3\n", f) < 0) {
     const int err = errno;
     std::fclose(f);
     return Status::IOError("trace file " + path + ": " + std::strerror(err));
@@ -123,6 +123,14 @@ void IoTrace::AddMarker(TraceMarker marker, uint64_t txg) {
   Push(r);
 }
 
+void IoTrace::AddCacheIo(uint32_t cache, const TracedIo& io) {
+  Record r;
+  r.type = Record::Type::kCacheIo;
+  r.io = io;
+  r.cache = cache;
+  Push(r);
+}
+
 void IoTrace::AddWrite(const TracedWrite& write) {
   Record r;
   r.type = Record::Type::kWrite;
@@ -151,6 +159,15 @@ void IoTrace::WriteRecords(const std::vector<Record>& records) {
                        MarkerName(r.kind), static_cast<unsigned long long>(r.txg));
     } else if (r.type == Record::Type::kWrite) {
       n = WriteLine(r.write);
+    } else if (r.type == Record::Type::kCacheIo) {
+      const TracedIo& io = r.io;
+      n = std::fprintf(file_, "C\t%llu\t%llu\t%u\t%s\t%s\t%llu\t%llu\t%s\n",
+                       static_cast<unsigned long long>(Since(start_ns_, io.submit_ns)),
+                       static_cast<unsigned long long>(Since(start_ns_, io.done_ns)), r.cache,
+                       std::string(IoClassName(io.cls)).c_str(),
+                       std::string(IoOpName(io.op)).c_str(),
+                       static_cast<unsigned long long>(io.offset),
+                       static_cast<unsigned long long>(io.bytes), io.ok ? "ok" : "error");
     } else {
       const TracedIo& io = r.io;
       n = std::fprintf(file_, "I\t%llu\t%llu\t%llu\t%s\t%s\t%llu\t%llu\t%u\t%s\n",

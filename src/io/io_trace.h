@@ -7,14 +7,18 @@
 // slow disk under the trace file never slows the I/O path.
 //
 // File format (docs/format.md, "I/O trace"), text, times in ns since Start:
-//   # arcstore io trace v2
+//   # arcstore io trace v3
 //   I <submit_ns> <issue_ns> <done_ns> <class> <op> <offset> <bytes> <parts> <ok|error>
 //   T <ns> sync_start <txg>
 //   T <ns> sync_end <txg>
 //   W <start_ns> <done_ns> <op> <offset> <bytes> <space_ns> <buffer_ns> <throttle_ns>
 //     <lock_ns> <rmw_read_ns> <ok|error>
+//   C <submit_ns> <done_ns> <cache> <class> <op> <offset> <bytes> <ok|error>
 // W is an application's write (or trim, or zeroing) as a volume ran it: its
-// span and the time it waited at each place a writer can wait.
+// span and the time it waited at each place a writer can wait. C is a read
+// or write of cache device <cache> (the N of its stats module l2arc.N): an
+// ARC miss served by the second cache level, a slot the feed wrote, a
+// rebuild's read; a cache device has no queue, so it has no issue time.
 // (fields separated by one tab).
 //
 // Thread-safety: Add* may be called from any thread; Stop() from one
@@ -95,6 +99,7 @@ class IoTrace {
   void AddIo(const TracedIo& io);
   void AddMarker(TraceMarker marker, uint64_t txg);
   void AddWrite(const TracedWrite& write);
+  void AddCacheIo(uint32_t cache, const TracedIo& io);
   // Drains the ring, closes the file; the first write error, if any.
   Status Stop();
   // Test hook: while held, the writer thread does not drain the ring (so a
@@ -105,8 +110,9 @@ class IoTrace {
 
  private:
   struct Record {
-    enum class Type : uint8_t { kIo, kMarker, kWrite } type = Type::kIo;
-    TracedIo io;
+    enum class Type : uint8_t { kIo, kMarker, kWrite, kCacheIo } type = Type::kIo;
+    TracedIo io;        // I/Os and cache I/Os
+    uint32_t cache = 0;  // cache I/Os only
     uint64_t txg = 0;  // markers only
     TraceMarker kind = TraceMarker::kSyncStart;
     TracedWrite write;  // writes only

@@ -56,13 +56,15 @@ TEST_F(IoTraceTest, WritesRecordsAndMarkersInTheDocumentedFormat) {
   for (int i = 0; i < kTracedWaits; i++) w.wait_ns[i] = 10 * static_cast<uint64_t>(i + 1);
   w.ok = false;
   (*t)->AddWrite(w);
+  (*t)->AddCacheIo(2, TracedIo{5300, 5300, 5380, IoClass::kSyncRead, IoOp::kRead, 3 << 20, 8192, 1,
+                              true});
   clock_.AdvanceNs(400);
   (*t)->AddMarker(TraceMarker::kSyncEnd, 7);
   ASSERT_TRUE((*t)->Stop().ok());
   std::string header;
   auto rows = ReadTrace(path_, &header);
-  EXPECT_EQ(header, "# arcstore io trace v2");
-  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(header, "# arcstore io trace v3");
+  ASSERT_EQ(rows.size(), 6u);
   EXPECT_EQ(rows[0], (std::vector<std::string>{"T", "100", "sync_start", "7"}));
   EXPECT_EQ(rows[1], (std::vector<std::string>{"I", "100", "150", "400", "async_write", "write",
                                                "1048576", "524288", "128", "ok"}));
@@ -70,7 +72,9 @@ TEST_F(IoTraceTest, WritesRecordsAndMarkersInTheDocumentedFormat) {
                                                "8192", "4096", "1", "error"}));
   EXPECT_EQ(rows[3], (std::vector<std::string>{"W", "250", "450", "trim", "65536", "131072", "10",
                                                "20", "30", "40", "50", "error"}));
-  EXPECT_EQ(rows[4], (std::vector<std::string>{"T", "500", "sync_end", "7"}));
+  EXPECT_EQ(rows[4], (std::vector<std::string>{"C", "300", "380", "2", "sync_read", "read",
+                                               "3145728", "8192", "ok"}));
+  EXPECT_EQ(rows[5], (std::vector<std::string>{"T", "500", "sync_end", "7"}));
   EXPECT_EQ(dropped_.Value(), 0u);
 }
 

@@ -118,9 +118,11 @@ Result<std::shared_ptr<CacheDevices::Entry>> CacheDevices::OpenEntry(
   e->device = std::move(dev);
   l2arc::L2CacheOptions o = L2OptionsFrom(options_);
   if (fresh) o.rebuild = false;
+  uint32_t number;
   {
     MutexLock l(&mu_);
-    e->stats_module = "l2arc." + std::to_string(next_module_++);
+    number = next_module_++;
+    e->stats_module = "l2arc." + std::to_string(number);
   }
   l2arc::L2CacheEnv le;
   le.stats_module = e->stats_module;
@@ -135,6 +137,10 @@ Result<std::shared_ptr<CacheDevices::Entry>> CacheDevices::OpenEntry(
     le.on_header_bytes = [a](int64_t delta) { a->ChargeOtherBytes(delta); };
   }
   ARC_ASSIGN_OR_RETURN(e->cache, l2arc::L2Cache::Open(o, le));
+  if (env_.trace_io) {
+    e->cache->SetIoObserver(
+        [trace = env_.trace_io, number](const io::TracedIo& io) { trace(number, io); });
+  }
   e->state = "online";
   return e;
 }

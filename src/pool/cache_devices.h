@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
     // Optional: the devices' index memory is charged to it (it counts in
     // the ARC's size, as a ZFS host's l2_hdr_size does).
     arc::Arc* arc = nullptr;
+    // Optional: each device's reads and writes, with the N of its stats
+    // module l2arc.N (the pool's per-I/O trace, io_trace.h's C records).
+    std::function<void(uint32_t cache, const io::TracedIo& io)> trace_io;
   };
   CacheDevices(const PoolCacheOptions& options, const Env& env);
   ~CacheDevices() override;
@@ -122,7 +126,7 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
   mutable CondVar idle_cv_;  // a removed entry's last user is gone
   List list_ ARC_GUARDED_BY(mu_);
   std::atomic<int> online_{0};  // entries of list_ with a cache, written under mu_
-  uint64_t next_module_ ARC_GUARDED_BY(mu_) = 0;
+  uint32_t next_module_ ARC_GUARDED_BY(mu_) = 0;
   // Level-wide stats (module "arcstats"), declared in env_.registry or in
   // a registry of the object's own.
   std::unique_ptr<stats::Registry> own_registry_;

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "base/random.h"
 #include "pool/pool_impl.h"
@@ -115,6 +116,50 @@ TEST_F(CacheDevicesTest, ReadsTheArcEvictedComeBackFromTheCacheDevice) {
   EXPECT_TRUE(inv.ok()) << inv.ToString();
   ASSERT_TRUE(pool_->RemoveCache(cache_path_).ok());
   EXPECT_EQ(pool_->arc().Sizes().other_bytes, 0u);
+}
+
+// Every read and write of a cache device is counted in its module's device
+// stats and is a C record of the pool's trace: the trace's C reads are the
+// device's reads, each the size of a cached record.
+TEST_F(CacheDevicesTest, TheTraceAndTheDeviceStatsShowEveryCacheDeviceIo) {
+  auto v = Fill();
+  ASSERT_TRUE(pool_->AddCache(cache_path_).ok());
+  ReadAll(*v);
+  const std::string module = pool_->Info().cache_devices.at(0).stats_module;
+  ASSERT_FALSE(module.empty());
+  auto device = [&](const char* name) { return pool_->stats().TakeSnapshot().Get(module, name, -1); };
+  const int64_t reads0 = device("device_reads"), writes0 = device("device_writes");
+  const int64_t hits0 = device("hits");
+  const std::string trace = dir_.File("t.trace");
+  ASSERT_TRUE(pool_->StartTrace(trace, 1 << 16, false).ok());
+  ReadAll(*v);
+  ASSERT_TRUE(pool_->StopTrace().ok());
+  const int64_t reads = device("device_reads") - reads0, writes = device("device_writes") - writes0;
+  EXPECT_GE(reads, 400);
+  EXPECT_GE(reads, device("hits") - hits0);  // hits from a slot not yet written are not reads
+  std::ifstream in(trace);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "# arcstore io trace v3");
+  int64_t c_reads = 0, c_writes = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("C\t", 0) != 0) continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
+    ASSERT_EQ(f.size(), 9u) << line;
+    EXPECT_EQ(f[3], "0") << line;  // l2arc.0's number
+    EXPECT_EQ(f[8], "ok") << line;
+    if (f[5] == "read") {
+      c_reads++;
+      EXPECT_EQ(f[7], std::to_string(kRecord)) << line;
+    } else if (f[5] == "write") {
+      c_writes++;
+    }
+  }
+  EXPECT_EQ(c_reads, reads);
+  EXPECT_EQ(c_writes, writes);
+  EXPECT_EQ(pool_->stats().TakeSnapshot().Get("io", "trace_dropped", -1), 0);
 }
 
 TEST_F(CacheDevicesTest, ARewrittenRecordNeverComesBackFromItsOldCopy) {

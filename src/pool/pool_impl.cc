@@ -940,6 +940,10 @@ void PoolImpl::StartCacheDevices() {
   env.pool_guid = label_.pool_guid;
   env.pool_path = device_->name();
   env.arc = arc_.get();
+  io::QueuedDevice* queue = queue_;
+  env.trace_io = [queue](uint32_t cache, const io::TracedIo& io) {
+    queue->AddTraceCacheIo(cache, io);
+  };
   caches_ = std::make_unique<CacheDevices>(options_.cache, env);
   uint64_t txg;
   {

@@ -48,7 +48,7 @@ PY
 
 if [[ $TRACING -eq 1 ]]; then
   "$ARCSTORE" trace stop "$P" >/dev/null || fail "trace stop"
-  [[ $(head -1 "$NBD_WORK/t.trace") == "# arcstore io trace v2" ]] || fail "trace header"
+  [[ $(head -1 "$NBD_WORK/t.trace") == "# arcstore io trace v3" ]] || fail "trace header"
   n=$(grep -c '^I	' "$NBD_WORK/t.trace" || true)
   [[ $n -gt 0 ]] || fail "no I/O in the trace"
   # The application's two writes, as the volume ran them (W lines).

@@ -195,7 +195,9 @@ std::string WriteSeries(const Trace& trace, const std::string& data) {
 
 Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options) {
   ARC_RETURN_IF_ERROR(options.Validate());
-  if (trace.ios.empty() && trace.writes.empty()) return Status::InvalidArgument("trace has no I/O to plot");
+  if (trace.ios.empty() && trace.writes.empty() && trace.cache_ios.empty()) {
+    return Status::InvalidArgument("trace has no I/O to plot");
+  }
   PlotFiles f = Names(options, true);
   std::string data = "# submit_s latency_ms log2_bytes class\n";
   for (const TraceIo& io : trace.ios) {
@@ -210,21 +212,33 @@ Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options) {
     data += Line("%.9f %.6f %d app:%s\n", Seconds(w.start_ns), std::max(ms, 1e-6), Log2(w.bytes),
                  DominantWait(w));
   }
+  // Cache devices' reads and writes (C lines): the second cache level's
+  // hits and the feed's slot writes, a series of their own.
+  for (const TraceCacheIo& c : trace.cache_ios) {
+    double ms = static_cast<double>(c.io.done_ns - c.io.submit_ns) / 1e6;
+    data += Line("%.9f %.6f %d cache:%s\n", Seconds(c.io.submit_ns), std::max(ms, 1e-6),
+                 Log2(c.io.bytes), c.io.op.c_str());
+  }
   std::string markers = "# start_s end_s txg\n";
   for (const TraceSync& s : trace.syncs) {
     markers += Line("%.9f %.9f %llu\n", Seconds(s.start_ns), Seconds(s.end_ns),
                     static_cast<unsigned long long>(s.txg));
   }
-  f.points = trace.ios.size() + trace.writes.size();
+  f.points = trace.ios.size() + trace.writes.size() + trace.cache_ios.size();
   f.markers_n = trace.syncs.size();
   std::string body =
       "set xlabel 'I/O start time (s since trace start)'\nset ylabel 'latency (ms)'\n"
       "set xrange [0:*]\nset logscale y\nset cblabel 'log2(I/O size in bytes)'\nset palette rgbformulae 33,13,10\n"
       "set y2range [0:1]\nunset y2tics\n";
   std::string plot = "plot " + Q(f.data) +
-                     " using 1:(strcol(4)[1:4] eq 'app:' ? NaN : $2):3 with points pt 7 ps 0.4 lc palette "
-                     "title 'device I/O'" +
+                     " using 1:(strcol(4)[1:4] eq 'app:' || strcol(4)[1:6] eq 'cache:' ? NaN : $2):3 "
+                     "with points pt 7 ps 0.4 lc palette title 'device I/O'" +
                      WriteSeries(trace, Q(f.data));
+  if (!trace.cache_ios.empty()) {
+    plot += ", " + Q(f.data) +
+            " using 1:(strcol(4)[1:6] eq 'cache:' ? $2 : NaN) with points pt 9 ps 0.5 "
+            "lc rgb 'dark-green' title 'cache device I/O'";
+  }
   if (!trace.syncs.empty()) {
     plot += ", " + Q(f.markers) +
             " using 1:(0.5):1:2:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.12 noborder "

@@ -133,6 +133,48 @@ TEST_F(PlotTest, LatencyPlotDrawsAppWritesByWhereTheyWaited) {
   EXPECT_NE(bad.status().message().find("start <= done"), std::string::npos) << bad.status().ToString();
 }
 
+// Cache device I/O (C lines, v3) is read back and drawn as a series of its
+// own; a v2 trace has none, and a bad C line is refused naming its field.
+TEST_F(PlotTest, LatencyPlotDrawsCacheDeviceIo) {
+  std::string t = MakeTrace(50, 1);
+  t += "C\t1000000\t1080000\t0\tsync_read\tread\t1048576\t4096\tok\n";
+  t += "C\t2000000\t5000000\t1\tasync_write\twrite\t2097152\t1048576\terror\n";
+  Result<Trace> trace = ParseTrace(t);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->cache_ios.size(), 2u);
+  EXPECT_EQ(trace->cache_ios[0].cache, 0u);
+  EXPECT_EQ(trace->cache_ios[0].io.op, "read");
+  EXPECT_EQ(trace->cache_ios[0].io.bytes, 4096u);
+  EXPECT_EQ(trace->cache_ios[1].cache, 1u);
+  EXPECT_EQ(trace->cache_ios[1].io.io_class, "async_write");
+  EXPECT_FALSE(trace->cache_ios[1].io.ok);
+  Result<PlotFiles> f = PlotLatency(*trace, Options("latency_cache"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  std::ifstream in(f->data);
+  std::vector<std::string> cache;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" cache:") != std::string::npos) cache.push_back(line);
+  }
+  ASSERT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache[0], "0.001000000 0.080000 12 cache:read");
+  EXPECT_EQ(cache[1], "0.002000000 3.000000 20 cache:write");
+  std::ifstream gp(f->script);
+  std::stringstream script;
+  script << gp.rdbuf();
+  EXPECT_NE(script.str().find("title 'cache device I/O'"), std::string::npos);
+  ExpectDrawn(*f, 6);
+
+  std::string v2 = std::string(kTraceHeaderV2) + "\nC\t1\t2\t0\tsync_read\tread\t0\t4096\tok\n";
+  Result<Trace> old = ParseTrace(v2);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("line 2"), std::string::npos) << old.status().ToString();
+  Result<Trace> bad =
+      ParseTrace(std::string(kTraceHeader) + "\nC\t1\t2\tx\tsync_read\tread\t0\t4096\tok\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cache is not a device number"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST_F(PlotTest, ArcAndThrottlePlotsFromSamples) {
   std::string lines;
   stats::Registry r;

@@ -57,6 +57,28 @@ Status ParseIo(size_t n, const std::vector<std::string_view>& f, Trace* t) {
   return Status::Ok();
 }
 
+Status ParseCacheIo(size_t n, const std::vector<std::string_view>& f, Trace* t) {
+  if (f.size() != 9) return Bad(n, "a C line has 9 tab-separated fields, this one " + std::to_string(f.size()));
+  TraceCacheIo c;
+  TraceIo& io = c.io;
+  if (!U64(f[1], &io.submit_ns)) return Bad(n, "submit_ns is not an unsigned integer");
+  if (!U64(f[2], &io.done_ns)) return Bad(n, "done_ns is not an unsigned integer");
+  if (io.done_ns < io.submit_ns) return Bad(n, "times must be submit <= done");
+  io.issue_ns = io.submit_ns;
+  uint64_t cache = 0;
+  if (!U64(f[3], &cache) || cache > UINT32_MAX) return Bad(n, "cache is not a device number");
+  c.cache = static_cast<uint32_t>(cache);
+  if (f[4].empty() || f[5].empty()) return Bad(n, "class and op must not be empty");
+  io.io_class = std::string(f[4]);
+  io.op = std::string(f[5]);
+  if (!U64(f[6], &io.offset)) return Bad(n, "offset is not an unsigned integer");
+  if (!U64(f[7], &io.bytes)) return Bad(n, "bytes is not an unsigned integer");
+  if (f[8] != "ok" && f[8] != "error") return Bad(n, "the last field must be ok or error");
+  io.ok = f[8] == "ok";
+  t->cache_ios.push_back(std::move(c));
+  return Status::Ok();
+}
+
 Status ParseWrite(size_t n, const std::vector<std::string_view>& f, Trace* t) {
   if (f.size() != 12) return Bad(n, "a W line has 12 tab-separated fields, this one " + std::to_string(f.size()));
   TraceWrite w;
@@ -108,7 +130,7 @@ Result<Trace> ParseTrace(std::string_view text) {
   Trace t;
   std::map<uint64_t, size_t> open_syncs;
   size_t n = 0;
-  bool v1 = false;
+  int version = 3;
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -116,10 +138,10 @@ Result<Trace> ParseTrace(std::string_view text) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (++n > kMaxTraceLines) return Bad(n, "more lines than the limit of 50000000");
     if (n == 1) {
-      if (line != kTraceHeader && line != kTraceHeaderV1) {
-        return Bad(1, "not an arcstore trace (want '# arcstore io trace v2' or v1)");
+      if (line != kTraceHeader && line != kTraceHeaderV2 && line != kTraceHeaderV1) {
+        return Bad(1, "not an arcstore trace (want '# arcstore io trace v3', v2 or v1)");
       }
-      v1 = line == kTraceHeaderV1;
+      version = line == kTraceHeaderV1 ? 1 : line == kTraceHeaderV2 ? 2 : 3;
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
@@ -128,10 +150,14 @@ Result<Trace> ParseTrace(std::string_view text) {
       ARC_RETURN_IF_ERROR(ParseIo(n, f, &t));
     } else if (f[0] == "T") {
       ARC_RETURN_IF_ERROR(ParseMark(n, f, &t, &open_syncs));
-    } else if (f[0] == "W" && !v1) {
+    } else if (f[0] == "W" && version >= 2) {
       ARC_RETURN_IF_ERROR(ParseWrite(n, f, &t));
+    } else if (f[0] == "C" && version >= 3) {
+      ARC_RETURN_IF_ERROR(ParseCacheIo(n, f, &t));
     } else {
-      return Bad(n, v1 ? "a record starts with I or T" : "a record starts with I, T or W");
+      return Bad(n, version == 1   ? "a record starts with I or T"
+                    : version == 2 ? "a record starts with I, T or W"
+                                   : "a record starts with I, T, W or C");
     }
   }
   if (n == 0) return Bad(1, "empty file");

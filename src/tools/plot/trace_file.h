@@ -1,12 +1,13 @@
 // The per-I/O trace file (`arcstore trace start|stop`, Pool::StartTrace),
 // read back for `arcstore plot`. The format is fixed (docs/observability.md):
 //
-//   # arcstore io trace v2          (v1: the same without W lines)
+//   # arcstore io trace v3          (v2: without C lines; v1: without W and C)
 //   I <submit_ns> <issue_ns> <done_ns> <class> <op> <offset> <bytes> <parts> <ok|error>
 //   T <ns> sync_start <txg>
 //   T <ns> sync_end <txg>
 //   W <start_ns> <done_ns> <op> <offset> <bytes> <space_ns> <buffer_ns> <throttle_ns>
 //     <lock_ns> <rmw_read_ns> <ok|error>
+//   C <submit_ns> <done_ns> <cache> <class> <op> <offset> <bytes> <ok|error>
 //
 // tab-separated, times in ns since the trace started. Lines starting with
 // '#' after the first are comments. The reader treats its input as hostile:
@@ -28,7 +29,8 @@
 
 namespace arcstore::tools {
 
-inline constexpr std::string_view kTraceHeader = "# arcstore io trace v2";
+inline constexpr std::string_view kTraceHeader = "# arcstore io trace v3";
+inline constexpr std::string_view kTraceHeaderV2 = "# arcstore io trace v2";
 inline constexpr std::string_view kTraceHeaderV1 = "# arcstore io trace v1";
 inline constexpr size_t kMaxTraceLines = 50'000'000;
 
@@ -60,8 +62,16 @@ struct TraceSync {
   uint64_t end_ns = 0;  // == start_ns when the trace stopped before the end
 };
 
+// A cache device's read or write (a C line); `cache` is the N of its stats
+// module l2arc.N. parts is 1 and issue_ns is submit_ns (no queue).
+struct TraceCacheIo {
+  uint32_t cache = 0;
+  TraceIo io;
+};
+
 struct Trace {
   std::vector<TraceIo> ios;
+  std::vector<TraceCacheIo> cache_ios;
   std::vector<TraceWrite> writes;
   std::vector<TraceSync> syncs;  // in start order
 };
