@@ -27,6 +27,7 @@ class Summary {
   void States();
   void Hits();
   void Memory();
+  void L2();
   void Arcstore();
 
   const StatsView& v_;
@@ -144,6 +145,60 @@ void Summary::Memory() {
   Row("memory_throttle_count", {Count("memory_throttle_count"), ""});
 }
 
+// The second cache level (arc_summary's L2ARC section): shown when the
+// input has any l2 field; "no cache device" when nothing was ever cached.
+// arcstore adds a row per cache device (its l2arc.N module).
+void Summary::L2() {
+  if (!v_.Has("l2_size") && !v_.Has("l2_hits") && !v_.Has("l2_misses")) return;
+  if (v_.Get("l2_size").value_or(0) == 0 && v_.Get("l2_hits").value_or(0) == 0 &&
+      v_.Get("l2_asize").value_or(0) == 0) {
+    Heading("L2ARC", {"value", ""});
+    Row("no cache device (nothing cached, no hits)", {"", ""});
+    return;
+  }
+  Heading("L2ARC size", {"value", "of size"});
+  Row("l2_size (cached)", {Bytes("l2_size"), ""});
+  Row("l2_asize (on devices)", {Bytes("l2_asize"), ""});
+  Row("l2_hdr_size (in ARC)", {Bytes("l2_hdr_size"), PctOf("l2_hdr_size", "size")});
+  Heading("L2ARC hits (of ARC misses)", {"hits", "misses", "hit ratio"});
+  auto h = v_.Get("l2_hits"), m = v_.Get("l2_misses");
+  std::string ratio = "-";
+  if (h && m && *h + *m > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*h) / static_cast<double>(*h + *m));
+    ratio = buf;
+  }
+  Row("l2_hits, l2_misses", {Count("l2_hits"), Count("l2_misses"), ratio});
+  Heading("L2ARC I/O", {"value", ""});
+  if (v_.Has("l2_read_bytes")) Row("l2_read_bytes", {Bytes("l2_read_bytes"), ""});
+  if (v_.Has("l2_write_bytes")) Row("l2_write_bytes", {Bytes("l2_write_bytes"), ""});
+  for (auto n : {"l2_feeds", "l2_writes_sent", "l2_writes_error", "l2_evict_reading",
+                 "l2_abort_lowmem", "l2_rw_clash", "l2_free_on_write"}) {
+    if (v_.Has(n)) Row(n, {Count(n), ""});
+  }
+  for (auto n : {"l2_cksum_bad", "l2_io_error", "l2_pool_fallbacks"}) {
+    if (v_.Has(n)) Row(n, {Count(n), ""});
+  }
+  if (v_.Has("l2_rebuild_success")) {
+    Row("rebuilds (success)", {Count("l2_rebuild_success"), ""});
+    Row("rebuilt blocks", {Count("l2_rebuild_bufs"), ""});
+  }
+  // arcstore: one row per device, from its module.
+  std::set<std::string> devices;
+  for (const auto& [name, value] : v_.values) {
+    if (name.rfind("l2arc.", 0) != 0) continue;
+    size_t dot = name.find('.', 6);
+    if (dot != std::string::npos) devices.insert(name.substr(0, dot));
+  }
+  if (devices.empty()) return;
+  Heading("L2ARC devices", {"hits", "slots written", "rebuilt", "bad copies"});
+  for (const std::string& d : devices) {
+    int64_t bad = v_.Get(d + ".checksum_errors").value_or(0) + v_.Get(d + ".io_errors").value_or(0);
+    Row(d, {Count(d + ".hits"), Count(d + ".slots_written"), Count(d + ".rebuild_entries"),
+            std::to_string(bad)});
+  }
+}
+
 // arcstore's own sections: what OpenZFS's arcstats cannot say.
 void Summary::Arcstore() {
   Heading("Changes of c, by cause", {"changes", "bytes moved"});
@@ -196,6 +251,7 @@ std::string Summary::Render() {
   States();
   Hits();
   Memory();
+  L2();
   if (v_.format == StatsFormat::kArcstore) Arcstore();
   if (!missing_.empty()) {
     std::string line = "\nnot in the input:";

@@ -69,6 +69,43 @@ TEST(Summary, TwoTwoLayoutShowsItsTargetsAndApproximations) {
   EXPECT_EQ(SummaryOf("seed000_london_kstat.txt").find("by type"), std::string::npos);
 }
 
+// The L2ARC section: sizes, the header share of the ARC and the hit ratio
+// from an OpenZFS dump; arcstore's per-device rows from its modules; a pool
+// that never cached anything says so.
+TEST(Summary, L2SectionShowsSizesHeadersAndHitRatio) {
+  std::string s = SummaryOf("finding_l2arc_headers.txt");
+  EXPECT_NE(Row(s, "l2_size (cached)").find("1.8 TiB"), std::string::npos) << s;
+  // 2,201,334 hits of 12,134,346 ARC misses that went to the L2.
+  EXPECT_NE(Row(s, "l2_hits, l2_misses").find("18.1 %"), std::string::npos) << s;
+  EXPECT_NE(Row(s, "l2_hdr_size (in ARC)").find("9.0 GiB"), std::string::npos) << s;
+
+  stats::Registry r;
+  r.AddGauge("arcstats", "size", stats::Unit::kBytes, "")->Set(int64_t{1} << 30);
+  r.AddCounter("arcstats", "l2_hits", stats::Unit::kOps, "")->Add(900);
+  r.AddCounter("arcstats", "l2_misses", stats::Unit::kOps, "")->Add(100);
+  r.AddGauge("arcstats", "l2_size", stats::Unit::kBytes, "")->Set(int64_t{3} << 30);
+  r.AddGauge("arcstats", "l2_hdr_size", stats::Unit::kBytes, "")->Set(int64_t{1} << 26);
+  r.AddCounter("l2arc.0", "hits", stats::Unit::kOps, "")->Add(700);
+  r.AddCounter("l2arc.0", "slots_written", stats::Unit::kOps, "")->Add(12);
+  r.AddCounter("l2arc.0", "checksum_errors", stats::Unit::kOps, "")->Add(2);
+  r.AddCounter("l2arc.3", "hits", stats::Unit::kOps, "")->Add(200);
+  std::string a = RenderSummary(FromSnapshot(r.TakeSnapshot()));
+  EXPECT_NE(Row(a, "l2_hits, l2_misses").find("90.0 %"), std::string::npos) << a;
+  EXPECT_NE(Row(a, "l2_hdr_size (in ARC)").find("6.2 %"), std::string::npos) << a;
+  std::string d0 = Row(a, "l2arc.0");
+  EXPECT_NE(d0.find("700"), std::string::npos) << a;
+  EXPECT_NE(d0.find("12"), std::string::npos) << d0;
+  EXPECT_EQ(d0.substr(d0.size() - 2), " 2") << d0;  // bad copies
+  EXPECT_NE(Row(a, "l2arc.3").find("200"), std::string::npos) << a;
+
+  stats::Registry none;
+  none.AddCounter("arcstats", "l2_hits", stats::Unit::kOps, "");
+  none.AddGauge("arcstats", "l2_size", stats::Unit::kBytes, "");
+  std::string n = RenderSummary(FromSnapshot(none.TakeSnapshot()));
+  EXPECT_NE(n.find("no cache device"), std::string::npos) << n;
+  EXPECT_EQ(n.find("L2ARC devices"), std::string::npos) << n;
+}
+
 TEST(Summary, ExcerptMarksEverythingElseMissing) {
   std::string s = SummaryOf("seed000_grep_evictable_healthy.txt");
   EXPECT_NE(Row(s, "mru").find("83.4 GiB"), std::string::npos) << s;
