@@ -118,6 +118,22 @@ TEST_F(CacheDevicesTest, ReadsTheArcEvictedComeBackFromTheCacheDevice) {
   EXPECT_EQ(pool_->arc().Sizes().other_bytes, 0u);
 }
 
+// Records written are published with where their txg stored them, so the
+// ARC offers them to the cache device when it evicts them: a volume three
+// times the ARC, written once and never read, is read back mostly from the
+// cache device.
+TEST_F(CacheDevicesTest, WrittenRecordsAreFedWithoutHavingBeenRead) {
+  ASSERT_TRUE(pool_->AddCache(cache_path_).ok());
+  auto v = Fill();
+  ASSERT_TRUE(pool_->cache_devices()->Flush().ok());
+  const int64_t hits0 = Stat("l2_hits"), misses0 = Stat("l2_misses");
+  ReadAll(*v);
+  const int64_t hits = Stat("l2_hits") - hits0, misses = Stat("l2_misses") - misses0;
+  // 768 records, at most 256 of them still in the ARC.
+  EXPECT_GE(hits, 400) << "misses " << misses;
+  EXPECT_GE(hits * 10, (hits + misses) * 8) << "hits " << hits << " misses " << misses;
+}
+
 // Every read and write of a cache device is counted in its module's device
 // stats and is a C record of the pool's trace: the trace's C reads are the
 // device's reads, each the size of a cached record.

@@ -223,6 +223,11 @@ class VolumeImpl final : public Volume {
     // this copy: if every byte is zero at its sync, the record is stored as
     // that marker instead of data (SyncTxg). kData otherwise.
     Kind zeroed_as = Kind::kData;
+    // kData: where SyncTxg stored the record (its block's place and birth),
+    // which TxgCommitted publishes with it so that the ARC can offer it to
+    // a cache device when it evicts it. Set by the syncing thread without
+    // mu_ (the txg is quiesced) and read only by TxgCommitted after it.
+    arc::ArcOrigin stored;
   };
   using DirtyMap = std::unordered_map<uint64_t, Dirty>;
 

@@ -178,6 +178,7 @@ Status VolumeImpl::SyncTxg(uint64_t txg, RecordSink* sink, format::VolumeEntry* 
       bp.compression = entry_.compression;
       bp.fill = 1;
       ARC_ASSIGN_OR_RETURN(bp, sink->WriteRecord(bp, d->buf.data(), record_bytes_));
+      d->stored = arc::ArcOrigin{bp.Place(), bp.birth_txg};
     }
     ARC_ASSIGN_OR_RETURN(BlockPointer old, tree_.Set(record, bp));
     ARC_RETURN_IF_ERROR(sink->FreeBlock(old));
@@ -212,7 +213,7 @@ void VolumeImpl::TxgCommitted(uint64_t txg) {
       // Before the copy goes: a reader inserting an older version it read
       // before now is refused (HandleCache generations).
       if (env_.handles != nullptr) env_.handles->Invalidate(KeyOf(record));
-      if (d.kind == Dirty::Kind::kData) env_.arc->PublishInPlace(d.buf, KeyOf(record));
+      if (d.kind == Dirty::Kind::kData) env_.arc->PublishInPlace(d.buf, KeyOf(record), d.stored);
       if (hook) hook(record);
     }
   }
