@@ -188,7 +188,7 @@ TEST_F(IoPipelineTest, TraceHasEveryIoAndEverySync) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "# arcstore io trace v2");
+  EXPECT_EQ(line, "# arcstore io trace v3");
   int64_t ios = 0, starts = 0, ends = 0, writes = 0;
   while (std::getline(in, line)) {
     if (line.rfind("I\t", 0) == 0) ios++;

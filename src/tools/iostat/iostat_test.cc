@@ -193,8 +193,8 @@ TEST(IostatTest, CacheDevicesHaveRowsUnderTheCacheLine) {
   auto lines = Lines(RenderIostat({&delta, &after, 2.0}, o));
   ASSERT_GE(lines.size(), 7u);
   EXPECT_EQ(lines[4].substr(0, 31), "cache           -      -      -") << lines[4];
-  // 4,000 reads/s, 3 writes/s, 15.6 MiB/s read, 3 MiB/s written; waits are
-  // device time: 80 us reads, 3 ms writes; no queue waits.
+  // The rates are the interval's counts over its 2 s; the waits are device
+  // time (the histograms' means); no queue waits.
   EXPECT_EQ(lines[5], "  nvme0n1    512M   512M   4.0K      3    15M   3.0M   80us    3ms   80us    3ms      -      -      -      -")
       << lines[5];
   EXPECT_EQ(lines[6].substr(0, 52), "  gone          -      -      -      -      -      -") << lines[6];
