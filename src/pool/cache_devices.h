@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,14 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
     // Optional: the devices' index memory is charged to it (it counts in
     // the ARC's size, as a ZFS host's l2_hdr_size does).
     arc::Arc* arc = nullptr;
+    // Tests: opens the cache device named `path` instead of the file or
+    // block device there (no lock, no signature check), so that a test can
+    // record it or hand over a crash image; the entry owns what it returns.
+    std::function<Result<std::unique_ptr<io::Device>>(const std::string& path)> open_device;
+    // Tests (unsafe): copies are filed and looked up under the block's place
+    // alone, not its birth, so a block freed and rewritten there is served
+    // the old bytes: a stale block the crash harness must notice.
+    bool unsafe_key_ignores_birth = false;
   };
   CacheDevices(const PoolCacheOptions& options, const Env& env);
   ~CacheDevices() override;
@@ -115,6 +124,8 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
   std::vector<Entry*> Acquire() const;
   void Release(const std::vector<Entry*>& used) const;
   Status ReadCached(const format::BlockPointer& bp, std::span<uint8_t> out, bool* hit);
+  // The key a copy of the block at `where` born in `birth` is filed under.
+  l2arc::L2Key KeyOf(uint64_t where, uint64_t birth) const;
 
   const PoolCacheOptions options_;
   const Env env_;

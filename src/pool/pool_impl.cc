@@ -940,6 +940,8 @@ void PoolImpl::StartCacheDevices() {
   env.pool_guid = label_.pool_guid;
   env.pool_path = device_->name();
   env.arc = arc_.get();
+  env.open_device = unsafe_.open_cache_device;
+  env.unsafe_key_ignores_birth = unsafe_.l2_key_ignores_birth;
   caches_ = std::make_unique<CacheDevices>(options_.cache, env);
   uint64_t txg;
   {

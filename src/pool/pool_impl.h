@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -55,6 +56,16 @@ struct UnsafeTestSwitches {
   // evicted (ArcOptions::stuck_wait_ns), for tests that pin the whole cache
   // on purpose; unset: the ARC's default.
   std::optional<uint64_t> arc_stuck_wait_ns;
+  // Cache devices opened by this instead of the file or block device at
+  // their path (CacheDevices::Env::open_device), so that the crash harness
+  // can record them and hand over their crash images.
+  using CacheOpener =
+      std::function<Result<std::unique_ptr<io::Device>>(const std::string& path)>;
+  CacheOpener open_cache_device;
+  // Cache devices file copies under the block's place alone, not its birth
+  // (CacheDevices::Env::unsafe_key_ignores_birth): a freed and rewritten
+  // block is served its old bytes.
+  bool l2_key_ignores_birth = false;
 };
 
 // What Open found, for `pool info`, fsck and logs.
