@@ -370,7 +370,9 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   mo.size_bytes = options.device_bytes;
   ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::MemoryDevice> mem, io::MemoryDevice::Create(mo));
   ARC_RETURN_IF_ERROR(PoolImpl::Format(mem.get(), "crash"));
-  uint64_t base_txg = 0;  // where the recording starts: empty volumes
+  uint64_t base_txg = 0;  // where the recording starts
+  Model initial;          // the volumes then
+  for (const auto& v : kVolumes) initial.emplace_back(v.size, 0);
   {
     ARC_ASSIGN_OR_RETURN(std::unique_ptr<PoolImpl> p,
                          PoolImpl::OpenOnDevice(std::make_unique<CountingDevice>(mem.get()),
@@ -383,7 +385,16 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
       vo.compression = rnd.OneIn(2) ? "lz4" : "off";
       ARC_RETURN_IF_ERROR(p->CreateVolume(vo));
     }
-    if (with_cache) ARC_RETURN_IF_ERROR(p->AddCache(kCachePath));
+    if (with_cache) {
+      ARC_RETURN_IF_ERROR(p->AddCache(kCachePath));
+      // Volumes full of data from the start: the workload's first reads
+      // find blocks on the device, which the ARC then evicts into the cache.
+      for (size_t i = 0; i < std::size(kVolumes); i++) {
+        SeededRandom(rnd.Uniform(UINT64_MAX)).Fill(initial[i].data(), initial[i].size());
+        ARC_ASSIGN_OR_RETURN(std::shared_ptr<Volume> vol, p->OpenVolume(kVolumes[i].name));
+        ARC_RETURN_IF_ERROR(vol->Write(0, initial[i]));
+      }
+    }
     ARC_RETURN_IF_ERROR(p->Close());
     base_txg = p->Info().txg;
   }
@@ -417,8 +428,7 @@ Result<CrashHarnessResult> RunCrashHarness(const CrashHarnessOptions& options) {
   const uint64_t dirty_budget_bytes = with_cache ? pool->arc().target_bytes() / 16 : UINT64_MAX;
   uint64_t open_dirty_bytes = 0;  // at most: a whole record per piece written since the commit
   auto last_seq = [&] { return pool->intent_log() ? pool->intent_log()->last_seq() : 0; };
-  Model model;
-  for (const auto& v : kVolumes) model.emplace_back(v.size, 0);
+  Model model = initial;
   std::map<uint64_t, Model> at_txg;        // contents at each committed txg
   std::map<uint64_t, size_t> changes_at;   // changes made before each txg committed
   std::vector<Change> changes;

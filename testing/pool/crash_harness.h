@@ -21,7 +21,9 @@
 //    cut at each of its flushes; reopening must give the same contents.
 // 4. With a cache device (cache_device_bytes): the pool has one more
 //    device, recorded on the same clock as the pool's, so that a crash time
-//    cuts both at the same moment. The workload reads back (each read
+//    cuts both at the same moment. The volumes start full of data (the
+//    model knows it), so that reads find blocks on the device from the
+//    start. The workload reads back (each read
 //    compared with the model) and now and then squeezes the ARC to a small
 //    size and lets it grow back, so buffers leave the ARC and feed the
 //    cache device (an ARC that stays small would end txgs by its dirty
