@@ -54,6 +54,8 @@ l2arc::L2CacheOptions L2OptionsFrom(const PoolCacheOptions& options);
 
 class CacheDevices final : public arc::EvictionSink, public volume::BlockSource {
  public:
+  // Opens the cache device named by a path (Env::open_device).
+  using Opener = std::function<Result<std::unique_ptr<io::Device>>(const std::string& path)>;
   struct Env {
     volume::BlockSource* inner = nullptr;  // the pool's device (required)
     Clock* clock = nullptr;                // required
@@ -66,7 +68,7 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
     // Tests: opens the cache device named `path` instead of the file or
     // block device there (no lock, no signature check), so that a test can
     // record it or hand over a crash image; the entry owns what it returns.
-    std::function<Result<std::unique_ptr<io::Device>>(const std::string& path)> open_device;
+    Opener open_device;
     // Tests (unsafe): copies are filed and looked up under the block's place
     // alone, not its birth, so a block freed and rewritten there is served
     // the old bytes: a stale block the crash harness must notice.

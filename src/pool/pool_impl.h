@@ -10,7 +10,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -59,9 +58,7 @@ struct UnsafeTestSwitches {
   // Cache devices opened by this instead of the file or block device at
   // their path (CacheDevices::Env::open_device), so that the crash harness
   // can record them and hand over their crash images.
-  using CacheOpener =
-      std::function<Result<std::unique_ptr<io::Device>>(const std::string& path)>;
-  CacheOpener open_cache_device;
+  CacheDevices::Opener open_cache_device;
   // Cache devices file copies under the block's place alone, not its birth
   // (CacheDevices::Env::unsafe_key_ignores_birth): a freed and rewritten
   // block is served its old bytes.

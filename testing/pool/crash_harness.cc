@@ -189,8 +189,8 @@ struct OpenRecorders {
 // The cache device of a crash image: a device over (a copy of) `image`,
 // recorded when `rec` is given. Any other path is not found, so that an
 // image never opens a file of the same name.
-UnsafeTestSwitches::CacheOpener CacheImageOpener(std::optional<io::CowImage> image,
-                                                 OpenRecorders* rec) {
+CacheDevices::Opener CacheImageOpener(std::optional<io::CowImage> image,
+                                           OpenRecorders* rec) {
   auto shared = image ? std::make_shared<const io::CowImage>(std::move(*image)) : nullptr;
   return [shared, rec](const std::string& path) -> Result<std::unique_ptr<io::Device>> {
     if (shared == nullptr || path != kCachePath) {
