@@ -41,7 +41,8 @@
 //    pool's part exactly and the cache's only nearly.
 //
 // Test-only switches (pool_impl.h UnsafeTestSwitches) break the commit
-// protocol so that tests can show the harness notices.
+// protocol, or make the cache device serve stale blocks, so that tests can
+// show the harness notices.
 //
 // Thread-safety: none; a harness run is single-threaded.
 #pragma once
