@@ -25,8 +25,6 @@ bool SameFile(const std::string& a, const std::string& b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-l2arc::L2Key KeyOf(const format::BlockPointer& bp) { return {bp.Place(), bp.birth_txg}; }
-
 // A new cache device is overwritten: never one the kernel holds (mounted,
 // or claimed by another exclusive opener) or one that holds a filesystem,
 // a partition table or a pool (pool/device_probe.h). A cache device of
@@ -112,10 +110,14 @@ Result<std::shared_ptr<CacheDevices::Entry>> CacheDevices::OpenEntry(
   }
   auto e = std::make_shared<Entry>();
   e->path = path;
-  ARC_ASSIGN_OR_RETURN(e->lock, io::FileLock::Acquire(path, /*exclusive=*/true));
-  io::FileDeviceOptions fo;
-  ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::FileDevice> dev, io::FileDevice::Open(path, fo));
-  e->device = std::move(dev);
+  if (env_.open_device) {
+    ARC_ASSIGN_OR_RETURN(e->device, env_.open_device(path));
+  } else {
+    ARC_ASSIGN_OR_RETURN(e->lock, io::FileLock::Acquire(path, /*exclusive=*/true));
+    io::FileDeviceOptions fo;
+    ARC_ASSIGN_OR_RETURN(std::unique_ptr<io::FileDevice> dev, io::FileDevice::Open(path, fo));
+    e->device = std::move(dev);
+  }
   l2arc::L2CacheOptions o = L2OptionsFrom(options_);
   if (fresh) o.rebuild = false;
   uint32_t number;
@@ -176,7 +178,9 @@ Status CacheDevices::Add(const std::string& path, uint64_t committed_txg) {
       }
     }
   }
-  if (!SameFile(path, env_.pool_path)) ARC_RETURN_IF_ERROR(CheckFreeForCache(path));
+  if (!env_.open_device && !SameFile(path, env_.pool_path)) {
+    ARC_RETURN_IF_ERROR(CheckFreeForCache(path));
+  }
   ARC_ASSIGN_OR_RETURN(std::shared_ptr<Entry> e, OpenEntry(path, committed_txg, /*fresh=*/true));
   MutexLock l(&mu_);
   list_.push_back(std::move(e));
@@ -271,10 +275,14 @@ void CacheDevices::OnEvict(const arc::ArcKey& key, const arc::ArcOrigin& origin,
   std::vector<Entry*> used = Acquire();
   if (!used.empty()) {
     const uint64_t h = Xxh3_64(&origin, sizeof(origin));
-    used[h % used.size()]->cache->Offer(l2arc::L2Key{origin.where, origin.birth}, data,
+    used[h % used.size()]->cache->Offer(KeyOf(origin.where, origin.birth), data,
                                         kind != arc::BufKind::kData, prefetched);
   }
   Release(used);
+}
+
+l2arc::L2Key CacheDevices::KeyOf(uint64_t where, uint64_t birth) const {
+  return {where, env_.unsafe_key_ignores_birth ? 0 : birth};
 }
 
 Status CacheDevices::ReadCached(const format::BlockPointer& bp, std::span<uint8_t> out,
@@ -283,7 +291,7 @@ Status CacheDevices::ReadCached(const format::BlockPointer& bp, std::span<uint8_
   if (online() == 0 || bp.IsHole() || bp.birth_txg == 0) return Status::Ok();
   std::vector<Entry*> used = Acquire();
   for (Entry* e : used) {
-    Status s = e->cache->Read(KeyOf(bp), out);
+    Status s = e->cache->Read(KeyOf(bp.Place(), bp.birth_txg), out);
     if (s.ok()) {
       *hit = true;
       break;

@@ -54,6 +54,8 @@ l2arc::L2CacheOptions L2OptionsFrom(const PoolCacheOptions& options);
 
 class CacheDevices final : public arc::EvictionSink, public volume::BlockSource {
  public:
+  // Opens the cache device named by a path (Env::open_device).
+  using Opener = std::function<Result<std::unique_ptr<io::Device>>(const std::string& path)>;
   struct Env {
     volume::BlockSource* inner = nullptr;  // the pool's device (required)
     Clock* clock = nullptr;                // required
@@ -66,6 +68,14 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
     // Optional: each device's reads and writes, with the N of its stats
     // module l2arc.N (the pool's per-I/O trace, io_trace.h's C records).
     std::function<void(uint32_t cache, const io::TracedIo& io)> trace_io;
+    // Tests: opens the cache device named `path` instead of the file or
+    // block device there (no lock, no signature check), so that a test can
+    // record it or hand over a crash image; the entry owns what it returns.
+    Opener open_device;
+    // Tests (unsafe): copies are filed and looked up under the block's place
+    // alone, not its birth, so a block freed and rewritten there is served
+    // the old bytes: a stale block the crash harness must notice.
+    bool unsafe_key_ignores_birth = false;
   };
   CacheDevices(const PoolCacheOptions& options, const Env& env);
   ~CacheDevices() override;
@@ -119,6 +129,8 @@ class CacheDevices final : public arc::EvictionSink, public volume::BlockSource 
   std::vector<Entry*> Acquire() const;
   void Release(const std::vector<Entry*>& used) const;
   Status ReadCached(const format::BlockPointer& bp, std::span<uint8_t> out, bool* hit);
+  // The key a copy of the block at `where` born in `birth` is filed under.
+  l2arc::L2Key KeyOf(uint64_t where, uint64_t birth) const;
 
   const PoolCacheOptions options_;
   const Env env_;

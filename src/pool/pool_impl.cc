@@ -944,6 +944,8 @@ void PoolImpl::StartCacheDevices() {
   env.trace_io = [queue](uint32_t cache, const io::TracedIo& io) {
     queue->AddTraceCacheIo(cache, io);
   };
+  env.open_device = unsafe_.open_cache_device;
+  env.unsafe_key_ignores_birth = unsafe_.l2_key_ignores_birth;
   caches_ = std::make_unique<CacheDevices>(options_.cache, env);
   uint64_t txg;
   {

@@ -55,6 +55,14 @@ struct UnsafeTestSwitches {
   // evicted (ArcOptions::stuck_wait_ns), for tests that pin the whole cache
   // on purpose; unset: the ARC's default.
   std::optional<uint64_t> arc_stuck_wait_ns;
+  // Cache devices opened by this instead of the file or block device at
+  // their path (CacheDevices::Env::open_device), so that the crash harness
+  // can record them and hand over their crash images.
+  CacheDevices::Opener open_cache_device;
+  // Cache devices file copies under the block's place alone, not its birth
+  // (CacheDevices::Env::unsafe_key_ignores_birth): a freed and rewritten
+  // block is served its old bytes.
+  bool l2_key_ignores_birth = false;
 };
 
 // What Open found, for `pool info`, fsck and logs.

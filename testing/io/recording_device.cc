@@ -8,6 +8,10 @@
 //   submission) and W3 are pending: any subset of their sectors may be on
 //   the media.
 //
+// Devices recorded together share one clock (RecordingOptions::shared_seq):
+// each takes its numbers from it under its own mu_, so one device's events
+// keep their order and a crash time T cuts every device at the same moment.
+//
 // Invariants: writes are appended at submission under mu_, so their order is
 // submission order; a write's data is copied at submission (the caller may
 // reuse its buffer after completion); flushes are appended at completion,
@@ -54,8 +58,12 @@ RecordingDevice::RecordingDevice(Device* inner, const RecordingOptions& options)
 Recording RecordingDevice::TakeRecording() const {
   MutexLock lock(&mu_);
   Recording r = recording_;
-  r.end_seq = next_seq_;
+  r.end_seq = options_.shared_seq ? options_.shared_seq->load() : next_seq_;
   return r;
+}
+
+uint64_t RecordingDevice::NextSeq() {
+  return options_.shared_seq ? options_.shared_seq->fetch_add(1) : next_seq_++;
 }
 
 void RecordingDevice::Submit(IoRequest r) {
@@ -87,7 +95,7 @@ void RecordingDevice::SubmitWrite(IoRequest r) {
                                               ": recording is full (max_recorded_bytes)"));
     }
     recorded_bytes_ += w.length;
-    w.submit_seq = next_seq_++;
+    w.submit_seq = NextSeq();
     index = recording_.writes.size();
     recording_.writes.push_back(std::move(w));
   }
@@ -95,7 +103,7 @@ void RecordingDevice::SubmitWrite(IoRequest r) {
   r.done = [this, index, done](const Status& s) {
     {
       MutexLock lock(&mu_);
-      uint64_t seq = next_seq_++;
+      uint64_t seq = NextSeq();
       if (s.ok()) recording_.writes[index].complete_seq = seq;
     }
     done(s);
@@ -107,13 +115,13 @@ void RecordingDevice::SubmitFlush(IoRequest r) {
   uint64_t submit_seq;
   {
     MutexLock lock(&mu_);
-    submit_seq = next_seq_++;
+    submit_seq = NextSeq();
   }
   IoCallback done = std::move(r.done);
   r.done = [this, submit_seq, done](const Status& s) {
     {
       MutexLock lock(&mu_);
-      uint64_t seq = next_seq_++;
+      uint64_t seq = NextSeq();
       if (s.ok()) recording_.flushes.push_back({submit_seq, seq});
     }
     done(s);

@@ -20,6 +20,7 @@
 // (its write data is shared, so copies are cheap).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -119,6 +120,11 @@ struct RecordingOptions {
   // Limit on base image plus recorded write data; past it, writes fail with
   // ResourceExhausted (and are not passed on).
   uint64_t max_recorded_bytes = 1ull << 30;
+  // Optional: the clock of several devices recorded together (a pool's
+  // device and its cache device), so that a crash time is the same moment
+  // on each: every device draws its sequence numbers from it. Unset: the
+  // device counts on its own from 0.
+  std::shared_ptr<std::atomic<uint64_t>> shared_seq;
   Status Validate() const;
 };
 
@@ -138,6 +144,7 @@ class RecordingDevice final : public ForwardingDevice {
   RecordingDevice(Device* inner, const RecordingOptions& options);
   void SubmitWrite(IoRequest request);
   void SubmitFlush(IoRequest request);
+  uint64_t NextSeq() ARC_REQUIRES(mu_);
 
   const RecordingOptions options_;
   mutable Mutex mu_;

@@ -27,6 +27,35 @@ uint8_t ByteAt(const CowImage& image, uint64_t block) {
   return b;
 }
 
+// Two devices on one clock: a crash time cuts both at the same moment, so
+// B's write issued after A's flush completed is not there at A's flush
+// point, and A's flush does not make B's earlier write durable.
+TEST(RecordingDevice, DevicesSharingAClockAreCutAtTheSameMoment) {
+  auto mem_a = NewMemory();
+  auto mem_b = NewMemory();
+  RecordingOptions o;
+  o.shared_seq = std::make_shared<std::atomic<uint64_t>>(0);
+  auto a = RecordingDevice::Create(mem_a.get(), o);
+  auto b = RecordingDevice::Create(mem_b.get(), o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(WriteSync(**b, 0, Fill(kBlock, 1)).ok());      // B0
+  ASSERT_TRUE(WriteSync(**a, 0, Fill(kBlock, 2)).ok());      // A0
+  ASSERT_TRUE(FlushSync(**a).ok());                          // A's flush
+  ASSERT_TRUE(WriteSync(**b, kBlock, Fill(kBlock, 3)).ok());  // B1, after it
+  Recording ra = (*a)->TakeRecording();
+  Recording rb = (*b)->TakeRecording();
+  EXPECT_EQ(ra.end_seq, rb.end_seq);
+  const std::vector<uint64_t> points = ra.FlushCrashPoints();
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_LT(rb.writes[0].complete_seq, points[0]);
+  EXPECT_GT(rb.writes[1].submit_seq, points[0]);
+  CrashState at_flush = rb.StateAt(points[0]);
+  EXPECT_TRUE(at_flush.durable.empty());
+  EXPECT_EQ(at_flush.pending, std::vector<size_t>({0}));
+  CrashState at_end = rb.StateAt(points[1]);
+  EXPECT_EQ(at_end.pending, std::vector<size_t>({0, 1}));
+}
+
 TEST(RecordingDevice, DurableAndPendingAroundAFlush) {
   auto mem = NewMemory();
   ASSERT_TRUE(WriteSync(*mem, 0, Fill(kBlock, 9)).ok());  // part of the base image
