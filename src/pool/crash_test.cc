@@ -27,7 +27,7 @@ void Report(const CrashHarnessResult& r) {
       static_cast<unsigned long long>(r.replay_crash_images));
   if (r.l2_images > 0 || r.l2_slots_written > 0) {
     std::printf(
-        "cache device: %llu slots written, %llu workload reads (%llu served by it), %llu removes; "
+        "cache device: %llu slots written, %llu workload reads (%llu blocks served by it), %llu removes; "
         "%llu images verified with it online, %llu blocks it served to verification\n",
         static_cast<unsigned long long>(r.l2_slots_written),
         static_cast<unsigned long long>(r.workload_reads),

@@ -106,7 +106,7 @@ struct CrashHarnessResult {
   uint64_t workload_reads = 0;        // reads the workload compared with the model
   // With a cache device:
   uint64_t l2_slots_written = 0;   // slots the workload's cache device wrote
-  uint64_t l2_workload_hits = 0;   // workload reads it served
+  uint64_t l2_workload_hits = 0;   // blocks it served to the workload's reads
   uint64_t l2_images = 0;          // images verified with a cache device online
   uint64_t l2_verify_hits = 0;     // verification reads those served from it
   uint64_t cache_removes = 0;      // RemoveCache calls of the workload
