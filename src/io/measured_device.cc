@@ -6,8 +6,8 @@
 namespace arcstore::io {
 
 MeasuredDevice::MeasuredDevice(Device* inner, Clock* clock, stats::Registry* registry,
-                               std::string_view module)
-    : ForwardingDevice(inner), clock_(clock) {
+                               std::string_view module, Observer observer)
+    : ForwardingDevice(inner), clock_(clock), observer_(std::move(observer)) {
   using stats::Unit;
   reads_ = registry->AddCounter(module, "device_reads", Unit::kOps, "reads of the device");
   read_bytes_ = registry->AddCounter(module, "device_read_bytes", Unit::kBytes, "bytes read");
@@ -49,7 +49,7 @@ void MeasuredDevice::Finish(const Started& s, const Status& status) {
       flushes_->Add();
       return;
   }
-  if (!observed_.load(std::memory_order_acquire)) return;
+  if (!observer_) return;
   TracedIo io;
   io.submit_ns = s.submit_ns;
   io.issue_ns = s.submit_ns;
@@ -59,8 +59,7 @@ void MeasuredDevice::Finish(const Started& s, const Status& status) {
   io.offset = s.offset;
   io.bytes = s.bytes;
   io.ok = status.ok();
-  MutexLock l(&observer_mu_);
-  if (observer_) observer_(io);
+  observer_(io);
 }
 
 void MeasuredDevice::Submit(IoRequest request) {
@@ -78,12 +77,6 @@ Status MeasuredDevice::Execute(IoRequest request) {
   Status status = inner()->Execute(std::move(request));
   Finish(s, status);
   return status;
-}
-
-void MeasuredDevice::SetObserver(Observer observer) {
-  MutexLock l(&observer_mu_);
-  observer_ = std::move(observer);
-  observed_.store(static_cast<bool>(observer_), std::memory_order_release);
 }
 
 }  // namespace arcstore::io

@@ -17,19 +17,16 @@
 // bytes. Execute is forwarded as Execute, so an inner device that runs a
 // request on the caller's thread still does.
 //
-// Thread-safety: as Device. The observer is called on the completing
-// thread, must not block, and may be set or cleared at any time
-// (SetObserver waits for calls to the old one to return).
+// Thread-safety: as Device. The observer, fixed at construction, is
+// called on the completing thread and must not block.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
 
 #include "base/clock.h"
-#include "base/thread_annotations.h"
 #include "io/forwarding_device.h"
 #include "io/io_trace.h"
 #include "stats/registry.h"
@@ -41,15 +38,13 @@ class MeasuredDevice final : public ForwardingDevice {
   using Observer = std::function<void(const TracedIo&)>;
 
   // `inner`, `clock` and `registry` must outlive the device; the module's
-  // names must not be declared in `registry` yet.
-  MeasuredDevice(Device* inner, Clock* clock, stats::Registry* registry, std::string_view module);
+  // names must not be declared in `registry` yet. Each completed read and
+  // write goes to `observer` (empty: none).
+  MeasuredDevice(Device* inner, Clock* clock, stats::Registry* registry, std::string_view module,
+                 Observer observer = {});
 
   void Submit(IoRequest request) override;
   Status Execute(IoRequest request) override;
-
-  // Each completed read and write from now on goes to `observer` (empty:
-  // none).
-  void SetObserver(Observer observer);
 
  private:
   struct Started {
@@ -71,10 +66,7 @@ class MeasuredDevice final : public ForwardingDevice {
   stats::Histogram* write_latency_ns_;
   stats::Counter* flushes_;
   stats::Counter* errors_;
-
-  Mutex observer_mu_;  // held while the observer runs
-  Observer observer_ ARC_GUARDED_BY(observer_mu_);
-  std::atomic<bool> observed_{false};  // observer_ is set; read without the lock
+  const Observer observer_;
 };
 
 }  // namespace arcstore::io

@@ -210,7 +210,7 @@ L2CacheEnv Measured(const L2CacheEnv& env, io::Device* measured) {
 L2Cache::L2Cache(const L2CacheOptions& options, const L2CacheEnv& env, const L2Layout& layout)
     : own_registry_(env.registry == nullptr ? std::make_unique<stats::Registry>() : nullptr),
       registry_(env.registry != nullptr ? env.registry : own_registry_.get()),
-      measured_(env.device, env.clock, registry_, env.stats_module),
+      measured_(env.device, env.clock, registry_, env.stats_module, env.on_io),
       options_(options),
       env_(Measured(env, &measured_)),
       name_(env.name.empty() ? "cache " + env.device->name() : env.name),

@@ -84,7 +84,10 @@ struct L2CacheEnv {
   // Optional: told every change of sizes().header_bytes (so that the ARC
   // can count the index in its size), with the cache's lock held; must not
   // call back into the cache. The destructor returns what it was told.
-  std::function<void(int64_t delta_bytes)> on_header_bytes;   // a second cache device: "l2arc.nvme1"
+  std::function<void(int64_t delta_bytes)> on_header_bytes;
+  // Optional: each completed read and write of the device (the pool's
+  // per-I/O trace), on the thread that did it; must not block.
+  io::MeasuredDevice::Observer on_io;
 };
 
 // The cache's stats, in one registry module ("l2arc").
@@ -157,13 +160,6 @@ class L2Cache {
     uint64_t device_bytes = 0;  // bytes of written slots holding entries
   };
   Sizes sizes() const;
-
-  // Each completed read and write of the cache device from now on goes to
-  // `observer` (the pool's per-I/O trace; empty: none). It runs on the
-  // thread that did the I/O and must not block.
-  void SetIoObserver(io::MeasuredDevice::Observer observer) {
-    measured_.SetObserver(std::move(observer));
-  }
 
   uint64_t cache_guid() const { return cache_guid_; }
   const L2Layout& layout() const { return layout_; }

@@ -138,11 +138,10 @@ Result<std::shared_ptr<CacheDevices::Entry>> CacheDevices::OpenEntry(
     arc::Arc* a = env_.arc;
     le.on_header_bytes = [a](int64_t delta) { a->ChargeOtherBytes(delta); };
   }
-  ARC_ASSIGN_OR_RETURN(e->cache, l2arc::L2Cache::Open(o, le));
   if (env_.trace_io) {
-    e->cache->SetIoObserver(
-        [trace = env_.trace_io, number](const io::TracedIo& io) { trace(number, io); });
+    le.on_io = [trace = env_.trace_io, number](const io::TracedIo& io) { trace(number, io); };
   }
+  ARC_ASSIGN_OR_RETURN(e->cache, l2arc::L2Cache::Open(o, le));
   e->state = "online";
   return e;
 }
