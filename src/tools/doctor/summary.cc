@@ -21,6 +21,8 @@ class Summary {
   std::string Bytes(std::string_view name);
   std::string Count(std::string_view name);
   std::string PctOf(std::string_view a, std::string_view b);
+  // hits / (hits + misses) as "96.2 %"; "-" when either is missing or both 0.
+  std::string HitRatio(std::string_view hits, std::string_view misses);
   void Row(std::string_view label, const std::vector<std::string>& cells);
   void Heading(std::string_view title, const std::vector<std::string>& columns);
   void Sizes();
@@ -60,6 +62,14 @@ std::string Summary::PctOf(std::string_view a, std::string_view b) {
   if (!x || !y || *y == 0) return "-";
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*x) / *y);
+  return buf;
+}
+
+std::string Summary::HitRatio(std::string_view hits, std::string_view misses) {
+  auto a = v_.Get(hits), b = v_.Get(misses);
+  if (!a || !b || *a + *b == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*a) / static_cast<double>(*a + *b));
   return buf;
 }
 
@@ -118,17 +128,10 @@ void Summary::States() {
 
 void Summary::Hits() {
   Heading("Hit ratios", {"hits", "misses", "hit ratio"});
-  auto ratio = [this](std::string_view h, std::string_view m) {
-    auto a = v_.Get(h), b = v_.Get(m);
-    if (!a || !b || *a + *b == 0) return std::string("-");
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*a) / (*a + *b));
-    return std::string(buf);
-  };
-  Row("all", {Count("hits"), Count("misses"), ratio("hits", "misses")});
+  Row("all", {Count("hits"), Count("misses"), HitRatio("hits", "misses")});
   for (auto k : {"demand_data", "demand_metadata", "prefetch_data", "prefetch_metadata"}) {
     std::string n(k);
-    Row(n, {Count(n + "_hits"), Count(n + "_misses"), ratio(n + "_hits", n + "_misses")});
+    Row(n, {Count(n + "_hits"), Count(n + "_misses"), HitRatio(n + "_hits", n + "_misses")});
   }
   if (v_.Has("iohits")) Row("iohits (waited for a read)", {Count("iohits"), "", ""});
   Heading("Hits by list", {"hits", "of all hits"});
@@ -161,14 +164,7 @@ void Summary::L2() {
   Row("l2_asize (on devices)", {Bytes("l2_asize"), ""});
   Row("l2_hdr_size (in ARC)", {Bytes("l2_hdr_size"), PctOf("l2_hdr_size", "size")});
   Heading("L2ARC hits (of ARC misses)", {"hits", "misses", "hit ratio"});
-  auto h = v_.Get("l2_hits"), m = v_.Get("l2_misses");
-  std::string ratio = "-";
-  if (h && m && *h + *m > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.1f %%", 100.0 * static_cast<double>(*h) / static_cast<double>(*h + *m));
-    ratio = buf;
-  }
-  Row("l2_hits, l2_misses", {Count("l2_hits"), Count("l2_misses"), ratio});
+  Row("l2_hits, l2_misses", {Count("l2_hits"), Count("l2_misses"), HitRatio("l2_hits", "l2_misses")});
   Heading("L2ARC I/O", {"value", ""});
   if (v_.Has("l2_read_bytes")) Row("l2_read_bytes", {Bytes("l2_read_bytes"), ""});
   if (v_.Has("l2_write_bytes")) Row("l2_write_bytes", {Bytes("l2_write_bytes"), ""});
