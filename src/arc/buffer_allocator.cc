@@ -304,7 +304,7 @@ void BufferAllocator::Free(uint8_t* data, uint64_t bytes) {
 }
 
 uint64_t BufferAllocator::CacheLimitBytes() const {
-  const uint64_t room = room_ ? std::min(room_(), kMaxCacheBytes) : 0;
+  const uint64_t room = room_ ? room_() : 0;
   return std::max(options_.cache_bytes, room);
 }
 

@@ -47,7 +47,7 @@
 //                   --otherwise---------> mmap(round_up(bytes, page)),
 //                                         populated (MADV_POPULATE_WRITE)
 //   Free(buf)       --power of two, cache below the limit--> push
-//                      (limit = max(cache_bytes, min(room, 1 GiB)))
+//                      (limit = max(cache_bytes, room))
 //                   --slab piece-------> MADV_DONTNEED, push on cold
 //                   --heap-------------> delete[]
 //                   --otherwise---------> munmap
@@ -68,9 +68,12 @@
 // costs an mmap, 32 page faults with their zeroing, and an munmap with a
 // TLB shootdown, all on the writers' path. So the cache may also hold up
 // to the room the ARC leaves below its target, c - size (AttachRoom):
-// memory the ARC may use
-// anyway, so the process's resident set still follows c, not what was
-// ever freed. When the room shrinks (c falls, or the ARC grows in other
+// memory the ARC may use anyway, so the process's resident set still
+// follows c, not what was ever freed. The room is not capped below c: a
+// txg of a few GiB frees a few GiB at once, and on a virtual machine a
+// page mapped again costs far more than a copy into it on its first touch
+// from user space (a trip to the hypervisor per page, populated or not),
+// while a page kept and reused costs nothing. When the room shrinks (c falls, or the ARC grows in other
 // size classes) Trim() gives back what no longer fits; the ARC calls it on
 // every Tick() and after c or c_max moves.
 //

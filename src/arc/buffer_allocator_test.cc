@@ -267,6 +267,23 @@ TEST(BufferAllocatorTest, TheOwnersRoomWidensTheCacheAndTrimFollowsItDown) {
   EXPECT_EQ(a.Stats().cached_bytes, 128 * kKiB);
 }
 
+// A txg of more than 1 GiB frees more than 1 GiB at once: all of it stays
+// for the next txg's copies while the room allows. (Populated, never
+// touched here: cheap to map.)
+TEST(BufferAllocatorTest, TheWholeRoomIsKeptBeyondOneGiB) {
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = 0});
+  a.AttachRoom([] { return 2 * kGiB; });
+  constexpr int kBuffers = 20;  // 1.25 GiB
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < kBuffers; i++) bufs.push_back(a.Allocate(64 * kMiB));
+  bufs.clear();
+  EXPECT_EQ(a.Stats().cached_bytes, kBuffers * 64 * kMiB);
+  EXPECT_EQ(a.Stats().unmaps, 0u);
+  for (int i = 0; i < kBuffers; i++) bufs.push_back(a.Allocate(64 * kMiB));
+  EXPECT_EQ(a.Stats().cache_hits, static_cast<uint64_t>(kBuffers));
+  EXPECT_EQ(a.Stats().maps, static_cast<uint64_t>(kBuffers));
+}
+
 TEST(BufferAllocatorTest, NoMappingMeansTheHeapForEverySize) {
   BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 0, .cache_bytes = 0});
   ArcBuffer b = a.Allocate(kMiB);
