@@ -79,6 +79,7 @@ struct BenchArgs {
   std::vector<std::string> job_files;
   std::string pool;
   std::string arc_max;
+  std::string arc_pretouch;
   std::string recordsize = "128K";
   bool cold = false;
   bool sparse = false;
@@ -225,6 +226,8 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   }
   PoolOptions po;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
+  if (!a.arc_pretouch.empty()) po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
+  po.arc_pretouch_wait = true;  // the jobs start on memory already written
   po.intent_log = !a.no_intent_log;
   po.io.backend = a.io_backend;
   // Writes land in memory (the txg writes them later) and cached reads need
@@ -445,6 +448,9 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("JOBFILE", args.job_files, "fio job files");
   c->add_option("--pool", args.pool, "pool file or device (created when missing; default: a temporary pool)");
   c->add_option("--arc-max", args.arc_max, "ARC size for the run (e.g. 256M)");
+  c->add_option("--arc-pretouch", args.arc_pretouch,
+                "ARC memory written once before the jobs start, as a server that has been up a "
+                "few seconds has it (serve --arc-pretouch; e.g. 2G; default none)");
   c->add_option("--recordsize", args.recordsize, "record size of volumes the bench creates");
   c->add_flag("--cold", args.cold, "empty the pool's cache before each stonewalled batch");
   c->add_option("--io-backend", args.io_backend, "pool device backend: auto, io_uring or psync");

@@ -108,6 +108,14 @@ struct PoolOptions {
   // c_min = max(c_max / 32, 64 MiB)).
   uint64_t arc_max_bytes = 0;
   uint64_t arc_min_bytes = 0;
+  // ARC memory kept mapped and written once ahead of need, in the
+  // background, so that a growing ARC's writers do not pay a page's first
+  // touch (costly on virtual machines); within the room the ARC leaves
+  // below its target. 0 = none; at most 64 GiB.
+  uint64_t arc_pretouch_bytes = 0;
+  // Open returns only once that memory is written (a benchmark's start);
+  // false = in the background (a server's start).
+  bool arc_pretouch_wait = false;
   // Dirty data limit; 0 = min(25% of the memory limit, 4 GiB).
   uint64_t dirty_max_bytes = 0;
   uint64_t txg_timeout_ns = 5ull * 1000 * 1000 * 1000;

@@ -60,6 +60,9 @@ struct ArcOptions {
   // unmapped by the ARC itself, with a cache of freed ones (2 MiB, or the
   // room below c when that is more; buffer_allocator.h says why).
   BufferAllocatorOptions buffers;
+  // Start returns only once the pretouched reserve (buffers.pretouch_bytes)
+  // is filled; with false it fills in the background.
+  bool wait_for_pretouch = false;
   uint32_t hash_shards = 64;       // power of two
   uint32_t history_length = 256;   // TargetChange records kept
 

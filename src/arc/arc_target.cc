@@ -54,6 +54,7 @@ Status Arc::Init() {
       EvictorMain();
     });
     buffers_.StartFiller();  // slabs mapped ahead, as eviction runs ahead
+    if (options_.wait_for_pretouch) buffers_.WaitReserveFilled();
   }
   return Status::Ok();
 }

@@ -19,6 +19,9 @@ constexpr uint64_t kMaxMapMinBytes = 1ull << 30;
 constexpr uint64_t kMaxCacheBytes = 1ull << 30;
 constexpr uint64_t kMinSlabBytes = 64 * 1024;
 constexpr uint64_t kMaxSlabBytes = 4ull << 20;
+constexpr uint64_t kMaxPretouchBytes = 64ull << 30;
+// The reserve is mapped and touched in chunks of at most this.
+constexpr uint64_t kReserveChunkBytes = 64ull << 20;
 // A class takes its buffers from slabs when a slab holds this many.
 constexpr uint64_t kMinPiecesPerSlab = 8;
 
@@ -48,16 +51,12 @@ void Poison(const uint8_t*, uint64_t) {}
 void Unpoison(const uint8_t*, uint64_t) {}
 #endif
 
-// A slab, populated at once: one system call instead of a fault per page
-// on first touch. Huge pages are refused: on a virtual machine, zeroing a
-// 2 MiB page of memory the guest has not touched yet stalls the writer
-// that touches it first. The advice is a hint; a kernel without it
-// faults the pages in one by one on first touch.
-uint8_t* MapSlab(uint64_t slab_bytes) {
-  uint8_t* slab = MapPages(slab_bytes);
-  (void)madvise(slab, slab_bytes, MADV_NOHUGEPAGE);
-  (void)madvise(slab, slab_bytes, MADV_POPULATE_WRITE);
-  return slab;
+// One write per page from user space: what makes a page cheap to use on a
+// machine that builds its page tables on first touch (the reserve).
+void TouchPages(uint8_t* p, uint64_t bytes) {
+  for (uint64_t at = 0; at < bytes; at += kPageBytes) {
+    reinterpret_cast<volatile uint8_t*>(p)[at] = 0;
+  }
 }
 
 }  // namespace
@@ -68,6 +67,9 @@ Status BufferAllocatorOptions::Validate() const {
   }
   if (cache_bytes > kMaxCacheBytes) {
     return Status::InvalidArgument("arc options: buffers.cache_bytes must be <= 1 GiB");
+  }
+  if (pretouch_bytes > kMaxPretouchBytes) {
+    return Status::InvalidArgument("arc options: buffers.pretouch_bytes must be <= 64 GiB");
   }
   if (slab_bytes != 0 &&
       (!IsPowerOfTwo(slab_bytes) || slab_bytes < kMinSlabBytes || slab_bytes > kMaxSlabBytes)) {
@@ -102,6 +104,15 @@ BufferAllocator::~BufferAllocator() {
     for (uint8_t* p : cl.free) Release(p, bytes);
     cl.free.clear();
   }
+  {
+    MutexLock l(&reserve_mu_);
+    for (const Chunk& chunk : reserve_) {
+      UnmapPages(chunk.next, static_cast<uint64_t>(chunk.end - chunk.next));
+      mapped_bytes_.fetch_sub(static_cast<uint64_t>(chunk.end - chunk.next),
+                              std::memory_order_relaxed);
+    }
+    reserve_.clear();
+  }
   ARC_CHECK_EQ(mapped_bytes_.load(), 0u) << "ARC buffers outlive their allocator";
   for (int i = 0; i < kClasses; i++) {
     MutexLock l(&classes_[i].mu);
@@ -127,12 +138,101 @@ int BufferAllocator::ClassOf(uint64_t bytes) {
 // is what a writer pays for each new buffer while the ARC grows to its
 // working size.
 uint8_t* BufferAllocator::Map(uint64_t bytes) {
+  bool from_reserve = false;
+  uint8_t* p = MapFresh(PageRound(bytes), &from_reserve);
+  if (!from_reserve) {
+    (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
+    maps_.fetch_add(1, std::memory_order_relaxed);
+    if (counters_.maps != nullptr) counters_.maps->Add();
+    mapped_bytes_.fetch_add(PageRound(bytes), std::memory_order_relaxed);
+  }
+  return p;
+}
+
+uint8_t* BufferAllocator::MapFresh(uint64_t bytes, bool* from_reserve) {
+  if (uint8_t* p = TakeReserved(bytes); p != nullptr) {
+    *from_reserve = true;
+    reserve_hits_.fetch_add(1, std::memory_order_relaxed);
+    if (counters_.reserve_hits != nullptr) counters_.reserve_hits->Add();
+    return p;
+  }
+  *from_reserve = false;
+  return MapPages(bytes);
+}
+
+uint64_t BufferAllocator::ReserveTargetBytes() const {
+  if (options_.pretouch_bytes == 0) return 0;
+  const uint64_t room = room_ ? room_() : 0;
+  const uint64_t cached = cached_bytes_.load(std::memory_order_relaxed);
+  return std::min(options_.pretouch_bytes, room > cached ? room - cached : 0);
+}
+
+bool BufferAllocator::FillReserve() {
+  const uint64_t target = ReserveTargetBytes();
+  const uint64_t have = reserve_bytes_.load(std::memory_order_relaxed);
+  if (have >= target) return false;
+  const uint64_t bytes = PageRound(std::min(kReserveChunkBytes, target - have));
   uint8_t* p = MapPages(bytes);
-  (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
+  (void)madvise(p, bytes, MADV_NOHUGEPAGE);  // slabs are cut from it too
+  (void)madvise(p, bytes, MADV_POPULATE_WRITE);
+  TouchPages(p, bytes);
   maps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.maps != nullptr) counters_.maps->Add();
-  mapped_bytes_.fetch_add(PageRound(bytes), std::memory_order_relaxed);
+  mapped_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  pretouched_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  MutexLock l(&reserve_mu_);
+  reserve_.push_back(Chunk{p, p + bytes});
+  reserve_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  return true;
+}
+
+uint8_t* BufferAllocator::TakeReserved(uint64_t bytes) {
+  if (reserve_bytes_.load(std::memory_order_relaxed) < bytes) return nullptr;
+  uint8_t* p = nullptr;
+  {
+    MutexLock l(&reserve_mu_);
+    while (!reserve_.empty()) {
+      Chunk& chunk = reserve_.front();
+      const uint64_t tail = static_cast<uint64_t>(chunk.end - chunk.next);
+      if (tail >= bytes) {
+        p = chunk.next;
+        chunk.next += bytes;
+        if (chunk.next == chunk.end) reserve_.pop_front();
+        reserve_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+        break;
+      }
+      // Too small for this request: given back, so that the reserve holds
+      // only what can be cut.
+      UnmapPages(chunk.next, tail);
+      unmaps_.fetch_add(1, std::memory_order_relaxed);
+      if (counters_.unmaps != nullptr) counters_.unmaps->Add();
+      mapped_bytes_.fetch_sub(tail, std::memory_order_relaxed);
+      reserve_bytes_.fetch_sub(tail, std::memory_order_relaxed);
+      reserve_.pop_front();
+    }
+  }
   return p;
+}
+
+void BufferAllocator::TrimReserve() {
+  for (;;) {
+    uint8_t* p = nullptr;
+    uint64_t bytes = 0;
+    {
+      MutexLock l(&reserve_mu_);
+      if (reserve_.empty() || reserve_bytes_.load(std::memory_order_relaxed) <= ReserveTargetBytes()) {
+        return;
+      }
+      p = reserve_.back().next;
+      bytes = static_cast<uint64_t>(reserve_.back().end - p);
+      reserve_.pop_back();
+      reserve_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    }
+    UnmapPages(p, bytes);
+    unmaps_.fetch_add(1, std::memory_order_relaxed);
+    if (counters_.unmaps != nullptr) counters_.unmaps->Add();
+    mapped_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
 }
 
 void BufferAllocator::Unmap(uint8_t* data, uint64_t bytes) {
@@ -151,11 +251,27 @@ BufferAllocator::Source BufferAllocator::SourceOf(uint64_t bytes) const {
   return Source::kHeap;
 }
 
-void BufferAllocator::AddSlab(Class& cl, uint8_t* slab) {
+// A slab, populated at once: one system call instead of a fault per page
+// on first touch. Huge pages are refused: on a virtual machine, zeroing a
+// 2 MiB page of memory the guest has not touched yet stalls the writer
+// that touches it first. The advice is a hint; a kernel without it
+// faults the pages in one by one on first touch.
+uint8_t* BufferAllocator::MapSlabFresh(bool* from_reserve) {
+  uint8_t* slab = MapFresh(options_.slab_bytes, from_reserve);
+  if (!*from_reserve) {
+    (void)madvise(slab, options_.slab_bytes, MADV_NOHUGEPAGE);
+    (void)madvise(slab, options_.slab_bytes, MADV_POPULATE_WRITE);
+  }
+  return slab;
+}
+
+void BufferAllocator::AddSlab(Class& cl, uint8_t* slab, bool from_reserve) {
   cl.slabs.push_back(slab);
-  maps_.fetch_add(1, std::memory_order_relaxed);
-  if (counters_.maps != nullptr) counters_.maps->Add();
-  mapped_bytes_.fetch_add(options_.slab_bytes, std::memory_order_relaxed);
+  if (!from_reserve) {
+    maps_.fetch_add(1, std::memory_order_relaxed);
+    if (counters_.maps != nullptr) counters_.maps->Add();
+    mapped_bytes_.fetch_add(options_.slab_bytes, std::memory_order_relaxed);
+  }
   spare_bytes_.fetch_add(options_.slab_bytes, std::memory_order_relaxed);
   Poison(slab, options_.slab_bytes);
 }
@@ -171,8 +287,9 @@ uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
       if (cl.ready != nullptr) {
         cl.next = std::exchange(cl.ready, nullptr);
       } else {
-        cl.next = MapSlab(options_.slab_bytes);
-        AddSlab(cl, cl.next);
+        bool from_reserve = false;
+        cl.next = MapSlabFresh(&from_reserve);
+        AddSlab(cl, cl.next, from_reserve);
         inline_slabs_.fetch_add(1, std::memory_order_relaxed);
         if (counters_.inline_slabs != nullptr) counters_.inline_slabs->Add();
       }
@@ -191,10 +308,13 @@ uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
 }
 
 void BufferAllocator::StartFiller() {
-  if (SourceOf(kPageBytes) != Source::kSlab || filler_.joinable()) return;
+  if (filler_.joinable()) return;
+  if (SourceOf(kPageBytes) != Source::kSlab && options_.pretouch_bytes == 0) return;
   {
     MutexLock l(&filler_mu_);
     filler_stop_ = false;
+    reserve_wanted_ = options_.pretouch_bytes != 0;
+    reserve_filled_ = options_.pretouch_bytes == 0;
   }
   filler_ = std::thread([this] {
     NameThisThread("arc_slabs");
@@ -208,18 +328,27 @@ void BufferAllocator::StopFiller() {
     MutexLock l(&filler_mu_);
     filler_stop_ = true;
     filler_cv_.Signal();
+    reserve_filled_cv_.SignalAll();
   }
   filler_.join();
+}
+
+void BufferAllocator::WaitReserveFilled() {
+  MutexLock l(&filler_mu_);
+  if (!filler_.joinable()) return;
+  while (!reserve_filled_ && !filler_stop_) reserve_filled_cv_.Wait(&filler_mu_);
 }
 
 void BufferAllocator::FillerMain() {
   for (;;) {
     uint32_t wanted = 0;
+    bool reserve = false;
     {
       MutexLock l(&filler_mu_);
-      while (!filler_stop_ && filler_wanted_ == 0) filler_cv_.Wait(&filler_mu_);
+      while (!filler_stop_ && filler_wanted_ == 0 && !reserve_wanted_) filler_cv_.Wait(&filler_mu_);
       if (filler_stop_) return;
       wanted = std::exchange(filler_wanted_, 0);
+      reserve = std::exchange(reserve_wanted_, false);
     }
     for (int c = 0; c < kClasses; c++) {
       if ((wanted & (1u << c)) == 0) continue;
@@ -230,10 +359,22 @@ void BufferAllocator::FillerMain() {
       }
       // Mapped and populated without the class's lock: only this thread
       // sets `ready`, so it is still empty below.
-      uint8_t* slab = MapSlab(options_.slab_bytes);
+      bool from_reserve = false;
+      uint8_t* slab = MapSlabFresh(&from_reserve);
       MutexLock l(&cl.mu);
-      AddSlab(cl, slab);
+      AddSlab(cl, slab, from_reserve);
       cl.ready = slab;
+    }
+    // A chunk at a time, so that slabs asked for meanwhile and a stop wait
+    // for one chunk at most.
+    if (reserve) {
+      const bool more = FillReserve();
+      MutexLock l(&filler_mu_);
+      reserve_wanted_ = more;
+      if (!more) {
+        reserve_filled_ = true;
+        reserve_filled_cv_.SignalAll();
+      }
     }
   }
 }
@@ -309,6 +450,11 @@ uint64_t BufferAllocator::CacheLimitBytes() const {
 }
 
 void BufferAllocator::Trim() {
+  TrimCache();
+  TrimReserve();
+}
+
+void BufferAllocator::TrimCache() {
   // Largest classes first: the fewest system calls per byte returned.
   for (int i = kClasses - 1; i >= 0; i--) {
     const uint64_t bytes = kPageBytes << i;
@@ -337,6 +483,9 @@ BufferAllocatorStats BufferAllocator::Stats() const {
   s.maps = maps_.load(std::memory_order_relaxed);
   s.unmaps = unmaps_.load(std::memory_order_relaxed);
   s.cache_hits = cache_hits_.load(std::memory_order_relaxed);
+  s.reserve_bytes = reserve_bytes_.load(std::memory_order_relaxed);
+  s.reserve_hits = reserve_hits_.load(std::memory_order_relaxed);
+  s.pretouched_bytes = pretouched_bytes_.load(std::memory_order_relaxed);
   return s;
 }
 

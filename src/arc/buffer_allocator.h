@@ -77,6 +77,28 @@
 // size classes) Trim() gives back what no longer fits; the ARC calls it on
 // every Tick() and after c or c_max moves.
 //
+// The pretouched reserve. Memory new to the process is costly at its first
+// touch on a virtual machine whose hypervisor builds the page tables it
+// walks itself on demand: on this project's machines a page's first write
+// from user space costs dozens of times the copy into it, populated or
+// not, and nothing the second time. A pool whose ARC grows (a fresh server, the
+// first txgs of a burst of writes) pays that on every writer's copy into
+// a new buffer. With pretouch_bytes set, the filler keeps up to that much
+// memory (bounded by the room, less what the cache holds) mapped,
+// populated and written once, in chunks of up to kReserveChunkBytes;
+// a buffer or slab that would be mapped is cut from it instead. It is
+// filled once, when the filler starts (a server pretouches while it is
+// still idle); what the ARC takes from it comes back through the cache of
+// freed buffers, so it needs no refill. Pieces cut from a chunk are
+// unmapped on their own like any mapped buffer; a chunk's tail too small
+// for a request the reserve can serve from a later chunk is unmapped, and a
+// request larger than the whole reserve maps memory of its own. Trim gives the reserve back (whole
+// chunks, newest first) when the room no longer holds it.
+//
+//   filler:    at start, until the reserve is full --> map, populate and
+//              touch a chunk
+//   Allocate:  would map --> cut from the oldest chunk (reserve_hits)
+//
 // Thread-safety: Allocate and Free may be called from any thread (a mutex
 // per size class, held only to push or pop, or to map a slab inline when
 // no ready one is there). The filler takes a class's mutex only to look
@@ -87,6 +109,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -111,6 +134,10 @@ struct BufferAllocatorOptions {
   // 64 KiB..4 MiB; classes with at least 8 buffers to a slab use them);
   // 0 = those buffers come from new[] (cached the same way).
   uint64_t slab_bytes = 256 * 1024;
+  // Memory the filler thread keeps mapped and touched ahead of need (the
+  // pretouched reserve, up to 64 GiB and never beyond the owner's room);
+  // 0 = none. See "The pretouched reserve" above.
+  uint64_t pretouch_bytes = 0;
 
   // Names the first bad field.
   Status Validate() const;
@@ -162,6 +189,9 @@ struct BufferAllocatorStats {
   uint64_t maps = 0;           // mmap calls (buffers and slabs)
   uint64_t unmaps = 0;         // buffers given back (munmap; MADV_DONTNEED of a slab piece)
   uint64_t cache_hits = 0;     // allocations served from the cache
+  uint64_t reserve_bytes = 0;  // the pretouched reserve, not handed out yet
+  uint64_t reserve_hits = 0;   // buffers and slabs cut from the reserve
+  uint64_t pretouched_bytes = 0;  // written once by the filler, in all
 };
 
 class BufferAllocator {
@@ -183,6 +213,7 @@ class BufferAllocator {
     stats::Counter* unmaps = nullptr;
     stats::Counter* cache_hits = nullptr;
     stats::Counter* inline_slabs = nullptr;
+    stats::Counter* reserve_hits = nullptr;
   };
   void AttachCounters(const Counters& counters) { counters_ = counters; }
   // Where the cache's room comes from (above cache_bytes): `room()` returns
@@ -192,12 +223,16 @@ class BufferAllocator {
   // Gives cached buffers back (a slab piece's page with MADV_DONTNEED,
   // delete[] or munmap) until the cache fits the limit.
   void Trim();
-  // Starts the thread that maps and populates slabs ahead of their use
-  // (named arc_slabs); nothing when no size comes from slabs. Without it,
-  // slabs are mapped inline. StopFiller (or destruction) ends it, dropping
+  // Starts the thread that maps and populates slabs ahead of their use and
+  // keeps the pretouched reserve (named arc_slabs); nothing when no size
+  // comes from slabs and pretouch_bytes is 0. Without it, slabs are mapped
+  // inline and there is no reserve. StopFiller (or destruction) ends it, dropping
   // what was asked for; call it before detaching the counters.
   void StartFiller();
   void StopFiller();
+  // Returns once the filler has filled the pretouched reserve (or stopped,
+  // or was never started).
+  void WaitReserveFilled();
   const BufferAllocatorOptions& options() const { return options_; }
 
  private:
@@ -229,8 +264,26 @@ class BufferAllocator {
   uint8_t* TakePiece(Class& cl, int c, uint64_t bytes) ARC_REQUIRES(cl.mu);
   // Counts a new slab (mapped and populated by MapSlab) as mapped and
   // spare, under its class's lock: a count seen means the slab is placed.
-  void AddSlab(Class& cl, uint8_t* slab) ARC_REQUIRES(cl.mu);
+  // (A slab cut from the reserve is counted as mapped already.)
+  void AddSlab(Class& cl, uint8_t* slab, bool from_reserve) ARC_REQUIRES(cl.mu);
+  // A new slab, populated: from the reserve, else mapped.
+  uint8_t* MapSlabFresh(bool* from_reserve);
+  void TrimCache();
   void FillerMain();
+  // The reserve's target now: pretouch_bytes, at most the room the cache
+  // leaves.
+  uint64_t ReserveTargetBytes() const;
+  // Maps, populates and touches one chunk and adds it to the reserve;
+  // false when the reserve is full.
+  bool FillReserve();
+  // `bytes` (page-rounded) cut from the reserve, or nullptr.
+  uint8_t* TakeReserved(uint64_t bytes);
+  // Gives back whole chunks, newest first, while the reserve is above its
+  // target.
+  void TrimReserve();
+  // `bytes` for a new buffer or slab: cut from the reserve (counted as a
+  // reserve hit), else mapped (the caller counts the mapping).
+  uint8_t* MapFresh(uint64_t bytes, bool* from_reserve);
   // Gives a buffer back to where it came from: its slab's cold stack
   // (pages returned), delete[] or munmap.
   void Release(uint8_t* data, uint64_t bytes);
@@ -248,7 +301,20 @@ class BufferAllocator {
   CondVar filler_cv_;
   bool filler_stop_ ARC_GUARDED_BY(filler_mu_) = false;
   uint32_t filler_wanted_ ARC_GUARDED_BY(filler_mu_) = 0;  // a bit per class
+  bool reserve_wanted_ ARC_GUARDED_BY(filler_mu_) = false;
+  bool reserve_filled_ ARC_GUARDED_BY(filler_mu_) = false;
+  CondVar reserve_filled_cv_;  // WaitReserveFilled's
   std::thread filler_;
+
+  struct Chunk {
+    uint8_t* next;
+    uint8_t* end;
+  };
+  Mutex reserve_mu_;
+  std::deque<Chunk> reserve_ ARC_GUARDED_BY(reserve_mu_);  // oldest first
+  std::atomic<uint64_t> reserve_bytes_{0};
+  std::atomic<uint64_t> reserve_hits_{0};
+  std::atomic<uint64_t> pretouched_bytes_{0};
   std::atomic<uint64_t> maps_{0};
   std::atomic<uint64_t> unmaps_{0};
   std::atomic<uint64_t> cache_hits_{0};

@@ -284,6 +284,75 @@ TEST(BufferAllocatorTest, TheWholeRoomIsKeptBeyondOneGiB) {
   EXPECT_EQ(a.Stats().maps, static_cast<uint64_t>(kBuffers));
 }
 
+// The reserve: written once by the filler, then cut into mapped buffers
+// and slabs with no mapping of their own; what they free goes to the cache.
+TEST(BufferAllocatorTest, ThePretouchedReserveServesBuffersAndSlabsWithoutAMapping) {
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = 0, .slab_bytes = 256 * kKiB, .pretouch_bytes = 8 * kMiB});
+  a.AttachRoom([] { return 64 * kMiB; });
+  a.StartFiller();
+  a.WaitReserveFilled();
+  EXPECT_EQ(a.Stats().reserve_bytes, 8 * kMiB);
+  EXPECT_EQ(a.Stats().pretouched_bytes, 8 * kMiB);
+  EXPECT_EQ(a.Stats().mapped_bytes, 8 * kMiB);
+  a.StopFiller();  // slabs are then mapped inline: from the reserve
+  const uint64_t maps = a.Stats().maps;  // the reserve's chunk
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 4; i++) bufs.push_back(a.Allocate(128 * kKiB));
+  bufs.push_back(a.Allocate(4 * kKiB));  // its class's first slab
+  for (ArcBuffer& b : bufs) std::memset(b.get(), 0xab, b.bytes());
+  EXPECT_EQ(a.Stats().reserve_hits, 5u);
+  EXPECT_EQ(a.Stats().maps, maps);
+  EXPECT_EQ(a.Stats().reserve_bytes, 8 * kMiB - 4 * 128 * kKiB - 256 * kKiB);
+  EXPECT_EQ(a.Stats().mapped_bytes, 8 * kMiB);  // nothing mapped beyond the reserve
+  bufs.clear();
+  EXPECT_EQ(a.Stats().unmaps, 0u);
+  EXPECT_EQ(a.Stats().cached_bytes, 4 * 128 * kKiB + 4 * kKiB);
+  a.AttachRoom({});
+}
+
+// Never above the room (less what the cache holds), and given back when
+// the room shrinks.
+TEST(BufferAllocatorTest, TheReserveFollowsTheRoom) {
+  uint64_t room = 2 * kMiB + 100 * kKiB;
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = 0, .pretouch_bytes = 8 * kMiB});
+  a.AttachRoom([&room] { return room; });
+  a.StartFiller();
+  a.WaitReserveFilled();
+  a.StopFiller();  // the room is read by the filler; changed below without it
+  EXPECT_EQ(a.Stats().reserve_bytes, 2 * kMiB + 100 * kKiB);
+  room = 0;
+  a.Trim();
+  EXPECT_EQ(a.Stats().reserve_bytes, 0u);
+  EXPECT_EQ(a.Stats().mapped_bytes, 0u);
+  a.AttachRoom({});
+}
+
+// A request larger than the oldest chunk's tail unmaps that tail and takes
+// the next chunk; one larger than the whole reserve maps its own and leaves
+// the reserve to smaller ones. (72 MiB: a chunk of 64 MiB and one of 8.)
+TEST(BufferAllocatorTest, AChunksTailTooSmallIsGivenBack) {
+  BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 64 * kKiB, .cache_bytes = 0, .pretouch_bytes = 72 * kMiB});
+  a.AttachRoom([] { return 128 * kMiB; });
+  a.StartFiller();
+  a.WaitReserveFilled();
+  a.StopFiller();
+  const uint64_t maps = a.Stats().maps;
+  std::vector<ArcBuffer> bufs;
+  for (int i = 0; i < 22; i++) bufs.push_back(a.Allocate(3 * kMiB));  // not a cached size
+  EXPECT_EQ(a.Stats().reserve_hits, 22u);
+  EXPECT_EQ(a.Stats().unmaps, 1u);  // the first chunk's last 1 MiB
+  EXPECT_EQ(a.Stats().reserve_bytes, 5 * kMiB);
+  bufs.push_back(a.Allocate(6 * kMiB));
+  EXPECT_EQ(a.Stats().reserve_hits, 22u);
+  EXPECT_EQ(a.Stats().maps, maps + 1);
+  EXPECT_EQ(a.Stats().reserve_bytes, 5 * kMiB);
+  EXPECT_EQ(a.Stats().mapped_bytes, (66 + 6 + 5) * kMiB);
+  bufs.clear();
+  EXPECT_EQ(a.Stats().mapped_bytes, 5 * kMiB);
+  a.AttachRoom({});
+}
+
 TEST(BufferAllocatorTest, NoMappingMeansTheHeapForEverySize) {
   BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 0, .cache_bytes = 0});
   ArcBuffer b = a.Allocate(kMiB);
@@ -295,6 +364,9 @@ TEST(BufferAllocatorTest, OptionsNameTheBadField) {
   Status s = BufferAllocatorOptions{.map_min_bytes = 2 * kGiB}.Validate();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("buffers.map_min_bytes"), std::string::npos) << s.ToString();
+  s = BufferAllocatorOptions{.pretouch_bytes = 65 * kGiB}.Validate();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("pretouch_bytes"), std::string::npos) << s.ToString();
   s = BufferAllocatorOptions{.cache_bytes = 2 * kGiB}.Validate();
   EXPECT_NE(s.message().find("buffers.cache_bytes"), std::string::npos) << s.ToString();
   for (uint64_t slab : {96 * kKiB, 32 * kKiB, 128 * kMiB}) {

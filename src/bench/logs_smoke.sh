@@ -2,7 +2,8 @@
 # fio's log files end to end (ctest bench_logs_cli_smoke): a short windowed
 # job on a temporary sparse pool writes DIR/r_bw.1.log, r_lat.1.log and
 # r_txg.1.log; `plot timeline` draws them; a second run onto the same files
-# is refused, naming the option, and --force replaces them.
+# is refused, naming the option, and --force replaces them. A run with
+# --arc-pretouch cuts the job's new buffers from the pretouched reserve.
 #
 #   logs_smoke.sh ARCSTORE DIR
 set -eu
@@ -24,4 +25,13 @@ if "$arcstore" bench "$@" >"$dir/again.txt" 2>&1; then
 fi
 grep -q "option 'write_bw_log' of job 't'" "$dir/again.txt" || { cat "$dir/again.txt"; exit 1; }
 "$arcstore" bench "$@" --force >/dev/null
+set -- --sparse --name=p --filename=v --size=16m --rw=randwrite --bs=4k --time_based --runtime=1
+"$arcstore" bench "$@" --arc-pretouch 32M --output-format json >"$dir/pretouch.json"
+python3 - "$dir/pretouch.json" <<'PY'
+import json, sys
+arc = json.load(open(sys.argv[1]))["jobs"][0]["arcstore"]["stats_delta"]["arcstats"]
+hits = arc["buf_reserve_hits"]
+if hits <= 0:
+    sys.exit(f"--arc-pretouch 32M: no buffer cut from the reserve (buf_reserve_hits {hits}, buf_maps {arc['buf_maps']})")
+PY
 echo ok

@@ -100,6 +100,8 @@ TEST_F(BadOptionsTest, PoolOptions) {
          o.arc_min_bytes = 64 * kMiB;
        },
        {"arc_min_bytes", "exceeds arc_max_bytes"}},
+      {"ARC pretouch too large", [](PoolOptions& o) { o.arc_pretouch_bytes = 65 * kGiB; },
+       {"arc_pretouch_bytes", "exceeds 64 GiB"}},
       {"dirty max too small", [](PoolOptions& o) { o.dirty_max_bytes = 4096; },
        {"dirty_max_bytes", "below 1 MiB"}},
       {"too many work threads", [](PoolOptions& o) { o.work_threads = 1000; },
@@ -292,6 +294,9 @@ TEST_F(BadOptionsTest, CommandLine) {
       {"serve POOL --listen 8.8.8.8:10809", {"listen_address", "not a loopback address"}},
       // bench, on the existing pool
       {"bench --pool POOL --arc-max 1K", {"arc_max_bytes 1024", "below 16 MiB"}},
+      {"bench --pool POOL --arc-pretouch 65G", {"arc_pretouch_bytes", "exceeds 64 GiB"}},
+      {"bench --pool POOL --arc-pretouch abc", {"--arc-pretouch", "'abc'"}},
+      {"serve POOL --socket DIR/s --arc-pretouch 65G", {"arc_pretouch_bytes", "exceeds 64 GiB"}},
       {"bench --pool POOL --output-format xml", {"output format 'xml'", "normal, json or json+"}},
       {"bench --pool POOL DIR/nosuch.fio", {"cannot open job file", "nosuch.fio"}},
       // sim

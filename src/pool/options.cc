@@ -41,6 +41,10 @@ Status PoolOptions::Validate() const {
   if (arc_min_bytes != 0 && arc_max_bytes != 0 && arc_min_bytes > arc_max_bytes) {
     return Status::InvalidArgument("arc_min_bytes exceeds arc_max_bytes");
   }
+  if (arc_pretouch_bytes > 64 * kGiB) {
+    return Status::InvalidArgument("arc_pretouch_bytes " + std::to_string(arc_pretouch_bytes) +
+                                   " exceeds 64 GiB");
+  }
   if (dirty_max_bytes != 0 && dirty_max_bytes < kMiB) {
     return Status::InvalidArgument("dirty_max_bytes " + std::to_string(dirty_max_bytes) +
                                    " is below 1 MiB");
