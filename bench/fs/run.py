@@ -205,7 +205,10 @@ class FsServer(nbdbench.Server):
         run_cmd([c.arcstore, "vol", "create", self.pool, "vol", "--size", str(c.size),
                  "--recordsize", c.recordsize, "--compression", c.compression], "vol create")
         self.export = "vol"
-        return [c.arcstore, "serve", self.pool, "--socket", self.sock]
+        cmd = [c.arcstore, "serve", self.pool, "--socket", self.sock]
+        if c.arc_pretouch:
+            cmd += ["--arc-pretouch", c.arc_pretouch]
+        return cmd
 
 
 class Stack:
@@ -639,6 +642,8 @@ def parse_args(argv):
                     help="1 run, fio 2 s on a 32 MiB file of a 512 MiB export, pgbench -s 1 -T 3")
     ap.add_argument("--arcstore", default=os.path.join(REPO, "build/release/arcstore"))
     ap.add_argument("--recordsize", default="64K", help="record size of the arcstore volume")
+    ap.add_argument("--arc-pretouch", default="",
+                    help="arcstore serve --arc-pretouch SIZE (ARC memory written once at start)")
     ap.add_argument("--compression", default="lz4", choices=["lz4", "zstd", "off"],
                     help="compression of the arcstore volume (lz4, the engine's default)")
     ap.add_argument("--pool-size", type=size, default=None,
