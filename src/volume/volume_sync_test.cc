@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -139,6 +141,40 @@ TEST_F(VolumeSyncTest, APartialCopyOverASyncingRecordCompletesFromTheHeldVersion
   EXPECT_EQ(ReadOk(2 * rb_, rb_), expect);
   EXPECT_EQ(counts().data_reads, 1u);
   EXPECT_EQ(counts().reads_of_freed, 0u);
+}
+
+// Partial copies whose committed records are held need no read: the sync
+// completes them on its own thread, one after another, so that no helper
+// thread holds the volume's lock for its swap while preempted.
+TEST_F(VolumeSyncTest, HeldPartialCopiesAreCompletedOnTheSyncingThreadAlone) {
+  Make();
+  constexpr uint64_t kRecords = 16;
+  for (uint64_t r = 0; r < kRecords; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(r)));
+  ASSERT_TRUE(f_->Sync().ok());
+  for (uint64_t r = 0; r < kRecords; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(0x40 + r)));
+  f_->store().write_gate().Arm();
+  Status first;
+  std::thread syncer([&] { first = f_->Sync(); });
+  f_->store().write_gate().WaitArrived();
+  for (uint64_t r = 0; r < kRecords; r++) WriteOk(r * rb_ + 100, Filled(100, 0x99));
+  f_->store().write_gate().Release();
+  syncer.join();
+  ASSERT_TRUE(first.ok()) << first.ToString();
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  vol().SetCompleteHookForTest([&](uint64_t) {
+    std::lock_guard<std::mutex> l(mu);
+    threads.insert(std::this_thread::get_id());
+  });
+  ASSERT_TRUE(f_->Sync().ok());
+  vol().SetCompleteHookForTest(nullptr);
+  EXPECT_EQ(f_->Stat("rmw_held_bases"), static_cast<int64_t>(kRecords));
+  EXPECT_EQ(threads.size(), 1u);
+  for (uint64_t r = 0; r < kRecords; r++) {
+    std::vector<uint8_t> expect = Filled(rb_, uint8_t(0x40 + r));
+    std::fill_n(expect.begin() + 100, 100, 0x99);
+    EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
+  }
 }
 
 // A destroyed volume's blocks: FreeAll frees every record and indirect
