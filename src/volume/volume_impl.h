@@ -323,8 +323,8 @@ class VolumeImpl final : public Volume {
   // version) to `dst`.
   Status ReadRecordPart(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst);
   // Completes every partial copy of txg `txg` before its sync writes it:
-  // those over a held committed record on the calling thread, the others'
-  // committed records read in parallel (up to kBaseReaders).
+  // those over a committed record held or cached on the calling thread, the
+  // others' committed records read in parallel (up to kBaseReaders).
   Status CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& all);
   // One of them: builds the whole copy of partial copy `d` of `record` in
   // a new buffer without mu_ (from its held base, else the committed

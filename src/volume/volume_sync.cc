@@ -54,10 +54,12 @@ void VolumeImpl::WholeFrom(const Dirty& d, const uint8_t* base, uint8_t* out) co
 Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& all) {
   // The records under the partial copies, read in parallel (each is a
   // demand read: this sync waits for them). A copy whose committed record
-  // is held (GiveBases) needs no read and is completed on this thread
-  // alone: more threads would only copy memory, and each one preempted
-  // while it holds mu_ for its swap would stall the volume's writers until
-  // it runs again. Every byte a copy does not know
+  // is held (GiveBases) or still cached needs no read and is completed on
+  // this thread alone: more threads would only copy memory, and each one
+  // preempted while it holds mu_ for its swap would stall the volume's
+  // writers until it runs again. (A cached record evicted before its turn
+  // is read here, on this thread: slower, never wrong.) Every byte a copy
+  // does not know
   // is the committed record's: no txg between the copy and now changed it
   // (that txg's copy would be older and known it).
   //
@@ -70,14 +72,17 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   // (--sync-nice), and one preempted while holding mu_ would stall small
   // writes for as long as it stays off the CPU.
   std::function<void(uint64_t)> hook;
-  std::vector<std::pair<uint64_t, Dirty*>> partials;  // those to read
-  std::vector<std::pair<uint64_t, Dirty*>> held;
+  std::vector<std::pair<uint64_t, Dirty*>> unheld, partials;  // partials: those to read
+  std::vector<std::pair<uint64_t, Dirty*>> in_memory;
   {
     MutexLock l(&mu_);
     hook = complete_hook_;
-    for (const auto& p : all) (p.second->base ? held : partials).push_back(p);
+    for (const auto& p : all) (p.second->base ? in_memory : unheld).push_back(p);
   }
-  for (const auto& [record, d] : held) ARC_RETURN_IF_ERROR(CompletePartial(record, d, hook));
+  for (const auto& p : unheld) {
+    (env_.arc->Cached(KeyOf(p.first)) ? in_memory : partials).push_back(p);
+  }
+  for (const auto& [record, d] : in_memory) ARC_RETURN_IF_ERROR(CompletePartial(record, d, hook));
   std::atomic<size_t> next{0};
   Mutex error_mu;
   Status error;

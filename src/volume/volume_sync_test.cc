@@ -177,6 +177,33 @@ TEST_F(VolumeSyncTest, HeldPartialCopiesAreCompletedOnTheSyncingThreadAlone) {
   }
 }
 
+// The same for partial copies over committed records that are cached but
+// not held (written after their record's txg committed): no read either.
+TEST_F(VolumeSyncTest, CachedPartialCopiesAreCompletedOnTheSyncingThreadAlone) {
+  Make();
+  constexpr uint64_t kRecords = 16;
+  for (uint64_t r = 0; r < kRecords; r++) WriteOk(r * rb_, Filled(rb_, uint8_t(r)));
+  ASSERT_TRUE(f_->Sync().ok());
+  for (uint64_t r = 0; r < kRecords; r++) WriteOk(r * rb_ + 100, Filled(100, 0x99));
+  const uint64_t reads = counts().data_reads;
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  vol().SetCompleteHookForTest([&](uint64_t) {
+    std::lock_guard<std::mutex> l(mu);
+    threads.insert(std::this_thread::get_id());
+  });
+  ASSERT_TRUE(f_->Sync().ok());
+  vol().SetCompleteHookForTest(nullptr);
+  EXPECT_EQ(f_->Stat("rmw_held_bases"), 0);
+  EXPECT_EQ(counts().data_reads, reads) << "the completions read nothing";
+  EXPECT_EQ(threads.size(), 1u);
+  for (uint64_t r = 0; r < kRecords; r++) {
+    std::vector<uint8_t> expect = Filled(rb_, uint8_t(r));
+    std::fill_n(expect.begin() + 100, 100, 0x99);
+    EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
+  }
+}
+
 // A destroyed volume's blocks: FreeAll frees every record and indirect
 // block of its tree, each once.
 TEST_F(VolumeSyncTest, FreeAllFreesEveryBlockOfTheTreeOnce) {
