@@ -23,7 +23,30 @@ namespace {
 using testing::VolumeEnvFixture;
 using testing::VolumeFixtureOptions;
 
-class VolumeSyncTest : public testing::VolumeTest {};
+class VolumeSyncTest : public testing::VolumeTest {
+ protected:
+  // Syncs, returning the threads that completed partial copies.
+  std::set<std::thread::id> SyncNotingCompletingThreads() {
+    std::mutex mu;
+    std::set<std::thread::id> threads;
+    vol().SetCompleteHookForTest([&](uint64_t) {
+      std::lock_guard<std::mutex> l(mu);
+      threads.insert(std::this_thread::get_id());
+    });
+    Status s = f_->Sync();
+    vol().SetCompleteHookForTest(nullptr);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return threads;
+  }
+  // Records [0, n): `fill(r)` with bytes [100, 200) of 0x99 over it.
+  void ExpectPatchedRecords(uint64_t n, uint8_t (*fill)(uint64_t)) {
+    for (uint64_t r = 0; r < n; r++) {
+      std::vector<uint8_t> expect = Filled(rb_, fill(r));
+      std::fill_n(expect.begin() + 100, 100, 0x99);
+      EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
+    }
+  }
+};
 
 TEST_F(VolumeSyncTest, AnEmptyTxgWritesNothing) {
   Make();
@@ -160,21 +183,9 @@ TEST_F(VolumeSyncTest, HeldPartialCopiesAreCompletedOnTheSyncingThreadAlone) {
   f_->store().write_gate().Release();
   syncer.join();
   ASSERT_TRUE(first.ok()) << first.ToString();
-  std::mutex mu;
-  std::set<std::thread::id> threads;
-  vol().SetCompleteHookForTest([&](uint64_t) {
-    std::lock_guard<std::mutex> l(mu);
-    threads.insert(std::this_thread::get_id());
-  });
-  ASSERT_TRUE(f_->Sync().ok());
-  vol().SetCompleteHookForTest(nullptr);
+  EXPECT_EQ(SyncNotingCompletingThreads().size(), 1u);
   EXPECT_EQ(f_->Stat("rmw_held_bases"), static_cast<int64_t>(kRecords));
-  EXPECT_EQ(threads.size(), 1u);
-  for (uint64_t r = 0; r < kRecords; r++) {
-    std::vector<uint8_t> expect = Filled(rb_, uint8_t(0x40 + r));
-    std::fill_n(expect.begin() + 100, 100, 0x99);
-    EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
-  }
+  ExpectPatchedRecords(kRecords, [](uint64_t r) { return uint8_t(0x40 + r); });
 }
 
 // The same for partial copies over committed records that are cached but
@@ -186,22 +197,10 @@ TEST_F(VolumeSyncTest, CachedPartialCopiesAreCompletedOnTheSyncingThreadAlone) {
   ASSERT_TRUE(f_->Sync().ok());
   for (uint64_t r = 0; r < kRecords; r++) WriteOk(r * rb_ + 100, Filled(100, 0x99));
   const uint64_t reads = counts().data_reads;
-  std::mutex mu;
-  std::set<std::thread::id> threads;
-  vol().SetCompleteHookForTest([&](uint64_t) {
-    std::lock_guard<std::mutex> l(mu);
-    threads.insert(std::this_thread::get_id());
-  });
-  ASSERT_TRUE(f_->Sync().ok());
-  vol().SetCompleteHookForTest(nullptr);
+  EXPECT_EQ(SyncNotingCompletingThreads().size(), 1u);
   EXPECT_EQ(f_->Stat("rmw_held_bases"), 0);
   EXPECT_EQ(counts().data_reads, reads) << "the completions read nothing";
-  EXPECT_EQ(threads.size(), 1u);
-  for (uint64_t r = 0; r < kRecords; r++) {
-    std::vector<uint8_t> expect = Filled(rb_, uint8_t(r));
-    std::fill_n(expect.begin() + 100, 100, 0x99);
-    EXPECT_EQ(ReadOk(r * rb_, rb_), expect) << "record " << r;
-  }
+  ExpectPatchedRecords(kRecords, [](uint64_t r) { return uint8_t(r); });
 }
 
 // A destroyed volume's blocks: FreeAll frees every record and indirect
