@@ -42,9 +42,11 @@
 //                   --slab class--------> cold piece, else the current
 //                                         slab's next piece, else the ready
 //                                         slab (filler asked for another),
-//                                         else a slab mapped inline
+//                                         else a slab cut from the
+//                                         pretouched reserve or mapped inline
 //                   --bytes < map_min--> new[]
-//                   --otherwise---------> mmap(round_up(bytes, page)),
+//                   --otherwise---------> cut from the pretouched reserve,
+//                                         else mmap(round_up(bytes, page)),
 //                                         populated (MADV_POPULATE_WRITE)
 //   Free(buf)       --power of two, cache below the limit--> push
 //                      (limit = max(cache_bytes, room))
@@ -55,8 +57,10 @@
 // Limits: the cache never holds more than the limit (as of the last
 // Free or Trim); besides it, at most two slabs per slab class (the rest of
 // the current one and the ready one; slab_bytes is at most 4 MiB) are
-// resident and not yet handed out (spare_bytes); everything else resident
-// is in use by the ARC (and counted in its size). A class's slabs span at
+// resident and not yet handed out (spare_bytes), and so is what is left of
+// the pretouched reserve (reserve_bytes, at most pretouch_bytes and the
+// room); everything else resident is in use by the ARC (and counted in its
+// size). A class's slabs span at
 // most the peak of its pieces resident at once plus two slabs (the filler
 // maps a ready slab without looking at cold pieces); address space and
 // the cold stacks never shrink, and one class's cold pieces are not
