@@ -226,8 +226,10 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   }
   PoolOptions po;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
-  if (!a.arc_pretouch.empty()) po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
-  po.arc_pretouch_wait = true;  // the jobs start on memory already written
+  if (!a.arc_pretouch.empty()) {
+    po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
+    po.arc_pretouch_wait = true;  // the jobs start on memory already written
+  }
   po.intent_log = !a.no_intent_log;
   po.io.backend = a.io_backend;
   // Writes land in memory (the txg writes them later) and cached reads need

@@ -59,9 +59,8 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   // preempted while it holds mu_ for its swap would stall the volume's
   // writers until it runs again. (A cached record evicted before its turn
   // is read here, on this thread: slower, never wrong.) Every byte a copy
-  // does not know
-  // is the committed record's: no txg between the copy and now changed it
-  // (that txg's copy would be older and known it).
+  // does not know is the committed record's: no txg between the copy and
+  // now changed it (that txg's copy would be older and known it).
   //
   // Each whole copy is built in a new buffer without mu_ and swapped in
   // under it. The txg is quiesced, so nothing but this sync changes its
@@ -72,23 +71,22 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   // (--sync-nice), and one preempted while holding mu_ would stall small
   // writes for as long as it stays off the CPU.
   std::function<void(uint64_t)> hook;
-  std::vector<std::pair<uint64_t, Dirty*>> unheld, partials;  // partials: those to read
-  std::vector<std::pair<uint64_t, Dirty*>> in_memory;
+  std::vector<std::pair<uint64_t, Dirty*>> in_memory, unheld, to_read;
   {
     MutexLock l(&mu_);
     hook = complete_hook_;
     for (const auto& p : all) (p.second->base ? in_memory : unheld).push_back(p);
   }
   for (const auto& p : unheld) {
-    (env_.arc->Cached(KeyOf(p.first)) ? in_memory : partials).push_back(p);
+    (env_.arc->Cached(KeyOf(p.first)) ? in_memory : to_read).push_back(p);
   }
   for (const auto& [record, d] : in_memory) ARC_RETURN_IF_ERROR(CompletePartial(record, d, hook));
   std::atomic<size_t> next{0};
   Mutex error_mu;
   Status error;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < partials.size();) {
-      const auto& [record, d] = partials[i];
+    for (size_t i; (i = next.fetch_add(1)) < to_read.size();) {
+      const auto& [record, d] = to_read[i];
       Status s = CompletePartial(record, d, hook);
       if (!s.ok()) {
         MutexLock l(&error_mu);
@@ -98,7 +96,7 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
     }
   };
   std::vector<std::thread> readers;
-  for (size_t i = 1; i < std::min(kBaseReaders, partials.size()); i++) readers.emplace_back(work);
+  for (size_t i = 1; i < std::min(kBaseReaders, to_read.size()); i++) readers.emplace_back(work);
   work();
   for (auto& t : readers) t.join();
   MutexLock l(&error_mu);
