@@ -37,7 +37,9 @@ TEST(KillTest, NothingDurableIsLostWhenTheProcessDies) {
 }
 
 // With a cache device: children feed it and die while it writes, rebuilds
-// and relabels; the checks read through it, and every block is right.
+// and relabels; each check reads through it, then pushes what it read into
+// it, so the next check meets copies the child between left alone and
+// copies it rewrote; every block is right.
 TEST(KillTest, ACacheDeviceNeverServesAStaleBlock) {
   KillStressOptions o = Short();
   o.cycles = ScaledIterations(30);

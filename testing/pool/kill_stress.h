@@ -50,7 +50,7 @@ struct KillStressOptions {
   // A cache device (a 64 MiB file beside the pool) in the pool's config:
   // children feed it and are killed while it writes and rebuilds; every
   // check reads through it once it is rebuilt, so a stale or torn copy it
-  // served would be a wrong block.
+  // served would be a wrong block, and then evicts what it read into it.
   bool cache_device = false;
   const char* seed_name = "KillStress";
 };
