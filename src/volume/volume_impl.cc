@@ -29,9 +29,10 @@
 // one is made from the newest version: a whole-record write needs none; a
 // partial write copies an older txg's dirty version (never changing it
 // under its sync: copy-on-write in memory) when that version is itself
-// partial; otherwise (no dirty version, or an older WHOLE one, such as the
-// syncing txg's) it makes a PARTIAL copy that holds only the bytes written
-// (the `known` ranges) and waits for neither the disk nor a 128 KiB copy
+// partial, taking only the ranges it knows (volumes.rmw_dirty); otherwise
+// (no dirty version, or an older WHOLE one, such as the syncing txg's) it
+// makes a PARTIAL copy that holds only the bytes written (the `known`
+// ranges) and waits for neither the disk nor a 128 KiB copy
 // (volumes.rmw_deferred):
 //
 //   partial copy:  | ?? | known | ???????? | known | ?? |

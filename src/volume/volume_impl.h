@@ -316,6 +316,10 @@ class VolumeImpl final : public Volume {
   // is one (*served). Returns the newest copy (nullptr: none).
   const Dirty* CopyFromDirty(uint64_t record, uint64_t in_record, uint64_t n, uint8_t* dst,
                              bool* served) ARC_REQUIRES(mu_);
+  // Copies what a newer copy made from `d` (kData) takes of it to `dst` (a
+  // record's buffer): every byte of a whole copy, only the known ranges of
+  // a partial one (the rest of `dst` is unknown to the new copy too).
+  void CopyToNewer(const Dirty& d, uint8_t* dst) const;
   // Copies the known bytes of `d` within [in_record, in_record + n) to
   // their places in `dst`.
   void Overlay(const Dirty& d, uint64_t in_record, uint64_t n, uint8_t* dst) const;

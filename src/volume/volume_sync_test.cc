@@ -252,6 +252,7 @@ TEST_F(VolumeSyncTest, WritersAndReadersGoOnWhileASyncCompletesAPartialCopy) {
   std::thread syncer([&] { first = f_->Sync(); });
   completing.WaitArrived();
   WriteOk(7 * rb_ + 150, Filled(100, 0x72));  // txg 3, overlapping txg 2's bytes
+  EXPECT_EQ(f_->Stat("rmw_dirty"), 1) << "txg 3's copy was made from txg 2's partial one";
   std::vector<uint8_t> expect2 = Filled(rb_, 0x70);
   std::fill_n(expect2.begin() + 100, 100, 0x71);
   std::vector<uint8_t> expect3 = expect2;

@@ -29,6 +29,16 @@ void VolumeImpl::AddKnown(Dirty& d, uint64_t begin, uint64_t end) const {
   }
 }
 
+void VolumeImpl::CopyToNewer(const Dirty& d, uint8_t* dst) const {
+  if (d.partial) {
+    // A partial copy over a committed record is most often a few small
+    // writes: their bytes, not the record's size, are what it costs.
+    Overlay(d, 0, record_bytes_, dst);
+  } else {
+    std::memcpy(dst, d.buf.data().data(), record_bytes_);
+  }
+}
+
 bool VolumeImpl::NeedsBuffer(const Dirty& d, const Piece& piece) {
   if (piece.whole && piece.full_kind != Dirty::Kind::kData) return false;
   return d.kind != Dirty::Kind::kData || LogShares(d);
@@ -148,7 +158,7 @@ VolumeImpl::Applied VolumeImpl::TryApply(uint64_t txg, uint64_t record, const Pi
     fresh.kind = older->kind;
     if (older->kind == Dirty::Kind::kData) {
       fresh.buf = std::move(*spare);
-      std::memcpy(fresh.buf.mutable_data().data(), older->buf.data().data(), record_bytes_);
+      CopyToNewer(*older, fresh.buf.mutable_data().data());
       fresh.partial = older->partial;
       fresh.known = older->known;
       if (whole_base != nullptr) Complete(fresh, BytesOf(*whole_base));
@@ -185,7 +195,7 @@ VolumeImpl::Applied VolumeImpl::ApplyWithBase(uint64_t txg, uint64_t record, con
   d.kind = Dirty::Kind::kData;
   d.buf = std::move(*spare);
   if (older != nullptr && older->kind == Dirty::Kind::kData) {
-    std::memcpy(d.buf.mutable_data().data(), older->buf.data().data(), record_bytes_);
+    CopyToNewer(*older, d.buf.mutable_data().data());
     d.partial = older->partial;
     d.known = older->known;
   } else if (older != nullptr) {
