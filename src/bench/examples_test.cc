@@ -33,7 +33,7 @@ TEST(Examples, TheExpectedSetIsThere) {
   for (const auto& p : Examples()) names.push_back(p.filename().string());
   for (const char* want : {"seed000-randwrite-4k.fio", "seed000-randwrite-4k-180s.fio",
                            "ior-4k-np1.fio", "ior-4k-np16.fio", "iozone-4m.fio",
-                           "fill-1g.fio", "writes-after-fill.fio"}) {
+                           "fill-1g.fio", "writes-after-fill.fio", "seeds-job-120s.fio"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
 }
