@@ -39,8 +39,9 @@
 //                  ?? = the newest older whole copy's bytes while one
 //                       exists, else the committed record's
 //   sync of its txg: read the committed record (in parallel for all the
-//   txg's partial copies), build the whole record in a new buffer without
-//   mu_ and swap it in under mu_, then write it as usual; a copy whose
+//   txg's partial copies), fill the ?? bytes in the copy's own buffer
+//   without mu_ (nobody else reads or writes them) and mark it whole under
+//   mu_, then write it as usual; a copy whose
 //   older whole copy committed while it waited holds that version (`base`,
 //   pinned in the ARC) and is completed from it, so a small ARC never
 //   turns these completions into disk reads

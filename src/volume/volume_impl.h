@@ -192,8 +192,9 @@ class VolumeImpl final : public Volume {
     publish_hook_ = std::move(hook);
   }
   // Tests only: `hook(record)` runs on a thread of a txg's sync when it has
-  // built the whole copy of a partial `record`, before it takes mu_ to swap
-  // the copy in (a test checks that writers and readers go on meanwhile).
+  // filled the unknown bytes of a partial `record`, before it takes mu_ to
+  // mark the copy whole (a test checks that writers and readers go on
+  // meanwhile).
   // Set it before the sync.
   void SetCompleteHookForTest(std::function<void(uint64_t record)> hook) {
     MutexLock l(&mu_);
@@ -297,10 +298,9 @@ class VolumeImpl final : public Volume {
   // Fills the unknown bytes of partial copy `d` from `base`, a whole
   // record's bytes (nullptr: zeros); `d` is whole after.
   void Complete(Dirty& d, const uint8_t* base) const;
-  // Writes partial copy `d` made whole to `out` (record_bytes_): `base`'s
-  // bytes (nullptr: zeros) with the bytes `d` knows over them. `d` is not
-  // changed.
-  void WholeFrom(const Dirty& d, const uint8_t* base, uint8_t* out) const;
+  // Complete's bytes alone: writes every byte of `d`'s buffer outside its
+  // known ranges from `base` (nullptr: zeros) and leaves `d` partial.
+  void FillUnknown(Dirty& d, const uint8_t* base) const;
   static const uint8_t* BytesOf(const arc::ArcHold& h) { return h ? h.data().data() : nullptr; }
   static const uint8_t* BytesOf(const Dirty& d) {
     return d.kind == Dirty::Kind::kData ? d.buf.data().data() : nullptr;
@@ -330,9 +330,9 @@ class VolumeImpl final : public Volume {
   // those over a committed record held or cached on the calling thread, the
   // others' committed records read in parallel (up to kBaseReaders).
   Status CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& all);
-  // One of them: builds the whole copy of partial copy `d` of `record` in
-  // a new buffer without mu_ (from its held base, else the committed
-  // record read now), runs `hook`, and swaps it in under mu_.
+  // One of them: fills the bytes partial copy `d` of `record` does not
+  // know in its own buffer without mu_ (from its held base, else the
+  // committed record read now), runs `hook`, and marks it whole under mu_.
   Status CompletePartial(uint64_t record, Dirty* d, const std::function<void(uint64_t)>& hook);
   // Applies `piece` to txg's copy of `record`, making the copy from an
   // older dirty version when there is one. kNeedBase: only the committed
