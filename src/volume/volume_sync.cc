@@ -62,8 +62,8 @@ Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*
   // Only the flag that makes the whole buffer readable is set under mu_,
   // in O(1), so a completing thread preempted by the scheduler (they run
   // at the sync thread's nice value, --sync-nice) never holds the
-  // volume's writers; and no second buffer is needed, which is 128 KiB of
-  // memory fewer per copy while the ARC grows.
+  // volume's writers; and a completion takes no memory of its own, which
+  // matters while the ARC is still growing.
   std::function<void(uint64_t)> hook;
   std::vector<std::pair<uint64_t, Dirty*>> in_memory, unheld, to_read;
   {
