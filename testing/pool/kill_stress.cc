@@ -462,11 +462,11 @@ std::string ExplainBlock(const LogBeforeReopen& log, const OpenReport& report, u
   return any ? out : out + " none";
 }
 
-// Reopens the pool (replaying whatever it replays), runs fsck, and checks
-// every block and churn volume against the model.
 // The ARC's cap while a check pushes what it read into the cache device.
 constexpr uint64_t kVerifySqueezeBytes = 1 * kMiB;
 
+// Reopens the pool (replaying whatever it replays), runs fsck, and checks
+// every block and churn volume against the model.
 std::string Verify(const std::string& path, uint64_t cycle, Model* model, KillStressResult* res) {
   io::UringDeviceOptions uo;
   auto dev = io::OpenBestDevice(path, uo);
