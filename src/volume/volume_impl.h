@@ -301,6 +301,9 @@ class VolumeImpl final : public Volume {
   // Complete's bytes alone: writes every byte of `d`'s buffer outside its
   // known ranges from `base` (nullptr: zeros) and leaves `d` partial.
   void FillUnknown(Dirty& d, const uint8_t* base) const;
+  // Complete's bookkeeping alone: `d`, whose bytes are all set, is whole
+  // (no known ranges, no base held).
+  static void MarkWhole(Dirty& d);
   static const uint8_t* BytesOf(const arc::ArcHold& h) { return h ? h.data().data() : nullptr; }
   static const uint8_t* BytesOf(const Dirty& d) {
     return d.kind == Dirty::Kind::kData ? d.buf.data().data() : nullptr;

@@ -37,12 +37,16 @@ void VolumeImpl::FillUnknown(Dirty& d, const uint8_t* base) const {
   fill(at, record_bytes_);
 }
 
-void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
-  if (!d.partial) return;
-  FillUnknown(d, base);
+void VolumeImpl::MarkWhole(Dirty& d) {
   d.partial = false;
   d.known.clear();
   d.base.Reset();
+}
+
+void VolumeImpl::Complete(Dirty& d, const uint8_t* base) const {
+  if (!d.partial) return;
+  FillUnknown(d, base);
+  MarkWhole(d);
 }
 
 Status VolumeImpl::CompletePartials(const std::vector<std::pair<uint64_t, Dirty*>>& all) {
@@ -124,9 +128,7 @@ Status VolumeImpl::CompletePartial(uint64_t record, Dirty* d,
   if (held) stats_->rmw_held_bases->Add();
   if (hook) hook(record);
   MutexLock l(&mu_);
-  d->partial = false;
-  d->known.clear();
-  d->base.Reset();
+  MarkWhole(*d);
   return Status::Ok();
 }
 
