@@ -685,6 +685,23 @@ def stop_on_signal(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def own_mount_namespace():
+    """Runs this process again in a mount namespace of its own (as root,
+    where unshare works). A namespace made meanwhile by another process (ip
+    netns exec, unshare) starts as a copy of its parent's mounts and keeps
+    them: a filesystem mounted here would stay mounted there after the run
+    unmounts it, holding the loop device and the FUSE file busy."""
+    if os.environ.get("FS_BENCH_MNTNS") or os.geteuid() != 0 or not shutil.which("unshare"):
+        return
+    probe = ["unshare", "--mount", "--propagation", "private", "true"]
+    if subprocess.run(probe, capture_output=True, timeout=10).returncode != 0:
+        return
+    os.environ["FS_BENCH_MNTNS"] = "1"
+    sys.stdout.flush()
+    os.execvp("unshare", probe[:-1] + ["--", sys.executable, os.path.abspath(sys.argv[0])]
+              + sys.argv[1:])
+
+
 def main(argv):
     cfg = parse_args(argv)
     try:
@@ -795,4 +812,5 @@ def record(runs, row, st, m, i, cfg):
 
 
 if __name__ == "__main__":
+    own_mount_namespace()
     sys.exit(main(sys.argv[1:]))

@@ -21,6 +21,18 @@
 #    ARCSTORE: the arcstore binary.
 set -euo pipefail
 
+# The test's mounts live in a mount namespace of its own. A namespace made
+# meanwhile by another process (ip netns exec in the NBD tests, unshare)
+# starts as a copy of its parent's mounts and keeps them: a filesystem
+# mounted here would stay mounted there after this test unmounts it, holding
+# the loop device open and with it the FUSE file, so that the next mount of
+# the device fails as "already mounted" and fusermount3 -u as busy.
+if [[ -z "${FS_E2E_MNTNS:-}" && $(id -u) -eq 0 ]] &&
+  unshare --mount --propagation private true 2>/dev/null; then
+  export FS_E2E_MNTNS=1
+  exec unshare --mount --propagation private -- bash "$0" "$@"
+fi
+
 FS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FS_WORK=$(mktemp -d /tmp/fs_e2e.XXXXXX)
 P=$FS_WORK/p.pool
@@ -50,6 +62,14 @@ skip() {
 # is_mounted DIR: whether DIR is a mount point, read from the mount table
 # (a stat could block or fail on a FUSE mount whose daemon is gone).
 is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
+
+# holders_of FILE: which loop devices and processes still have FILE open, for
+# a failure message.
+holders_of() {
+  local f=$1 out
+  out=$(timeout 5 losetup -j "$f" 2>&1 | tr '\n' ' ')
+  echo "loop devices on $f: ${out:-none}; open by: $(timeout 5 fuser -v "$f" 2>&1 | tr '\n' ' ')"
+}
 
 # wait_gone PID SECONDS: waits for PID to exit; SIGKILL after the deadline.
 wait_gone() {
@@ -202,8 +222,8 @@ detach() {
   timeout 20 losetup -d "$LOOP" || fail "losetup -d $LOOP"
   LOOP=""
   local deadline=$((SECONDS + 20))
-  until timeout 10 fusermount3 -u "$FUSE_DIR" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "fusermount3 -u $FUSE_DIR kept failing for 20 s"
+  until timeout 10 fusermount3 -u "$FUSE_DIR" 2>"$FS_WORK/fusermount.err"; do
+    ((SECONDS < deadline)) || fail "fusermount3 -u $FUSE_DIR kept failing for 20 s: $(cat "$FS_WORK/fusermount.err"); $(holders_of "$DEV")"
     sleep 0.05
   done
   wait_gone "$FUSE_PID" 20
