@@ -27,7 +27,12 @@ struct DuetOptions {
   uint64_t shadow_pages = 4096;
   // The selector saturates at +-selector_limit: it weighs about the last
   // selector_limit sampled requests on which the shadows disagreed.
-  int32_t selector_limit = 1024;
+  int32_t selector_limit = 4096;
+  // A disagreement the ARC shadow wins moves the selector this many steps
+  // towards ARC, one the LIRS shadow wins one step towards LIRS: LIRS takes
+  // the cache only where it wins more than arc_win_weight / (1 +
+  // arc_win_weight) of the disagreements (2: two thirds).
+  int32_t arc_win_weight = 2;
   // Tests only: one ordering leads throughout, the selector is ignored.
   bool fixed_leader = false;
   DuetLeader leader = DuetLeader::kArc;

@@ -91,6 +91,11 @@ TEST(DuetTest, BadOptionsAreRejected) {
   o = Options(10);
   o.selector_limit = 0;
   EXPECT_FALSE(o.Validate().ok());
+  o = Options(10);
+  o.arc_win_weight = 0;
+  EXPECT_FALSE(o.Validate().ok());
+  o.arc_win_weight = o.selector_limit + 1;
+  EXPECT_FALSE(o.Validate().ok());
   EXPECT_TRUE(Options(10).Validate().ok());
 }
 

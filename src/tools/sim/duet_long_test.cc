@@ -1,7 +1,7 @@
 // Issue 32's acceptance criteria for Duet over every trace and size they
 // name (duet_acceptance_test_util.h): the 13 LIRS traces at 10% and 30% of
 // their distinct keys, OLTP at c = 1000..15000 and P2, P3, P6, P12 at
-// c = 32768 (held to 3%: see RelativeFloor). Label `long`.
+// c = 32768. Label `long`.
 #include <gtest/gtest.h>
 
 #include "tools/sim/duet_acceptance_test_util.h"

@@ -62,12 +62,14 @@ TEST(DuetSimTest, FixedArcLeaderGivesThePaperCountOnOltp) {
 }
 
 // The acceptance criteria on a subset: two traces where ARC fails, two where
-// it is near the optimum already, and OLTP at its smallest size.
+// it is near the optimum already, OLTP at its smallest size, and the P trace
+// where the LIRS shadow wins the most phases.
 TEST(DuetAcceptanceTest, Subset) {
   for (const char* t : {"loop", "multi2", "zigzag", "backf"}) {
     testing::ExpectLirsTraceCriteria(t);
   }
   testing::ExpectWithinOnePercentOfArc("arc/OLTP.lis.zst", 1000);
+  testing::ExpectWithinOnePercentOfArc("arc/P3.lis.zst", 32768);
 }
 
 }  // namespace
