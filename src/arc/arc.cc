@@ -494,7 +494,7 @@ bool Arc::LookupOnce(const ArcKey& key, const LookupOptions& o, bool force, bool
 
 std::span<uint8_t> Arc::FillBuffer(Header* h) {
   const uint64_t bytes = h->bytes;  // fixed: this token owns the fill
-  ReserveMemory(bytes);
+  ReserveMemory(bytes, /*header_bytes=*/0);  // the header's bytes came with the lookup
   ArcBuffer data = buffers_.Allocate(bytes);
   uint8_t* raw = data.get();
   Reclaim r;
@@ -618,7 +618,7 @@ void FillToken::Abandon() {
 
 ArcHold Arc::AllocateAnon(uint64_t bytes, BufKind kind, HolderKind holder) {
   ARC_CHECK(bytes > 0 && bytes <= kMaxNodeBytes) << "anon buffer of " << bytes << " bytes";
-  ReserveMemory(bytes + header_bytes_);  // the data and its header
+  ReserveMemory(bytes, header_bytes_);  // the data and its header
   ArcBuffer data = buffers_.Allocate(bytes);
   const uint32_t si =
       static_cast<uint32_t>(anon_rr_.fetch_add(1, std::memory_order_relaxed) & (shard_count_ - 1));

@@ -325,10 +325,11 @@ class Arc {
   void AbandonFill(Header* h, bool buffered);
 
   // Memory: reservation, eviction, reclaim.
-  // Adds `bytes` to size at once (waiting for eviction while that would
-  // pass c + 1.5 ovf); the caller turns the reservation into data or a
-  // header, whose freeing subtracts it again.
-  void ReserveMemory(uint64_t bytes);
+  // Adds `buffer_bytes` + `header_bytes` to size at once (waiting for
+  // eviction while that would pass c + 1.5 ovf); the caller turns the
+  // reservation into a buffer and, with header_bytes, its new header, whose
+  // freeing subtracts it again. ovf follows the largest buffer_bytes.
+  void ReserveMemory(uint64_t buffer_bytes, uint64_t header_bytes);
   void OfferEvicted(Reclaim& r);
   // Adds `bytes` to size unless that would pass c + 1.5 ovf (or `force`).
   bool TryReserve(uint64_t bytes, bool force);

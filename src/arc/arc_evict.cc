@@ -56,10 +56,11 @@ bool Arc::TryReserve(uint64_t bytes, bool force) {
   return true;
 }
 
-void Arc::ReserveMemory(uint64_t bytes) {
+void Arc::ReserveMemory(uint64_t buffer_bytes, uint64_t header_bytes) {
   uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
-  while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
+  while (buffer_bytes > largest && !largest_bytes_.compare_exchange_weak(largest, buffer_bytes)) {
   }
+  const uint64_t bytes = buffer_bytes + header_bytes;
   MaybeGrow(bytes);
   bool force = false;
   std::chrono::steady_clock::time_point deadline{};

@@ -348,6 +348,19 @@ TEST_F(ArcTest, OverflowLevels) {
   ExpectInvariants();
 }
 
+// ovf is the largest buffer the ARC has reserved, an anon one or a fill,
+// not counting the header that comes with it: c + 1.5 ovf is the line the
+// design states.
+TEST_F(ArcTest, TheOverflowMarginIsTheLargestBufferWithoutItsHeader) {
+  Make(Small(1 * kMiB));  // ovf = max(4 KiB, 1 MiB / 256) = 4 KiB
+  EXPECT_EQ(arc_->Sizes().ovf_bytes, 4 * kKiB);
+  ArcHold anon = arc_->AllocateAnon(128 * kKiB, BufKind::kData, HolderKind::kDirtyRecord);
+  EXPECT_EQ(arc_->Sizes().ovf_bytes, 128 * kKiB);
+  ArcHold read = Read(ArcKey{1, 1, 0}, 256 * kKiB);
+  EXPECT_EQ(arc_->Sizes().ovf_bytes, 256 * kKiB);
+  ExpectInvariants();
+}
+
 // An allocation that would take size past c + 1.5 ovf waits for eviction
 // before it adds its bytes; the evictor makes room and size never passes
 // the line.
