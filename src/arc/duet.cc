@@ -50,7 +50,7 @@
 //     weights every hand-over to it and back costs more than the phase
 //     gains; where LIRS is the right policy (loops and scans longer than
 //     the cache) its shadow wins nearly every disagreement, far beyond
-//     two thirds, and takes the cache as quickly as before.
+//     two thirds, and the weight barely delays its lead.
 //   - There is nothing to tune per workload: ARC's p, the LIR set and the
 //     selector all move on their own evidence.
 //
