@@ -71,7 +71,7 @@
 //   request.
 //
 // TUNABLES (DuetOptions)
-//   shadow_pages   (4096) the shadows' size; smaller is cheaper and noisier.
+//   shadow_pages   (2048) the shadows' size; smaller is cheaper and noisier.
 //   selector_limit (4096) the selector's memory, in disagreements.
 //   arc_win_weight (2)    what an ARC win counts against a LIRS win.
 #include "arc/duet.h"
