@@ -79,6 +79,7 @@ struct BenchArgs {
   std::vector<std::string> job_files;
   std::string pool;
   std::string arc_max;
+  std::string arc_policy = "arc";
   std::string arc_pretouch;
   std::string recordsize = "128K";
   bool cold = false;
@@ -226,6 +227,7 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   }
   PoolOptions po;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
+  po.arc_policy = a.arc_policy;
   if (!a.arc_pretouch.empty()) {
     po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
     po.arc_pretouch_wait = true;  // the jobs start on memory already written
@@ -324,7 +326,7 @@ std::string Render(const bench::RunResult& run, bench::OutputFormat format, cons
     text += "arcstore: pool " + rp.path + (rp.temp_dir.empty() ? "" : " (temporary)") +
             (rp.created ? ", created " + FormatBytes(rp.created_bytes) + (a.sparse ? " sparse" : " written once")
                         : "") +
-            (a.arc_max.empty() ? "" : ", arc_max " + a.arc_max) + (a.cold ? ", cold cache per batch" : "") +
+            (a.arc_max.empty() ? "" : ", arc_max " + a.arc_max) + ", arc_policy " + a.arc_policy + (a.cold ? ", cold cache per batch" : "") +
             (a.no_intent_log ? ", intent log off (flush = txg sync)" : "") + "\n";
     return text;
   }
@@ -335,6 +337,7 @@ std::string Render(const bench::RunResult& run, bench::OutputFormat format, cons
                            {"created_bytes", rp.created_bytes},
                            {"sparse", rp.created && a.sparse},
                            {"arc_max", a.arc_max},
+                           {"arc_policy", a.arc_policy},
                            {"cold", a.cold},
                            {"intent_log", !a.no_intent_log},
                            {"recordsize", a.recordsize}};
@@ -450,6 +453,10 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("JOBFILE", args.job_files, "fio job files");
   c->add_option("--pool", args.pool, "pool file or device (created when missing; default: a temporary pool)");
   c->add_option("--arc-max", args.arc_max, "ARC size for the run (e.g. 256M)");
+  c->add_option("--arc-policy", args.arc_policy,
+                 "cache replacement policy: arc, or duet (ARC and LIRS, led by whichever wins on "
+                 "a sample of the keys; keeps a working set through scans larger than the cache)")
+      ->check(CLI::IsMember({"arc", "duet"}));
   c->add_option("--arc-pretouch", args.arc_pretouch,
                 "ARC memory written once before the jobs start, as a server that has been up a "
                 "few seconds has it (serve --arc-pretouch; e.g. 2G; default none)");

@@ -49,6 +49,7 @@ struct ServeArgs {
   bool read_only = false;
   bool no_intent_log = false;
   std::string arc_max;
+  std::string arc_policy = "arc";
   std::string arc_pretouch;
   std::string io_backend = "auto";
   // The server's threads wait on clients; the sync runs in their idle time
@@ -243,6 +244,7 @@ void Serve(const ServeArgs& a) {
   po.io.backend = a.io_backend;
   po.txg_sync_nice = a.sync_nice;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
+  po.arc_policy = a.arc_policy;
   if (!a.arc_pretouch.empty()) po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
   if (!a.read_only) {
     // A writable open rewrites the pool at Close: check the exports on a
@@ -323,6 +325,10 @@ void AddServeCommand(CLI::App& app) {
   c->add_flag("--no-intent-log", a.no_intent_log,
               "FLUSH and FUA wait for a txg sync instead of an intent log commit");
   c->add_option("--arc-max", a.arc_max, "ARC size (e.g. 256M)");
+  c->add_option("--arc-policy", a.arc_policy,
+                 "cache replacement policy: arc, or duet (ARC and LIRS, led by whichever wins on "
+                 "a sample of the keys; keeps a working set through scans larger than the cache)")
+      ->check(CLI::IsMember({"arc", "duet"}));
   c->add_option("--arc-pretouch", a.arc_pretouch,
                 "ARC memory written once ahead of need, in the background, so that writers of a "
                 "growing ARC do not pay a page's first touch (e.g. 2G; default none)");

@@ -43,18 +43,52 @@ function(arcstore_test name)
   foreach(label ${A_LABELS})
     set_property(GLOBAL APPEND PROPERTY ARCSTORE_TESTS_WITH_${label} ${name})
   endforeach()
+  arcstore_discover_tests(${name} LABELS ${A_LABELS} TIMEOUT ${A_TIMEOUT})
+endfunction()
+
+# Registers the tests of the executable `name` with ctest, with LABELS,
+# TIMEOUT and the shared environment plus ENV (VAR=VALUE entries). With
+# PREFIX, named PREFIX.<test>: arcstore_test_variant.
+function(arcstore_discover_tests name)
+  cmake_parse_arguments(A "" "PREFIX;TIMEOUT" "LABELS;ENV" ${ARGN})
+  set(list ${name}_TESTS)
+  set(prefix_args)
+  if(A_PREFIX)
+    set(list ${name}_${A_PREFIX}_TESTS)
+    set(prefix_args TEST_PREFIX "${A_PREFIX}.")
+  endif()
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
-    TEST_LIST ${name}_TESTS
+    ${prefix_args}
+    TEST_LIST ${list}
     PROPERTIES TIMEOUT ${A_TIMEOUT})
   # PROPERTIES flattens list values, so the labels and the environment (two
   # lists) are set afterwards, once the tests are discovered.
   set(labels "${A_LABELS}")
   set(env "ARCSTORE_SHARED_DIR=${ARCSTORE_SHARED_DIR};ARCSTORE_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
-  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake
-    "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\" ENVIRONMENT \"${env}\")\nendif()\n")
+  foreach(e ${A_ENV})
+    set(env "${env};${e}")
+  endforeach()
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${list}_labels.cmake
+    "if(${list})\n  set_tests_properties(\${${list}} PROPERTIES LABELS \"${labels}\" ENVIRONMENT \"${env}\")\nendif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES
-    ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+    ${CMAKE_CURRENT_BINARY_DIR}/${list}_labels.cmake)
+endfunction()
+
+# Runs the tests of `name` (an arcstore_test) once more, named
+# PREFIX.<test>, with ENV (VAR=VALUE) added to their environment: the same
+# suite under another configuration (the ARC's suites under each
+# replacement policy).
+function(arcstore_test_variant name)
+  cmake_parse_arguments(A "" "PREFIX;TIMEOUT" "LABELS;ENV" ${ARGN})
+  if(NOT A_LABELS)
+    set(A_LABELS unit)
+  endif()
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  arcstore_discover_tests(${name} PREFIX ${A_PREFIX} LABELS ${A_LABELS} TIMEOUT ${A_TIMEOUT}
+    ENV ${A_ENV})
 endfunction()
 
 # arcstore_benchmark(NAME SRCS a_bench.cc DEPS lib ...): Google Benchmark.

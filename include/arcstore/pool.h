@@ -108,6 +108,11 @@ struct PoolOptions {
   // c_min = max(c_max / 32, 64 MiB)).
   uint64_t arc_max_bytes = 0;
   uint64_t arc_min_bytes = 0;
+  // The cache's replacement policy: "arc", or "duet" (ARC and LIRS over one
+  // cache, led by whichever wins on a sample of the keys: it keeps a
+  // working set through scans and loops larger than the cache, where ARC
+  // keeps nothing). docs/cache-policies.md compares them.
+  std::string arc_policy = "arc";
   // ARC memory kept mapped and written once ahead of need, in the
   // background, so that a growing ARC's writers do not pay a page's first
   // touch (costly on virtual machines); within the room the ARC leaves

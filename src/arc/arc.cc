@@ -8,7 +8,9 @@
 // MODEL
 //   A buffer is a Header (key, size, holds, state) plus its data. Headers
 //   are found through a hash table split into shards; the replacement state
-//   lives in one ArcPolicy (policy.h), the very code `arcstore sim` runs.
+//   lives in one CachePolicy (cache_policy.h): ArcPolicy (policy.h), the
+//   very code `arcstore sim` runs, alone (ArcOptions::policy = kArc) or
+//   with Duet's LIRS ordering and duel naming the victims (kDuet).
 //
 //     Lookup(key) --shard--> Header? --+-- resident (MRU/MFU): hit, hold it
 //                                      +-- being filled: wait (iohit)
@@ -22,7 +24,10 @@
 //
 //        anon            MRU            MFU          MRU-ghost     MFU-ghost
 //     [dirty,held] --> [seen once] --> [twice+]     [keys only]   [keys only]
-//                        |   REPLACE by p  |            ^             ^
+//                        |  REPLACE by p   |            ^             ^
+//                        |  (Duet: LIRS's  |            |             |
+//                        |  victim when    |            |             |
+//                        |  LIRS leads)    |            |             |
 //                        +-----------------+------------+-------------+
 //                              evictor (background thread)
 //
@@ -177,7 +182,7 @@ Arc::Arc(const ArcOptions& options, const ArcEnv& env)
       buffers_(options.buffers),
       shards_(std::make_unique<Shard[]>(options.hash_shards)),
       shard_count_(options.hash_shards),
-      policy_(EnginePolicyOptions(options), hooks_.get()),
+      policy_(options.policy, EnginePolicyOptions(options), options.duet, hooks_.get()),
       reclaim_(std::make_unique<Reclaim>()) {
   largest_bytes_ = options.initial_largest_bytes;
   // Freed buffers may be kept in the room below c (buffer_allocator.h).

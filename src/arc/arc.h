@@ -4,7 +4,9 @@
 // What it is: a cache of byte buffers keyed by (volume guid, level, block
 // id), with ZFS's states (anon, MRU, MFU and their ghosts), per-state byte
 // accounting, holds, fill tokens and a background evictor. The replacement
-// decisions are ArcPolicy's (policy.h), the same code `arcstore sim` runs.
+// decisions are CachePolicy's (cache_policy.h): ArcPolicy (policy.h), the
+// same code `arcstore sim` runs, or with ArcOptions::policy = kDuet, Duet
+// over it.
 // The theory of operation (model, invariants, lock order, options) is at the
 // top of arc.cc.
 //
@@ -47,6 +49,7 @@
 #include "arc/arc_options.h"
 #include "arc/arc_types.h"
 #include "arc/monitor/memory_monitor.h"
+#include "arc/cache_policy.h"
 #include "arc/policy.h"
 #include "base/clock.h"
 #include "base/result.h"
@@ -275,6 +278,8 @@ class Arc {
 
   // ---- Reading ----------------------------------------------------------
   ArcSizes Sizes() const;
+  // Duet's segments, leader and duel (all zero under ARC).
+  DuetState Duet() const;
   uint64_t size_bytes() const { return static_cast<uint64_t>(size_bytes_.load(std::memory_order_relaxed)); }
   OverflowLevel Overflow() const;
   // For the txg layer: a writer waited on the ARC dirty limit.
@@ -362,6 +367,7 @@ class Arc {
   void Unsubscribe(uint64_t id);
 
   void RegisterStats();
+  void RegisterDuetStats();
 
   const ArcOptions options_;
   Clock* const clock_;
@@ -382,7 +388,7 @@ class Arc {
   std::unique_ptr<Shard[]> shards_;
   uint32_t shard_count_ = 0;
   mutable Mutex policy_mu_;
-  ArcPolicy policy_ ARC_GUARDED_BY(policy_mu_);
+  CachePolicy policy_ ARC_GUARDED_BY(policy_mu_);
   std::unique_ptr<Reclaim> reclaim_ ARC_GUARDED_BY(policy_mu_);
   mutable Mutex evict_mu_;
   // The eviction sink and the calls to it in progress (sink_mu_ is a leaf,

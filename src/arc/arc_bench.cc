@@ -17,6 +17,7 @@
 
 #include "arc/arc.h"
 #include "base/clock.h"
+#include "testing/arc_test_policy.h"
 #include "testing/fake_memory_monitor.h"
 
 namespace arcstore::arc {
@@ -42,6 +43,7 @@ void SetUp(uint64_t c_bytes, bool prefill, uint64_t block_bytes = kBlock, bool m
   o.monitor_interval_ns = 0;
   o.initial_largest_bytes = block_bytes;
   if (!mapped) o.buffers.map_min_bytes = 0;
+  testing::ApplyTestArcPolicy(&o);  // ARCSTORE_TEST_ARC_POLICY=duet: the same paths under Duet
   g_bench->arc = std::move(*Arc::Create(o, ArcEnv{&g_bench->clock, &g_bench->monitor, &g_bench->registry}));
   if (!prefill) return;
   for (uint64_t b = 0; b < c_bytes / block_bytes; b++) {

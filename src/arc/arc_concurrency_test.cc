@@ -24,6 +24,7 @@
 #include "arc/arc.h"
 #include "base/random.h"
 #include "testing/fake_memory_monitor.h"
+#include "testing/arc_test_policy.h"
 
 namespace arcstore::arc {
 namespace {
@@ -161,6 +162,7 @@ TEST(ArcConcurrencyTest, InvariantsHoldAtQuiescentPoints) {
   o.stuck_wait_ns = 1'000'000;
   std::fprintf(stderr, "threads=%d shards=%u sublists=%u c_max=%llu\n", threads, o.hash_shards,
                o.list_sublists, static_cast<unsigned long long>(o.c_max_bytes));
+  testing::ApplyTestArcPolicy(&o);
   auto created = Arc::Create(o, ArcEnv{&clock, &mon, &registry});
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   std::unique_ptr<Arc> arc = std::move(*created);
@@ -236,6 +238,7 @@ TEST(ArcConcurrencyTest, SizeNeverPassesTheSevereLine) {
   o.initial_largest_bytes = 128 * kKiB;
   o.evict_batch = static_cast<uint32_t>(rng.Range(1, 64));
   o.hash_shards = 1u << rng.Uniform(7);
+  testing::ApplyTestArcPolicy(&o);
   auto created = Arc::Create(o, ArcEnv{&clock, &mon, &registry});
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   std::unique_ptr<Arc> arc = std::move(*created);

@@ -256,6 +256,7 @@ uint64_t Arc::EvictBatch(bool* more, bool* exhausted) {
     const int64_t over = size_bytes_.load(std::memory_order_relaxed) -
                          static_cast<int64_t>(c_bytes_.load(std::memory_order_relaxed));
     const uint64_t skips_before = policy_.evict_skips();
+    const DuetState duet_before = policy_.duet_state();
     int64_t pending = 0;
     *exhausted = false;
     for (uint32_t i = 0; i < options_.evict_batch && pending < over; i++) {
@@ -268,6 +269,12 @@ uint64_t Arc::EvictBatch(bool* more, bool* exhausted) {
     }
     policy_.TrimGhosts();
     stats_->evict_skip->Add(policy_.evict_skips() - skips_before);
+    if (options_.policy == PolicyKind::kDuet) {
+      const DuetState d = policy_.duet_state();
+      stats_->duet_evict_lirs->Add(d.evictions_by_lirs - duet_before.evictions_by_lirs);
+      stats_->duet_evict_arc->Add(d.evictions_by_arc - duet_before.evictions_by_arc);
+      stats_->duet_lirs_fallbacks->Add(d.lirs_fallbacks - duet_before.lirs_fallbacks);
+    }
     TakeReclaim(&r);
   }
   const uint64_t data = r.data_bytes;

@@ -13,6 +13,7 @@
 #include "arc/arc.h"
 #include "testing/fake_memory_monitor.h"
 #include "testing/manual_clock.h"
+#include "testing/arc_test_policy.h"
 
 namespace arcstore::arc {
 namespace {
@@ -47,6 +48,7 @@ class ArcEvictionSinkTest : public ::testing::Test {
     o.initial_largest_bytes = 4096;
     o.evictor = EvictorMode::kManual;
     o.monitor_interval_ns = 0;
+    testing::ApplyTestArcPolicy(&o);
     auto a = Arc::Create(o, ArcEnv{&clock_, &mon_, &registry_});
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     arc_ = std::move(*a);

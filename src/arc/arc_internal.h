@@ -13,18 +13,17 @@
 namespace arcstore::arc {
 
 // One buffer (or ghost). Its fields are guarded by two locks:
-//  - the shard lock of `shard`: key, key_hash, hash_next, all, hashed,
+//  - the shard lock of `shard`: key, key_hash (CacheNode's), hash_next, all, hashed,
 //    holds, holds_by_kind, waiters, io_in_flight, dead, fill_target,
 //    fill_in_b2; `bytes` and `kind` are written only with it held and only
 //    while the header is out of the policy and has no holds;
-//  - policy_mu_: the PolicyNode fields (state, list links, on_list,
-//    access_ns), data, pending_drop.
+//  - policy_mu_: the CacheNode fields but key_hash (state, list links,
+//    on_list, access_ns, LIRS's links and state), data, pending_drop.
 // `shard` itself changes only in Publish, while the publisher's hold is the
 // only hold (whose owner may read `data` through it meanwhile: Publish does
 // not change `data` or `bytes`).
-struct Header : PolicyNode {
+struct Header : CacheNode {
   ArcKey key;
-  uint64_t key_hash = 0;
   Header* hash_next = nullptr;
   Header* all_prev = nullptr;  // the shard's list of every live header
   Header* all_next = nullptr;
@@ -174,6 +173,9 @@ struct Arc::Stats {
   stats::Counter* mfu_ghost_hits;
   stats::Counter* deleted;
   stats::Counter* evict_skip;
+  stats::Counter* duet_evict_lirs = nullptr;  // Duet only
+  stats::Counter* duet_evict_arc = nullptr;
+  stats::Counter* duet_lirs_fallbacks = nullptr;
   stats::Counter* evict_not_enough;
   stats::Counter* evict_passes;
   stats::Counter* evict_passes_no_progress;

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 
+#include "arc/arc_types.h"
 #include "arc/buffer_allocator.h"
+#include "arc/duet.h"
 #include "arcstore/status.h"
 
 namespace arcstore::arc {
@@ -50,7 +52,14 @@ struct ArcOptions {
   uint64_t stuck_wait_ns = 1'000'000'000;
   EvictorMode evictor = EvictorMode::kThread;
 
-  // ---- Policy refinements (sim mode has them all off) --------------------------
+  // ---- Policy ---------------------------------------------------------------
+  // Who chooses victims: ARC, or Duet (cache_policy.h; docs/cache-policies.md
+  // says when each wins).
+  PolicyKind policy = PolicyKind::kArc;
+  // Duet's tunables (duet.h); cache_pages is ignored (the engine's shadows
+  // follow c). Tests may fix the leader.
+  DuetOptions duet;
+  // Refinements (sim mode has them all off).
   uint64_t min_residence_ns = 62'000'000;  // ZFS ARC_MINTIME: MRU hits promote after this
   uint32_t p_min_shift = 4;        // p in [c >> 4, c - (c >> 4)]; 0 = [0, c]
   uint32_t list_sublists = 1;      // ZFS multilist sublists per state, <= 256

@@ -19,6 +19,7 @@
 #include "arc/arc.h"
 #include "testing/fake_memory_monitor.h"
 #include "testing/manual_clock.h"
+#include "testing/arc_test_policy.h"
 
 namespace arcstore::arc {
 namespace {
@@ -32,6 +33,7 @@ class PathologyTest : public ::testing::Test {
     o.monitor_interval_ns = 0;
     o.min_residence_ns = 0;
     o.initial_largest_bytes = kBlock;
+    testing::ApplyTestArcPolicy(&o);
     auto a = Arc::Create(o, ArcEnv{&clock_, &mon_, &registry_});
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     arc_ = std::move(*a);
@@ -78,14 +80,15 @@ TEST_F(PathologyTest, GhostTrimmingDoesNotReleaseAWaiterEarly) {
   const uint64_t ghost_bytes = z.state_size[static_cast<int>(ArcState::kMfuGhost)][0];
   ASSERT_GE(ghost_bytes, 15 * kBlock);
   ExpectInvariants();
-  // Pin all resident buffers but one. MFU's newest blocks are resident:
-  // walk down from the newest and stop at the first ghost (looking it up
-  // turns it into a fill, abandoned here: one ghost less).
+
+  // Pin all resident buffers but one (whichever the policy kept; Cached()
+  // first, since looking a ghost up would turn it into a fill).
   std::vector<ArcHold> pinned;
   bool left_one = false;
   for (uint64_t b = 32; b-- > 0;) {
+    if (!arc_->Cached(ArcKey{1, b, 0})) continue;
     LookupResult r = arc_->Lookup(ArcKey{1, b, 0}, {.bytes = kBlock, .holder = HolderKind::kHandleCache});
-    if (!r.hit()) break;
+    ASSERT_TRUE(r.hit()) << "block " << b;
     if (!left_one) {
       left_one = true;  // block 31 stays evictable
       continue;

@@ -13,6 +13,7 @@
 #include "base/random.h"
 #include "testing/fake_memory_monitor.h"
 #include "testing/manual_clock.h"
+#include "testing/arc_test_policy.h"
 
 namespace arcstore::arc {
 namespace {
@@ -58,6 +59,7 @@ void RunSequence(uint64_t seed, int ops) {
   o.p_min_shift = rng.OneIn(2) ? 0 : 4;
   o.evict_batch = static_cast<uint32_t>(rng.Range(1, 64));
   o.initial_largest_bytes = 4 * kKiB;
+  testing::ApplyTestArcPolicy(&o);
   auto created = Arc::Create(o, ArcEnv{&clock, &mon, &registry});
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   std::unique_ptr<Arc> arc = std::move(*created);

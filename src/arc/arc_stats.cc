@@ -82,6 +82,9 @@ void Arc::RegisterStats() {
 
   auto gauge = [&](const std::string& name, Unit unit, const std::string& help,
                    std::function<int64_t()> fn) { r.AddGaugeFn(m, name, unit, help, std::move(fn)); };
+  gauge("policy", Unit::kNone, "the replacement policy: 0 arc, 1 duet",
+        [this] { return static_cast<int64_t>(options_.policy); });
+  if (options_.policy == PolicyKind::kDuet) RegisterDuetStats();
   gauge("c", Unit::kBytes, "target size", [this] { return static_cast<int64_t>(target_bytes()); });
   gauge("c_min", Unit::kBytes, "floor of c", [this] { return static_cast<int64_t>(c_min()); });
   gauge("c_max", Unit::kBytes, "ceiling of c", [this] { return static_cast<int64_t>(c_max()); });
@@ -153,6 +156,53 @@ void Arc::RegisterStats() {
     MutexLock l(&evict_mu_);
     return static_cast<int64_t>(evict_count_);
   });
+}
+
+// Duet's state (cache_policy.h): where its victims came from as counters
+// (EvictBatch adds them), the rest read from the policy when a snapshot is
+// taken.
+void Arc::RegisterDuetStats() {
+  stats::Registry& r = *registry_;
+  const std::string& m = stats_module_;
+  Stats& s = *stats_;
+  s.duet_evict_lirs = r.AddCounter(m, "duet_evict_lirs", Unit::kOps, "victims LIRS named (it led)");
+  s.duet_evict_arc = r.AddCounter(m, "duet_evict_arc", Unit::kOps, "victims ARC's REPLACE named");
+  s.duet_lirs_fallbacks = r.AddCounter(m, "duet_lirs_fallbacks", Unit::kOps,
+                                       "victims ARC named while LIRS led: LIRS had none evictable");
+  auto gauge = [&](const char* name, Unit unit, const char* help, int64_t (*fn)(const DuetState&)) {
+    r.AddGaugeFn(m, name, unit, help, [this, fn] { return fn(Duet()); });
+  };
+  gauge("duet_leader", Unit::kNone, "who names victims: 0 ARC, 1 LIRS",
+        [](const DuetState& d) -> int64_t { return d.leader == DuetLeader::kLirs ? 1 : 0; });
+  gauge("duet_selector", Unit::kNone, "the duel's selector: >= 0 ARC leads, < 0 LIRS",
+        [](const DuetState& d) -> int64_t { return d.selector; });
+  gauge("duet_lir_size", Unit::kBytes, "LIRS's protected (LIR) set",
+        [](const DuetState& d) { return static_cast<int64_t>(d.lir_bytes); });
+  gauge("duet_hir_size", Unit::kBytes, "LIRS's resident HIR buffers (its queue Q)",
+        [](const DuetState& d) { return static_cast<int64_t>(d.hir_bytes); });
+  gauge("duet_nonresident", Unit::kOps, "LIRS's non-resident entries (ghosts it remembers)",
+        [](const DuetState& d) { return static_cast<int64_t>(d.nonresident); });
+  gauge("duet_remembered", Unit::kOps, "keys LIRS remembers past their ARC ghost",
+        [](const DuetState& d) { return static_cast<int64_t>(d.remembered); });
+  gauge("duet_remembered_lir", Unit::kOps, "references of remembered keys that became LIR, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.remembered_lir); });
+  gauge("duet_shadow_pages", Unit::kOps, "the cache the duel's shadows stand for, in buffers",
+        [](const DuetState& d) { return static_cast<int64_t>(d.shadow_pages); });
+  gauge("duet_sampled", Unit::kOps, "references played in the duel, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.sampled); });
+  gauge("duet_shadow_arc_hits", Unit::kOps, "hits of the ARC shadow, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.shadow_arc_hits); });
+  gauge("duet_shadow_lirs_hits", Unit::kOps, "hits of the LIRS shadow, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.shadow_lirs_hits); });
+  gauge("duet_leader_switches", Unit::kOps, "changes of leader, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.leader_switches); });
+  gauge("duet_shadow_resizes", Unit::kOps, "times the shadows were built anew for a new c",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.resizes); });
+}
+
+DuetState Arc::Duet() const {
+  MutexLock pl(&policy_mu_);
+  return policy_.duet_state();
 }
 
 ArcSizes Arc::Sizes() const {

@@ -59,6 +59,21 @@ std::string_view TargetCauseName(TargetCause cause) {
   return "?";
 }
 
+std::string_view PolicyKindName(PolicyKind kind) {
+  return kind == PolicyKind::kDuet ? "duet" : "arc";
+}
+
+bool ParsePolicyKind(std::string_view text, PolicyKind* out) {
+  if (text == "arc") {
+    *out = PolicyKind::kArc;
+  } else if (text == "duet") {
+    *out = PolicyKind::kDuet;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Status ArcOptions::Validate() const {
   auto bad = [](const char* field, const std::string& why) {
     return Status::InvalidArgument(std::string("arc options: ") + field + " " + why);
@@ -81,6 +96,9 @@ Status ArcOptions::Validate() const {
     return bad("hash_shards", "must be a power of two in [1, 65536]");
   }
   if (history_length == 0) return bad("history_length", "must be > 0");
+  DuetOptions d = duet;
+  d.cache_pages = 2;  // the engine sizes the shadows from c
+  if (Status st = d.Validate(); !st.ok()) return bad("duet", st.message());
   return buffers.Validate();
 }
 

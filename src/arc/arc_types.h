@@ -1,5 +1,5 @@
 // The ARC's vocabulary: keys, holder kinds, access kinds, overflow levels
-// and the causes of changes of the target c.
+// the causes of changes of the target c, and the replacement policies.
 //
 // Thread-safety: plain values.
 #pragma once
@@ -71,5 +71,13 @@ enum class TargetCause : uint8_t {
 inline constexpr int kNumTargetCauses = 5;
 // "grow", "pressure", "limit", "set", "shrink_stopped".
 std::string_view TargetCauseName(TargetCause cause);
+
+// Which policy chooses the ARC's victims (cache_policy.h): ARC alone, or
+// Duet (ARC and LIRS, led by whichever wins the duel of duet.h).
+enum class PolicyKind : uint8_t { kArc = 0, kDuet };
+// "arc", "duet".
+std::string_view PolicyKindName(PolicyKind kind);
+// Parses a PolicyKindName; false if `text` is none.
+bool ParsePolicyKind(std::string_view text, PolicyKind* out);
 
 }  // namespace arcstore::arc

@@ -89,18 +89,10 @@ namespace {
 // most 2c more, one more each while a bound is restored, and the pinned key.
 uint64_t MaxNodes(uint64_t c) { return 4 * c + 3; }
 
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 // The two miniature policies over one index, each evicting its own victims.
-struct Duet::Shadows {
+struct DuetDuel::Shadows {
   explicit Shadows(uint64_t pages)
       : c(pages),
         nodes(MaxNodes(pages)),
@@ -146,42 +138,60 @@ Status DuetOptions::Validate() const {
   return Status::Ok();
 }
 
-Duet::Duet(const DuetOptions& o)
-    : options_(o),
-      c_(o.cache_pages),
-      sample_every_(std::max<uint64_t>(1, o.cache_pages / o.shadow_pages)),
-      sample_mask_(std::has_single_bit(sample_every_) ? sample_every_ - 1 : 0),
-      nodes_(MaxNodes(c_)),
-      arc_(c_, &nodes_),
-      lirs_(LirsOrderOptions{c_}, &nodes_),
-      shadows_(std::make_unique<Shadows>(std::max<uint64_t>(2, c_ / sample_every_))),
-      leader_(o.fixed_leader ? o.leader : DuetLeader::kArc) {}
-
-Duet::~Duet() = default;
-
-bool Duet::Sampled(uint64_t key) const {
-  const uint64_t h = Mix(key);
-  return sample_mask_ != 0 ? (h & sample_mask_) == 0 : h % sample_every_ == 0;
+DuetDuel::DuetDuel(const DuetOptions& o, uint64_t cache_pages)
+    : selector_limit_(o.selector_limit),
+      arc_win_weight_(o.arc_win_weight),
+      shadow_pages_(o.shadow_pages) {
+  Resize(cache_pages);
+  stats_.resizes = 0;
 }
 
-void Duet::Duel(uint64_t key) {
-  if (options_.fixed_leader || !Sampled(key)) return;
+DuetDuel::~DuetDuel() = default;
+
+void DuetDuel::Resize(uint64_t cache_pages) {
+  cache_pages_ = std::max<uint64_t>(2, cache_pages);
+  sample_every_ = std::max<uint64_t>(1, cache_pages_ / shadow_pages_);
+  sample_mask_ = std::has_single_bit(sample_every_) ? sample_every_ - 1 : 0;
+  shadows_ = std::make_unique<Shadows>(std::max<uint64_t>(2, cache_pages_ / sample_every_));
+  stats_.resizes++;
+}
+
+void DuetDuel::Reference(uint64_t key) {
   stats_.sampled++;
   const auto [a, l] = shadows_->Access(key);
   stats_.shadow_arc_hits += a ? 1 : 0;
   stats_.shadow_lirs_hits += l ? 1 : 0;
   if (a == l) return;
-  selector_ =
-      std::clamp(selector_ + (a ? options_.arc_win_weight : -1), -options_.selector_limit,
-                 options_.selector_limit);
+  selector_ = std::clamp(selector_ + (a ? arc_win_weight_ : -1), -selector_limit_, selector_limit_);
   const DuetLeader next = selector_ >= 0 ? DuetLeader::kArc : DuetLeader::kLirs;
   if (next == leader_) return;
   stats_.leader_switches++;
   leader_ = next;
 }
 
+Status DuetDuel::CheckInvariants() const {
+  if (selector_ < -selector_limit_ || selector_ > selector_limit_) {
+    return Status::Internal("duet: selector out of bounds");
+  }
+  ARC_RETURN_IF_ERROR(shadows_->arc.CheckInvariants());
+  ARC_RETURN_IF_ERROR(shadows_->lirs.CheckInvariants());
+  if (shadows_->lirs.resident() > shadows_->c)
+    return Status::Internal("duet: the LIRS shadow holds more than its size");
+  return shadows_->nodes.CheckInvariants(/*same_resident_set=*/false);
+}
+
+Duet::Duet(const DuetOptions& o)
+    : options_(o),
+      c_(o.cache_pages),
+      nodes_(MaxNodes(c_)),
+      arc_(c_, &nodes_),
+      lirs_(LirsOrderOptions{c_}, &nodes_),
+      duel_(o, c_) {}
+
+Duet::~Duet() = default;
+
 bool Duet::Access(uint64_t key) {
-  Duel(key);
+  if (!options_.fixed_leader && duel_.Sampled(key)) duel_.Reference(key);
   stats_.requests++;
   OrderNode* n = nodes_.FindAndPin(key);
   const bool hit = ArcOrder::Resident(*n);
@@ -190,7 +200,7 @@ bool Duet::Access(uint64_t key) {
   } else {
     arc_.NoteMiss(*n);
     if (arc_.resident() == c_) {
-      const bool by_arc = leader_ == DuetLeader::kArc;
+      const bool by_arc = leader() == DuetLeader::kArc;
       OrderNode* victim = by_arc ? arc_.Victim(*n) : lirs_.Victim();
       (by_arc ? stats_.evictions_by_arc : stats_.evictions_by_lirs)++;
       arc_.Evict(victim);
@@ -209,12 +219,7 @@ Status Duet::CheckInvariants() const {
   if (arc_.resident() != lirs_.resident())
     return Status::Internal("duet: the orderings' resident sets differ");
   ARC_RETURN_IF_ERROR(nodes_.CheckInvariants(/*same_resident_set=*/true));
-  if (selector_ < -options_.selector_limit || selector_ > options_.selector_limit) {
-    return Status::Internal("duet: selector out of bounds");
-  }
-  ARC_RETURN_IF_ERROR(shadows_->arc.CheckInvariants());
-  ARC_RETURN_IF_ERROR(shadows_->lirs.CheckInvariants());
-  return shadows_->nodes.CheckInvariants(/*same_resident_set=*/false);
+  return duel_.CheckInvariants();
 }
 
 Status DuetNodes::CheckInvariants(bool same_resident_set) const {

@@ -39,15 +39,69 @@ struct DuetOptions {
   Status Validate() const;
 };
 
+struct DuetDuelStats {
+  uint64_t sampled = 0;
+  uint64_t shadow_arc_hits = 0;
+  uint64_t shadow_lirs_hits = 0;
+  uint64_t leader_switches = 0;
+  uint64_t resizes = 0;
+};
+
+// The duel that names Duet's leader: a miniature ARC and a miniature LIRS
+// on one key in R (by hash), each evicting for itself, and the selector
+// their disagreements move. Shared by the sim's Duet and the engine's
+// (cache_policy.h), which resizes it as its c moves.
+class DuetDuel {
+ public:
+  // For a cache of `cache_pages` pages; uses options' shadow_pages,
+  // selector_limit and arc_win_weight.
+  DuetDuel(const DuetOptions& options, uint64_t cache_pages);
+  ~DuetDuel();
+
+  static uint64_t Mix(uint64_t x) {
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+  }
+  bool Sampled(uint64_t key) const {
+    const uint64_t h = Mix(key);
+    return sample_mask_ != 0 ? (h & sample_mask_) == 0 : h % sample_every_ == 0;
+  }
+  // A reference to a sampled key: both shadows see it, and the selector
+  // moves if one hit and the other missed.
+  void Reference(uint64_t key);
+  // New shadows, empty, for a cache of `cache_pages` pages; the selector
+  // and the stats stay.
+  void Resize(uint64_t cache_pages);
+
+  DuetLeader leader() const { return leader_; }
+  int32_t selector() const { return selector_; }
+  uint64_t cache_pages() const { return cache_pages_; }
+  uint64_t sample_every() const { return sample_every_; }
+  const DuetDuelStats& stats() const { return stats_; }
+  Status CheckInvariants() const;
+
+ private:
+  struct Shadows;
+  const int32_t selector_limit_;
+  const int32_t arc_win_weight_;
+  const uint64_t shadow_pages_;
+  uint64_t cache_pages_ = 0;
+  uint64_t sample_every_ = 1;
+  uint64_t sample_mask_ = 0;  // sample_every_ - 1 if a power of two, else 0
+  std::unique_ptr<Shadows> shadows_;
+  DuetLeader leader_ = DuetLeader::kArc;
+  int32_t selector_ = 0;
+  DuetDuelStats stats_;
+};
+
 struct DuetStats {
   uint64_t requests = 0;
   uint64_t hits = 0;
   uint64_t evictions_by_arc = 0;
   uint64_t evictions_by_lirs = 0;
-  uint64_t leader_switches = 0;
-  uint64_t sampled = 0;
-  uint64_t shadow_arc_hits = 0;
-  uint64_t shadow_lirs_hits = 0;
 };
 
 class Duet {
@@ -61,29 +115,20 @@ class Duet {
   uint64_t hits() const { return stats_.hits; }
   uint64_t resident() const { return arc_.resident(); }
   uint64_t tracked() const { return nodes_.size(); }
-  DuetLeader leader() const { return leader_; }
-  int32_t selector() const { return selector_; }
-  uint64_t sample_every() const { return sample_every_; }
+  DuetLeader leader() const { return options_.fixed_leader ? options_.leader : duel_.leader(); }
+  const DuetDuel& duel() const { return duel_; }
   const DuetStats& stats() const { return stats_; }
   const ArcOrder& arc_order() const { return arc_; }
   const LirsOrder& lirs_order() const { return lirs_; }
   Status CheckInvariants() const;
 
  private:
-  struct Shadows;
-  bool Sampled(uint64_t key) const;  // Mix(key) % sample_every_ == 0
-  void Duel(uint64_t key);
-
   const DuetOptions options_;
   const uint64_t c_;
-  const uint64_t sample_every_;
-  const uint64_t sample_mask_;  // sample_every_ - 1 if a power of two, else 0
-  DuetNodes nodes_;             // before the orderings, which hold it as their hooks
+  DuetNodes nodes_;  // before the orderings, which hold it as their hooks
   ArcOrder arc_;
   LirsOrder lirs_;
-  std::unique_ptr<Shadows> shadows_;
-  DuetLeader leader_;
-  int32_t selector_ = 0;
+  DuetDuel duel_;
   DuetStats stats_;
 };
 

@@ -1,6 +1,10 @@
-// LirsOrder (duet_orders.h): LIRS (Jiang & Zhang, SIGMETRICS '02) in pages,
-// split so that another ordering may choose the victim. The sim's LIRS
-// (tools/sim/lirs.h) is this ordering choosing its own victims.
+// BasicLirsOrder (duet_orders.h): LIRS (Jiang & Zhang, SIGMETRICS '02),
+// split so that another ordering may choose the victim. In pages
+// (LirsOrder, over OrderNode) it is the sim's LIRS (tools/sim/lirs.h), this
+// ordering choosing its own victims, and Duet's; in bytes (over CacheNode)
+// it is the engine's Duet (cache_policy.h). Below, a page is one entry and
+// sizes are weights (LirsWeight): with every weight 1 the byte rules are
+// the page rules exactly.
 //
 //   stack S (recency order, top = most recent):  LIR pages, resident HIR pages,
 //                                                 non-resident HIR pages
@@ -20,6 +24,12 @@
 // unbounded; here non-resident entries are capped (the oldest leaves S
 // first), which bounds the entries at c plus the cap.
 //
+// A victim is Q's oldest evictable page (LirsEvictable: the engine's pinned
+// buffers are not), else S's lowest evictable resident one, within a bounded
+// walk of each; the owner falls back to its other ordering when there is
+// none. A new capacity (the engine's c moves) demotes S's bottom LIR pages
+// until the LIR set fits again.
+//
 // When a page is evicted that LIRS would have kept (a LIR page, on another
 // ordering's choice), it becomes non-resident in S, and the LIR set refills
 // from the next misses as during warm-up. (Alone, LIRS never runs short of
@@ -28,17 +38,26 @@
 // against and is emptied until a LIR page exists again.
 #include <algorithm>
 
+#include "arc/cache_node.h"
 #include "arc/duet_orders.h"
 #include "base/check.h"
 
 namespace arcstore::arc {
 namespace {
-OrderNode* FromQueue(ListLinks* l) {
-  return OwnerOf<OrderNode>(l, offsetof(OrderNode, lirs_queue));
+// CacheNode derives from PolicyNode and so is not standard-layout; offsetof
+// of its own members (no virtual bases) is exact with GCC and Clang, which
+// only warn that the standard does not promise it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+template <typename Node>
+Node* FromQueue(ListLinks* l) {
+  return OwnerOf<Node>(l, offsetof(Node, lirs_queue));
 }
-OrderNode* FromStack(ListLinks* l) {
-  return OwnerOf<OrderNode>(l, offsetof(OrderNode, lirs_stack));
+template <typename Node>
+Node* FromStack(ListLinks* l) {
+  return OwnerOf<Node>(l, offsetof(Node, lirs_stack));
 }
+#pragma GCC diagnostic pop
 }  // namespace
 
 Status LirsOrderOptions::Validate() const {
@@ -63,20 +82,26 @@ uint64_t LirsOrderOptions::max_nonresident() const {
 }
 
 LirsOrder::LirsOrder(const LirsOrderOptions& o, OrderHooks* hooks)
-    : c_(o.cache_pages),
-      llirs_(o.cache_pages - o.hir_pages()),
-      max_nonresident_(o.max_nonresident()),
-      hooks_(hooks) {
+    : BasicLirsOrder(o.cache_pages, o.hir_pages(), o.max_nonresident(), hooks) {
   ARC_CHECK(o.Validate().ok());
+}
+
+template <typename Node>
+BasicLirsOrder<Node>::BasicLirsOrder(uint64_t capacity, uint64_t hir, uint64_t max_nonresident,
+                                     BasicOrderHooks<Node>* hooks)
+    : c_(capacity), llirs_(capacity - hir), max_nonresident_(max_nonresident), hooks_(hooks) {
+  ARC_CHECK(hir > 0 && hir < capacity) << hir << " of " << capacity;
   ARC_CHECK(hooks != nullptr);
   stack_.prev = stack_.next = &stack_;
 }
 
-OrderNode* LirsOrder::Bottom() const {
-  return stack_.prev == &stack_ ? nullptr : FromStack(stack_.prev);
+template <typename Node>
+Node* BasicLirsOrder<Node>::Bottom() const {
+  return stack_.prev == &stack_ ? nullptr : FromStack<Node>(stack_.prev);
 }
 
-void LirsOrder::StackTop(OrderNode* e) {
+template <typename Node>
+void BasicLirsOrder<Node>::StackTop(Node* e) {
   if (e->in_stack) StackRemove(e);
   e->lirs_stack.prev = &stack_;
   e->lirs_stack.next = stack_.next;
@@ -86,21 +111,36 @@ void LirsOrder::StackTop(OrderNode* e) {
   stack_size_++;
 }
 
-void LirsOrder::StackRemove(OrderNode* e) {
+template <typename Node>
+void BasicLirsOrder<Node>::StackRemove(Node* e) {
   e->lirs_stack.prev->next = e->lirs_stack.next;
   e->lirs_stack.next->prev = e->lirs_stack.prev;
   e->in_stack = false;
   stack_size_--;
 }
 
-void LirsOrder::Forget(OrderNode* e) {
+template <typename Node>
+void BasicLirsOrder<Node>::QueuePush(Node* e) {
+  q_.PushFront(&e->lirs_queue);
+  hir_ += LirsWeight(*e);
+}
+
+template <typename Node>
+void BasicLirsOrder<Node>::QueueRemove(Node* e) {
+  q_.Remove(&e->lirs_queue);
+  hir_ -= LirsWeight(*e);
+}
+
+template <typename Node>
+void BasicLirsOrder<Node>::Forget(Node* e) {
   e->lirs_where = OrderNode::kNone;
   hooks_->OnForgotten(e);
 }
 
 // Pops HIR entries off S's bottom until a LIR page is there.
-void LirsOrder::Prune() {
-  for (OrderNode* b = Bottom(); b != nullptr && b->lirs_where != OrderNode::kLir; b = Bottom()) {
+template <typename Node>
+void BasicLirsOrder<Node>::Prune() {
+  for (Node* b = Bottom(); b != nullptr && b->lirs_where != OrderNode::kLir; b = Bottom()) {
     StackRemove(b);
     if (b->lirs_where == OrderNode::kNonResident) {
       nonres_.Remove(&b->lirs_queue);
@@ -110,43 +150,63 @@ void LirsOrder::Prune() {
 }
 
 // `e` (out of Q and the non-resident list) goes to S's top as a LIR page;
-// past Llirs, S's bottom LIR page makes room.
-void LirsOrder::PromoteToLir(OrderNode* e) {
+// past Llirs, S's bottom LIR pages make room (never `e` itself).
+template <typename Node>
+void BasicLirsOrder<Node>::PromoteToLir(Node* e) {
   StackTop(e);
   e->lirs_where = OrderNode::kLir;
-  lir_++;
-  if (lir_ > llirs_) DemoteBottom();
+  lir_ += LirsWeight(*e);
+  lir_entries_++;
+  while (lir_ > llirs_ && Bottom() != e) DemoteBottom();
 }
 
 // S's bottom LIR page becomes a resident HIR page at the end of Q.
-void LirsOrder::DemoteBottom() {
-  OrderNode* b = Bottom();
+template <typename Node>
+void BasicLirsOrder<Node>::DemoteBottom() {
+  Node* b = Bottom();
   ARC_DCHECK(b->lirs_where == OrderNode::kLir);
   StackRemove(b);
   b->lirs_where = OrderNode::kHir;
-  lir_--;
-  q_.PushFront(&b->lirs_queue);
+  lir_ -= LirsWeight(*b);
+  lir_entries_--;
+  QueuePush(b);
   Prune();
 }
 
 // `e` (in S) stays there as a non-resident entry, within the cap.
-void LirsOrder::MakeNonResident(OrderNode* e) {
+template <typename Node>
+void BasicLirsOrder<Node>::MakeNonResident(Node* e) {
   e->lirs_where = OrderNode::kNonResident;
   nonres_.PushFront(&e->lirs_queue);
   if (nonres_.size() > max_nonresident_) {
-    OrderNode* old = FromQueue(nonres_.back());
+    Node* old = FromQueue<Node>(nonres_.back());
     nonres_.Remove(&old->lirs_queue);
     StackRemove(old);
     Forget(old);
   }
 }
 
-OrderNode* LirsOrder::Victim() const { return q_.empty() ? Bottom() : FromQueue(q_.back()); }
+template <typename Node>
+Node* BasicLirsOrder<Node>::Victim(uint32_t max_walk) const {
+  uint32_t walked = 0;
+  for (const ListLinks* l = q_.sentinel()->prev; l != q_.sentinel() && walked < max_walk;
+       l = l->prev, walked++) {
+    Node* e = FromQueue<Node>(const_cast<ListLinks*>(l));
+    if (LirsEvictable(*e)) return e;
+  }
+  walked = 0;
+  for (const ListLinks* l = stack_.prev; l != &stack_ && walked < max_walk; l = l->prev, walked++) {
+    Node* e = FromStack<Node>(const_cast<ListLinks*>(l));
+    if (Resident(*e) && LirsEvictable(*e)) return e;
+  }
+  return nullptr;
+}
 
-void LirsOrder::Evict(OrderNode* e) {
+template <typename Node>
+void BasicLirsOrder<Node>::Evict(Node* e) {
   ARC_DCHECK(Resident(*e));
   if (e->lirs_where == OrderNode::kHir) {
-    q_.Remove(&e->lirs_queue);
+    QueueRemove(e);
     if (e->in_stack) {
       MakeNonResident(e);
     } else {
@@ -154,12 +214,45 @@ void LirsOrder::Evict(OrderNode* e) {
     }
     return;
   }
-  lir_--;
+  lir_ -= LirsWeight(*e);
+  lir_entries_--;
   MakeNonResident(e);
   Prune();
 }
 
-void LirsOrder::Reference(OrderNode* e) {
+template <typename Node>
+void BasicLirsOrder<Node>::Remove(Node* e) {
+  switch (e->lirs_where) {
+    case OrderNode::kLir:
+      lir_ -= LirsWeight(*e);
+      lir_entries_--;
+      break;
+    case OrderNode::kHir:
+      QueueRemove(e);
+      break;
+    case OrderNode::kNonResident:
+      nonres_.Remove(&e->lirs_queue);
+      break;
+    default:
+      return;
+  }
+  e->lirs_where = OrderNode::kNone;
+  if (e->in_stack) {
+    StackRemove(e);
+    Prune();
+  }
+}
+
+template <typename Node>
+void BasicLirsOrder<Node>::SetCapacity(uint64_t capacity, uint64_t hir) {
+  ARC_CHECK(hir > 0 && hir < capacity) << hir << " of " << capacity;
+  c_ = capacity;
+  llirs_ = capacity - hir;
+  while (lir_ > llirs_ && Bottom() != nullptr) DemoteBottom();
+}
+
+template <typename Node>
+void BasicLirsOrder<Node>::Reference(Node* e) {
   switch (e->lirs_where) {
     case OrderNode::kLir: {
       const bool was_bottom = stack_.prev == &e->lirs_stack;
@@ -168,16 +261,16 @@ void LirsOrder::Reference(OrderNode* e) {
       return;
     }
     case OrderNode::kHir:
-      q_.Remove(&e->lirs_queue);
+      QueueRemove(e);
       if (e->in_stack) {
         PromoteToLir(e);
         return;
       }
       StackTop(e);
-      q_.PushFront(&e->lirs_queue);
+      QueuePush(e);
       // With no LIR page (another ordering evicted them all) S has no bottom
       // to measure reuse against and holds nothing.
-      if (lir_ == 0) Prune();
+      if (lir_entries_ == 0) Prune();
       return;
     case OrderNode::kNonResident:
       // Its reuse distance beat the bottom LIR page's.
@@ -185,49 +278,67 @@ void LirsOrder::Reference(OrderNode* e) {
       PromoteToLir(e);
       return;
     default:
-      // A new page: LIR while the LIR set is short (Llirs >= 1, so S then
-      // has a LIR page at its bottom), else resident HIR.
+      // A new page: LIR while the LIR set has room for it (so S then has a
+      // LIR page at its bottom), else resident HIR.
       StackTop(e);
-      if (lir_ < llirs_) {
+      if (lir_ + LirsWeight(*e) <= llirs_) {
         e->lirs_where = OrderNode::kLir;
-        lir_++;
+        lir_ += LirsWeight(*e);
+        lir_entries_++;
         return;
       }
       e->lirs_where = OrderNode::kHir;
-      q_.PushFront(&e->lirs_queue);
+      QueuePush(e);
+      if (lir_entries_ == 0) Prune();
       return;
   }
 }
 
-Status LirsOrder::CheckInvariants() const {
-  if (lir_ > llirs_) return Status::Internal("lirs order: more than Llirs LIR pages");
-  if (resident() > c_) return Status::Internal("lirs order: more than c pages resident");
+template <typename Node>
+void BasicLirsOrder<Node>::ReferenceRemembered(Node* e) {
+  ARC_DCHECK(e->lirs_where == OrderNode::kNone);
+  PromoteToLir(e);
+}
+
+template <typename Node>
+Status BasicLirsOrder<Node>::CheckInvariants() const {
+  if (lir_ > llirs_ && lir_entries_ > 1)
+    return Status::Internal("lirs order: more than Llirs in LIR pages");
   if (nonres_.size() > max_nonresident_)
     return Status::Internal("lirs order: too many non-residents");
-  uint64_t lir = 0, nonres = 0, in_s = 0;
+  uint64_t lir = 0, lir_entries = 0, nonres = 0, in_s = 0;
   for (const ListLinks* l = stack_.next; l != &stack_; l = l->next) {
-    const OrderNode* e = FromStack(const_cast<ListLinks*>(l));
+    const Node* e = FromStack<Node>(const_cast<ListLinks*>(l));
     in_s++;
     if (!e->in_stack || e->lirs_where == OrderNode::kNone)
       return Status::Internal("lirs order: a stale entry in S");
-    lir += e->lirs_where == OrderNode::kLir ? 1 : 0;
+    if (e->lirs_where == OrderNode::kLir) {
+      lir += LirsWeight(*e);
+      lir_entries++;
+    }
     nonres += e->lirs_where == OrderNode::kNonResident ? 1 : 0;
   }
-  if (in_s != stack_size_ || lir != lir_ || nonres != nonres_.size()) {
+  if (in_s != stack_size_ || lir != lir_ || lir_entries != lir_entries_ ||
+      nonres != nonres_.size()) {
     return Status::Internal("lirs order: S does not hold every LIR and non-resident page");
   }
   if (Bottom() != nullptr && Bottom()->lirs_where != OrderNode::kLir) {
     return Status::Internal("lirs order: S's bottom is not LIR");
   }
-  uint64_t in_q = 0;
+  uint64_t in_q = 0, hir = 0;
   for (const ListLinks* l = q_.sentinel()->next; l != q_.sentinel(); l = l->next) {
-    if (FromQueue(const_cast<ListLinks*>(l))->lirs_where != OrderNode::kHir) {
+    const Node* e = FromQueue<Node>(const_cast<ListLinks*>(l));
+    if (e->lirs_where != OrderNode::kHir) {
       return Status::Internal("lirs order: Q holds a page that is not resident HIR");
     }
     in_q++;
+    hir += LirsWeight(*e);
   }
-  if (in_q != q_.size()) return Status::Internal("lirs order: Q's count is wrong");
+  if (in_q != q_.size() || hir != hir_) return Status::Internal("lirs order: Q's count is wrong");
   return Status::Ok();
 }
+
+template class BasicLirsOrder<OrderNode>;
+template class BasicLirsOrder<CacheNode>;
 
 }  // namespace arcstore::arc

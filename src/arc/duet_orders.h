@@ -87,15 +87,21 @@ struct alignas(64) OrderNode {
 };
 static_assert(sizeof(OrderNode) == 64);
 
+// What LIRS weighs and may evict: an OrderNode is one page, always evictable.
+inline uint64_t LirsWeight(const OrderNode&) { return 1; }
+inline bool LirsEvictable(const OrderNode&) { return true; }
+
 // Told when a node leaves an ordering (its where is kNone again). Called
 // from inside the ordering's calls; a hook must not call back into it.
-class OrderHooks {
+template <typename Node>
+class BasicOrderHooks {
  public:
-  virtual void OnForgotten(OrderNode* node) = 0;
+  virtual void OnForgotten(Node* node) = 0;
 
  protected:
-  ~OrderHooks() = default;
+  ~BasicOrderHooks() = default;
 };
+using OrderHooks = BasicOrderHooks<OrderNode>;
 
 class ArcOrder {
  public:
@@ -145,46 +151,81 @@ struct LirsOrderOptions {
   uint64_t max_nonresident() const;  // nonresident_multiple x c
 };
 
-class LirsOrder {
+// LIRS over any node type with the OrderNode's lirs_ fields and in_stack,
+// weighed by LirsWeight(node) (a page for OrderNode, its bytes for the
+// engine's CacheNode) and skipping nodes for which LirsEvictable(node) is
+// false when it names a victim. Instantiated in duet_lirs_order.cc.
+template <typename Node>
+class BasicLirsOrder {
  public:
-  LirsOrder(const LirsOrderOptions& options, OrderHooks* hooks);  // options must Validate()
+  // `capacity` and `hir` in LirsWeight's unit: the cache's size and the part
+  // of it kept for resident HIR entries (0 < hir < capacity);
+  // `max_nonresident` in entries.
+  BasicLirsOrder(uint64_t capacity, uint64_t hir, uint64_t max_nonresident,
+                 BasicOrderHooks<Node>* hooks);
 
-  static bool Resident(const OrderNode& e) {
+  static bool Resident(const Node& e) {
     return e.lirs_where == OrderNode::kLir || e.lirs_where == OrderNode::kHir;
   }
-  uint64_t resident() const { return lir_ + q_.size(); }
-  // Q's oldest page; S's bottom LIR page if Q is empty. Cache non-empty.
-  OrderNode* Victim() const;
+  uint64_t resident() const { return lir_ + hir_; }
+  // Q's oldest evictable entry, else S's lowest evictable resident one,
+  // looking at no more than `max_walk` entries of each; nullptr if none.
+  Node* Victim(uint32_t max_walk = 64) const;
   // `e` (resident) leaves the cache; it stays in S as a non-resident entry
-  // if it is there (a LIR page always is).
-  void Evict(OrderNode* e);
+  // if it is there (a LIR entry always is).
+  void Evict(Node* e);
   // `e`'s key is referenced and is resident afterwards.
-  void Reference(OrderNode* e);
+  void Reference(Node* e);
+  // `e` (not in the ordering) is referenced, and its owner knows that it
+  // would still be a non-resident entry in S had S kept it (its last
+  // reference came after the bottom LIR entry's): it becomes LIR at once,
+  // as such an entry would.
+  void ReferenceRemembered(Node* e);
+  // S's bottom, a LIR entry; nullptr when S is empty.
+  Node* Bottom() const;
+  // `e` leaves the ordering whatever its state, without a hook.
+  void Remove(Node* e);
+  // A new capacity and HIR part: S's bottom LIR entries become HIR until
+  // the LIR set fits.
+  void SetCapacity(uint64_t capacity, uint64_t hir);
 
+  uint64_t capacity() const { return c_; }
+  uint64_t hir_target() const { return c_ - llirs_; }  // Lhirs
   uint64_t lir() const { return lir_; }
+  uint64_t hir() const { return hir_; }
   uint64_t nonresident() const { return nonres_.size(); }
-  uint64_t tracked() const { return resident() + nonres_.size(); }
+  uint64_t tracked() const { return lir_entries_ + q_.size() + nonres_.size(); }
   Status CheckInvariants() const;
 
  private:
-  OrderNode* Bottom() const;
-  void StackTop(OrderNode* e);
-  void StackRemove(OrderNode* e);
+  void StackTop(Node* e);
+  void StackRemove(Node* e);
   void Prune();
-  void PromoteToLir(OrderNode* e);
+  void PromoteToLir(Node* e);
   void DemoteBottom();
-  void MakeNonResident(OrderNode* e);
-  void Forget(OrderNode* e);
+  void MakeNonResident(Node* e);
+  void Forget(Node* e);
+  void QueuePush(Node* e);
+  void QueueRemove(Node* e);
 
-  const uint64_t c_;
-  const uint64_t llirs_;
+  uint64_t c_;
+  uint64_t llirs_;
   const uint64_t max_nonresident_;
-  OrderHooks* const hooks_;
+  BasicOrderHooks<Node>* const hooks_;
   ListLinks stack_;  // next = top (newest), prev = bottom
   uint64_t stack_size_ = 0;
   OrderList q_;       // resident HIR, front = newest
   OrderList nonres_;  // non-resident HIR in S, front = newest
-  uint64_t lir_ = 0;
+  uint64_t lir_ = 0;  // weight of the LIR entries
+  uint64_t lir_entries_ = 0;
+  uint64_t hir_ = 0;  // weight of Q
+};
+
+// LIRS in pages (Jiang & Zhang with Lhirs = max(1, hir_fraction x c) and
+// non-resident entries capped at nonresident_multiple x c).
+class LirsOrder : public BasicLirsOrder<OrderNode> {
+ public:
+  LirsOrder(const LirsOrderOptions& options, OrderHooks* hooks);  // options must Validate()
 };
 
 }  // namespace arcstore::arc

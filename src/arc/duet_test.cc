@@ -68,7 +68,7 @@ TEST(DuetTest, LoopHandsTheCacheToLirs) {
   }
   EXPECT_EQ(d.leader(), DuetLeader::kLirs);
   EXPECT_EQ(round_hits, 4u);
-  EXPECT_EQ(d.stats().shadow_arc_hits, 0u);
+  EXPECT_EQ(d.duel().stats().shadow_arc_hits, 0u);
   EXPECT_GE(d.hits(), 4u * 190u);
 }
 
@@ -79,7 +79,7 @@ TEST(DuetTest, FittingWorkingSetStaysWithArc) {
   SeededRandom rng(7);
   for (int i = 0; i < 20000; i++) d.Access(rng.Uniform(90));
   EXPECT_EQ(d.leader(), DuetLeader::kArc);
-  EXPECT_EQ(d.stats().leader_switches, 0u);
+  EXPECT_EQ(d.duel().stats().leader_switches, 0u);
   EXPECT_EQ(d.hits(), 20000u - 90u);
 }
 

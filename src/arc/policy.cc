@@ -212,10 +212,15 @@ PolicyNode* ArcPolicy::Replace(bool hit_in_mfu_ghost) {
     if (victim == nullptr) return nullptr;
     evict_skips_++;
   }
-  MoveState(victim, from == ArcState::kMru ? ArcState::kMruGhost : ArcState::kMfuGhost);
-  // MoveState relinked it at the head (MRU end) of the ghost list.
-  hooks_->OnEvicted(victim);
+  Evict(victim);
   return victim;
+}
+
+void ArcPolicy::Evict(PolicyNode* n) {
+  ARC_DCHECK(IsResident(n->state) && n->on_list) << StateName(n->state);
+  MoveState(n, n->state == ArcState::kMru ? ArcState::kMruGhost : ArcState::kMfuGhost);
+  // MoveState relinked it at the head (MRU end) of the ghost list.
+  hooks_->OnEvicted(n);
 }
 
 // ---- Engine transitions ---------------------------------------------------------

@@ -155,6 +155,10 @@ class ArcPolicy {
   // by the tie rule, calls OnEvicted, and returns it; nullptr when neither
   // list has anything evictable.
   PolicyNode* Replace(bool hit_in_mfu_ghost);
+  // Evicts `node` (resident and evictable), chosen by another ordering
+  // than REPLACE's (cache_policy.h), to the head of its ghost list, and
+  // calls OnEvicted.
+  void Evict(PolicyNode* node);
 
   // ---- Engine transitions ------------------------------------------------
 

@@ -41,6 +41,9 @@ Status PoolOptions::Validate() const {
   if (arc_min_bytes != 0 && arc_max_bytes != 0 && arc_min_bytes > arc_max_bytes) {
     return Status::InvalidArgument("arc_min_bytes exceeds arc_max_bytes");
   }
+  if (arc_policy != "arc" && arc_policy != "duet") {
+    return Status::InvalidArgument("arc_policy '" + arc_policy + "' is not one of arc, duet");
+  }
   if (arc_pretouch_bytes > 64 * kGiB) {
     return Status::InvalidArgument("arc_pretouch_bytes " + std::to_string(arc_pretouch_bytes) +
                                    " exceeds 64 GiB");

@@ -373,6 +373,7 @@ Result<MemoryMonitor*> PoolImpl::StartArc() {
   if (unsafe_.arc_stuck_wait_ns) ao.stuck_wait_ns = *unsafe_.arc_stuck_wait_ns;
   ao.c_max_bytes = options_.arc_max_bytes;
   ao.c_min_bytes = options_.arc_min_bytes;
+  ARC_CHECK(arc::ParsePolicyKind(options_.arc_policy, &ao.policy));  // validated
   ao.buffers.pretouch_bytes = options_.arc_pretouch_bytes;
   ao.wait_for_pretouch = options_.arc_pretouch_wait;
   arc::ArcEnv ae;

@@ -38,6 +38,7 @@ bool LirsSim::Access(uint64_t key) {
 
 Status LirsSim::CheckInvariants() const {
   ARC_RETURN_IF_ERROR(order_.CheckInvariants());
+  if (order_.resident() > c_) return Status::Internal("lirs: more than c pages resident");
   if (index_.size() != order_.tracked() || pool_.in_use() != index_.size()) {
     return Status::Internal("lirs: table, pool and policy disagree");
   }

@@ -131,6 +131,13 @@ std::string SyncText(const StatInterval& i) {
   return i.last_sync_reason.empty() ? "-" : i.last_sync_reason;
 }
 
+// Duet's leader (arcstats.duet_leader): "arc" or "lirs"; "-" under ARC.
+std::string LeaderText(const StatInterval& i) {
+  const Value v = Now(i, {"arcstats.duet_leader"});
+  if (!v) return "-";
+  return *v > 0 ? "lirs" : "arc";
+}
+
 #define ARC_RATE(...) [](const StatInterval& i) -> Value { return Rate(i, {__VA_ARGS__}); }
 #define ARC_NOW(...) [](const StatInterval& i) -> Value { return Now(i, {__VA_ARGS__}); }
 
@@ -179,6 +186,14 @@ const StatField kFields[] = {
     {"mfug", 4, 1000, "MFU ghost list hits per second", ARC_RATE("arcstats.mfu_ghost_hits"), nullptr},
     {"mrug", 4, 1000, "MRU ghost list hits per second", ARC_RATE("arcstats.mru_ghost_hits"), nullptr},
     {"eskip", 5, 1000, "evictions skipped (buffer held or in I/O) per second", ARC_RATE("arcstats.evict_skip"), nullptr},
+    {"lead", 4, kText, "Duet: who names victims (arc, lirs; - under the ARC policy)", nullptr,
+     LeaderText},
+    {"sel", 5, kRaw, "Duet: the duel's selector (>= 0 ARC leads)", ARC_NOW("arcstats.duet_selector"),
+     nullptr},
+    {"lir", 4, 1024, "Duet: LIRS's protected (LIR) bytes", ARC_NOW("arcstats.duet_lir_size"), nullptr},
+    {"hir", 4, 1024, "Duet: LIRS's resident HIR bytes", ARC_NOW("arcstats.duet_hir_size"), nullptr},
+    {"evl", 4, 1000, "Duet: victims LIRS named per second", ARC_RATE("arcstats.duet_evict_lirs"),
+     nullptr},
     {"dirty", 5, 1024, "unsynced dirty bytes (open + quiescing + syncing txgs)", ARC_NOW("txg.dirty_bytes"), nullptr},
     {"dmax", 4, 1024, "dirty_max: writers block here", ARC_NOW("txg.dirty_max_bytes"), nullptr},
     {"dlim", 4, 1024, "effective dirty limit min(dirty_max, c/2)", EffectiveDirtyLimit, nullptr},
