@@ -180,6 +180,8 @@ void Arc::RegisterDuetStats() {
         [](const DuetState& d) { return static_cast<int64_t>(d.lir_bytes); });
   gauge("duet_hir_size", Unit::kBytes, "LIRS's resident HIR buffers (its queue Q)",
         [](const DuetState& d) { return static_cast<int64_t>(d.hir_bytes); });
+  gauge("duet_hir_target", Unit::kBytes, "Lhirs: room for HIR buffers, c / 100 plus the pinned bytes",
+        [](const DuetState& d) { return static_cast<int64_t>(d.hir_target); });
   gauge("duet_nonresident", Unit::kOps, "LIRS's non-resident entries (ghosts it remembers)",
         [](const DuetState& d) { return static_cast<int64_t>(d.nonresident); });
   gauge("duet_remembered", Unit::kOps, "keys LIRS remembers past their ARC ghost",

@@ -213,6 +213,7 @@ DuetState CachePolicy::duet_state() const {
   s.selector = duel_->selector();
   s.lir_bytes = lirs_->lir();
   s.hir_bytes = lirs_->hir();
+  s.hir_target = lirs_->hir_target();
   s.nonresident = lirs_->nonresident();
   s.shadow_pages = duel_->cache_pages();
   s.evictions_by_lirs = evictions_by_lirs_;

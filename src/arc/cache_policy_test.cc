@@ -192,5 +192,62 @@ TEST(CachePolicyTest, EveryWayOutLeavesLirs) {
   }
 }
 
+// A working set that arrives while a scan four times the cache runs stays
+// resident once it has reached the LIR set.
+TEST(CachePolicyTest, AWorkingSetStaysThroughAScan) {
+  Driver d(PolicyKind::kDuet, 100, 1000, LirsLeads());
+  for (uint64_t k = 600; k < 1000; k++) d.Access(k);  // the scan fills the cache first
+  uint64_t scan = 600, hot_hits = 0;
+  for (int i = 0; i < 20000; i++) {
+    const bool hit = d.Access(static_cast<uint64_t>(i * 7) % 50);  // 50 hot keys
+    if (i >= 10000) hot_hits += hit ? 1 : 0;
+    d.Access(scan);
+    scan = scan == 999 ? 600 : scan + 1;
+  }
+  EXPECT_GE(hot_hits, 9900u);
+  EXPECT_TRUE(d.policy().CheckInvariants().ok()) << d.policy().CheckInvariants().ToString();
+}
+
+// ARC drops the ghost of a full MRU's victim at once; LIRS remembers the
+// key with the stamp of its last reference. Referenced again while that
+// stamp is above S's bottom LIR entry's, the key is LIR at once, as the
+// non-resident entry S would have kept; after every LIR entry has been
+// referenced since (S would have pruned it), it is new: HIR.
+TEST(CachePolicyTest, ARememberedKeyAboveTheBottomIsLir) {
+  for (const bool lir_referenced_since : {false, true}) {
+    SCOPED_TRACE(lir_referenced_since ? "LIR entries referenced since" : "nothing since");
+    Driver d(PolicyKind::kDuet, 10, 30, LirsLeads());
+    for (uint64_t k = 0; k < 9; k++) d.Access(k);  // Llirs = 9 pages: all LIR
+    d.Access(20);  // HIR
+    d.Access(21);  // evicts 20, whose ghost ARC drops (MRU + MRU-ghost <= c)
+    ASSERT_EQ(d.node(20)->state, ArcState::kNone);
+    ASSERT_EQ(d.policy().duet_state().remembered, 1u);
+    if (lir_referenced_since) {
+      for (uint64_t k = 0; k < 9; k++) ASSERT_TRUE(d.Access(k));
+    }
+    d.Access(20);
+    const DuetState s = d.policy().duet_state();
+    EXPECT_EQ(s.remembered_lir, lir_referenced_since ? 0u : 1u);
+    EXPECT_EQ(d.node(20)->lirs_where, lir_referenced_since ? OrderNode::kHir : OrderNode::kLir);
+    EXPECT_TRUE(d.policy().CheckInvariants().ok()) << d.policy().CheckInvariants().ToString();
+  }
+}
+// Pinned buffers take room from the HIR part, not from the LIR set's
+// victims: Lhirs grows to c / 100 plus the pinned bytes, so Q keeps
+// unpinned buffers to give and LIRS never falls back to ARC (Lhirs is at
+// most c / 2).
+TEST(CachePolicyTest, TheHirRoomGrowsWithThePins) {
+  Driver d(PolicyKind::kDuet, 100, 300, LirsLeads());
+  for (uint64_t k = 0; k < 100; k++) d.Access(k);
+  for (uint64_t k = 0; k < 40; k++) d.policy().Pin(d.node(k));
+  for (uint64_t k = 100; k < 300; k++) d.Access(k);
+  const DuetState s = d.policy().duet_state();
+  EXPECT_EQ(s.hir_target, 41u * kPage);
+  EXPECT_LE(s.lir_bytes, 59u * kPage);
+  EXPECT_EQ(s.lirs_fallbacks, 0u);
+  for (uint64_t k = 0; k < 40; k++) EXPECT_TRUE(IsResident(d.node(k)->state)) << k;
+  EXPECT_TRUE(d.policy().CheckInvariants().ok()) << d.policy().CheckInvariants().ToString();
+}
+
 }  // namespace
 }  // namespace arcstore::arc
