@@ -4,7 +4,8 @@
 // One resident set of at most c pages, ordered at once by ARC and by LIRS
 // (duet_orders.h); whichever of the two is winning a duel of miniature
 // simulations on a sample of the keys chooses every victim. Used by
-// `arcstore sim --policy duet`; the engine still runs ArcPolicy (policy.h).
+// `arcstore sim --policy duet`; the engine runs the same idea, in bytes,
+// over its own ArcPolicy (cache_policy.h), with the same DuetDuel.
 //
 // Thread-safety: none; one Duet per thread. Owns all of its state.
 #pragma once
