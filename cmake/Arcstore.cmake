@@ -31,9 +31,6 @@ function(arcstore_test name)
   if(NOT A_LABELS)
     set(A_LABELS unit)
   endif()
-  if(NOT A_TIMEOUT)
-    set(A_TIMEOUT 300)
-  endif()
   add_executable(${name} ${A_SRCS})
   target_link_libraries(${name} PRIVATE arcstore_flags arcstore_testing ${A_DEPS}
     GTest::gtest GTest::gmock GTest::gtest_main)
@@ -46,11 +43,17 @@ function(arcstore_test name)
   arcstore_discover_tests(${name} LABELS ${A_LABELS} TIMEOUT ${A_TIMEOUT})
 endfunction()
 
-# Registers the tests of the executable `name` with ctest, with LABELS,
-# TIMEOUT and the shared environment plus ENV (VAR=VALUE entries). With
-# PREFIX, named PREFIX.<test>: arcstore_test_variant.
+# Registers the tests of the executable `name` with ctest, with LABELS
+# (default unit), TIMEOUT (default 300 s) and the shared environment plus
+# ENV (VAR=VALUE entries). With PREFIX, named PREFIX.<test>.
 function(arcstore_discover_tests name)
   cmake_parse_arguments(A "" "PREFIX;TIMEOUT" "LABELS;ENV" ${ARGN})
+  if(NOT A_LABELS)
+    set(A_LABELS unit)
+  endif()
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
   set(list ${name}_TESTS)
   set(prefix_args)
   if(A_PREFIX)
@@ -80,15 +83,7 @@ endfunction()
 # suite under another configuration (the ARC's suites under each
 # replacement policy).
 function(arcstore_test_variant name)
-  cmake_parse_arguments(A "" "PREFIX;TIMEOUT" "LABELS;ENV" ${ARGN})
-  if(NOT A_LABELS)
-    set(A_LABELS unit)
-  endif()
-  if(NOT A_TIMEOUT)
-    set(A_TIMEOUT 300)
-  endif()
-  arcstore_discover_tests(${name} PREFIX ${A_PREFIX} LABELS ${A_LABELS} TIMEOUT ${A_TIMEOUT}
-    ENV ${A_ENV})
+  arcstore_discover_tests(${name} ${ARGN})
 endfunction()
 
 # arcstore_benchmark(NAME SRCS a_bench.cc DEPS lib ...): Google Benchmark.
