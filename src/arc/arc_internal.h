@@ -13,10 +13,12 @@
 namespace arcstore::arc {
 
 // One buffer (or ghost). Its fields are guarded by two locks:
-//  - the shard lock of `shard`: key, key_hash (CacheNode's), hash_next, all, hashed,
-//    holds, holds_by_kind, waiters, io_in_flight, dead, fill_target,
-//    fill_in_b2; `bytes` and `kind` are written only with it held and only
-//    while the header is out of the policy and has no holds;
+//  - the shard lock of `shard`: key, key_hash (CacheNode's), hash_next,
+//    all, hashed, holds, holds_by_kind, waiters, io_in_flight, dead,
+//    fill_target, fill_in_b2; `bytes` and `kind` are written only with it
+//    held and only while the header is out of the policy and has no holds,
+//    `key_hash` only while the header is new or anon (the policy reads all
+//    three under policy_mu_);
 //  - policy_mu_: the CacheNode fields but key_hash (state, list links,
 //    on_list, access_ns, LIRS's links and state), data, pending_drop.
 // `shard` itself changes only in Publish, while the publisher's hold is the
