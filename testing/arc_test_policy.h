@@ -1,5 +1,5 @@
-// The replacement policy the ARC's own suites run under, from the
-// environment: ARCSTORE_TEST_ARC_POLICY = arc (or unset), duet (the duel
+// The replacement policy the ARC's own suites (and the doctor's engine
+// findings) run under, from the environment: ARCSTORE_TEST_ARC_POLICY = arc (or unset), duet (the duel
 // names the leader) or duet-lirs (Duet with LIRS naming every victim).
 // src/arc/CMakeLists.txt registers those suites once per value.
 #pragma once
@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "arc/arc_options.h"
+#include "arcstore/pool.h"
 #include "base/check.h"
 
 namespace arcstore::testing {
@@ -24,6 +25,14 @@ inline void ApplyTestArcPolicy(arc::ArcOptions* o) {
   } else {
     ARC_CHECK(false) << "ARCSTORE_TEST_ARC_POLICY: '" << v << "' is not arc, duet or duet-lirs";
   }
+}
+
+// The same for a pool: "duet" under duet and duet-lirs (a pool cannot fix
+// the leader).
+inline void ApplyTestArcPolicy(PoolOptions* o) {
+  arc::ArcOptions ao;
+  ApplyTestArcPolicy(&ao);
+  o->arc_policy = std::string(arc::PolicyKindName(ao.policy));
 }
 
 // True under duet-lirs: a test of which buffers ARC's REPLACE keeps does

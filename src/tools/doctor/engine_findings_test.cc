@@ -37,6 +37,7 @@
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
 #include "pool/pool_impl.h"
+#include "testing/arc_test_policy.h"
 #include "testing/fake_memory_monitor.h"
 #include "testing/manual_clock.h"
 #include "tools/doctor/arcstore_stat_names.h"
@@ -74,6 +75,7 @@ class EngineFindingsTest : public ::testing::Test {
     dev_ = *io::MemoryDevice::Create(o);
     ASSERT_TRUE(pool::PoolImpl::Format(dev_.get(), "doctor").ok());
     po.txg_timeout_ns = 60 * kNsPerSec;  // no timeout syncs: each case says why it syncs
+    testing::ApplyTestArcPolicy(&po);  // the findings hold under Duet too (CMakeLists.txt)
     pool::UnsafeTestSwitches inject;
     inject.memory_monitor = &monitor_;
     inject.clock = clock;
@@ -82,6 +84,9 @@ class EngineFindingsTest : public ::testing::Test {
                                           inject);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     pool_ = std::move(*p);
+    ASSERT_EQ(pool_->stats().TakeSnapshot().Get("arcstats", "policy", -1),
+              po.arc_policy == "duet" ? 1 : 0)
+        << "the pool runs the policy asked for";
   }
   void TearDown() override {
     vol_.reset();
