@@ -1,6 +1,9 @@
 // ArcOrder and LirsOrder: two orderings of a resident set, page-granular,
 // that Duet (duet.h) keeps side by side over one cache. LirsOrder is also
-// the whole of `arcstore sim --policy lirs` (tools/sim/lirs.h).
+// the whole of `arcstore sim --policy lirs` (tools/sim/lirs.h). LIRS itself
+// is BasicLirsOrder, generic over its node: the engine's Duet
+// (cache_policy.h) runs it in bytes over its buffer headers, beside
+// ArcPolicy instead of ArcOrder.
 //
 // Each keeps its policy's whole state (ARC: T1, T2, B1, B2 and p; LIRS: the
 // stack S, the queue Q and the non-resident entries) in its own fields of
@@ -8,8 +11,7 @@
 // and one index lookup serve both orderings. Neither evicts on its own: on
 // a miss with the cache full the owner asks one of them for a Victim(),
 // tells each ordering it runs to Evict() it, then to Reference() the new
-// key. Driven by
-// its own victims alone, each is exactly its policy (ARC: the paper's Fig. 4
+// key. Driven by its own victims alone, each is exactly its policy (ARC: the paper's Fig. 4
 // with a real p; LIRS: Jiang & Zhang with Lhirs = max(1, hir_fraction x c)
 // and non-resident entries capped at nonresident_multiple x c); driven by
 // the other's, it keeps a consistent state over whatever stays resident.
