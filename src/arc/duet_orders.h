@@ -11,10 +11,11 @@
 // and one index lookup serve both orderings. Neither evicts on its own: on
 // a miss with the cache full the owner asks one of them for a Victim(),
 // tells each ordering it runs to Evict() it, then to Reference() the new
-// key. Driven by its own victims alone, each is exactly its policy (ARC: the paper's Fig. 4
-// with a real p; LIRS: Jiang & Zhang with Lhirs = max(1, hir_fraction x c)
-// and non-resident entries capped at nonresident_multiple x c); driven by
-// the other's, it keeps a consistent state over whatever stays resident.
+// key. Driven by its own victims alone, each is exactly its policy (ARC:
+// the paper's Fig. 4 with a real p; LIRS: Jiang & Zhang with Lhirs =
+// max(1, hir_fraction x c) and non-resident entries capped at
+// nonresident_multiple x c); driven by the other's, it keeps a consistent
+// state over whatever stays resident.
 // When a node leaves an ordering's state altogether (a trimmed ghost, a
 // forgotten non-resident), the ordering tells the owner through its hooks,
 // which may then free it.
