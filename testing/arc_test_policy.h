@@ -38,8 +38,9 @@ inline void ApplyTestArcPolicy(PoolOptions* o) {
 // True under duet-lirs: a test of which buffers ARC's REPLACE keeps does
 // not apply.
 inline bool TestLirsNamesVictims() {
-  const char* env = std::getenv("ARCSTORE_TEST_ARC_POLICY");
-  return env != nullptr && std::string_view(env) == "duet-lirs";
+  arc::ArcOptions o;
+  ApplyTestArcPolicy(&o);
+  return o.policy == arc::PolicyKind::kDuet && o.duet.fixed_leader;
 }
 
 }  // namespace arcstore::testing
