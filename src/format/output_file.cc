@@ -70,6 +70,9 @@ Result<int> OpenToReplace(const std::string& path) {
                                           "if it is no longer wanted)"));
   }
   if (::ftruncate(fd, 0) != 0) return refuse(Errno(path, "truncate", errno));
+  // The probes read through the descriptor: the output starts at byte 0,
+  // not where they left the offset (a hole of NUL bytes otherwise).
+  if (::lseek(fd, 0, SEEK_SET) != 0) return refuse(Errno(path, "seek", errno));
   return fd;
 }
 

@@ -160,11 +160,13 @@ TEST_F(OutputFileTest, CreatesNewFilesAndRefusesUnresolvedPaths) {
 }
 
 TEST_F(OutputFileTest, AnExistingFileIsReplacedOnlyWhenAskedAndOnlyWhenItIsPlain) {
-  WriteBytes(Path("old"), 0, {1, 2, 3, 4}, 4);
+  // Large enough that the signature probes read it (both label headers
+  // and libblkid's superblocks).
+  WriteBytes(Path("old"), 0, {1, 2, 3, 4}, 1 << 20);
   Result<int> refused = CreateOutputFile(Path("old"), {});
   EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(refused.status().message().find("--force"), std::string::npos);
-  EXPECT_EQ(SizeOf(Path("old")), 4u);
+  EXPECT_EQ(SizeOf(Path("old")), 1u << 20);
 
   OutputFileOptions replace;
   replace.replace_existing = true;
@@ -173,7 +175,10 @@ TEST_F(OutputFileTest, AnExistingFileIsReplacedOnlyWhenAskedAndOnlyWhenItIsPlain
   EXPECT_EQ(SizeOf(Path("old")), 0u);
   // Its descriptor keeps the lock: a second writer is refused meanwhile.
   EXPECT_EQ(CreateOutputFile(Path("old"), replace).status().code(), StatusCode::kBusy);
+  // What is written starts at byte 0, whatever the checks read before.
+  ASSERT_EQ(::write(*fd, "abc", 3), 3);
   ::close(*fd);
+  EXPECT_EQ(SizeOf(Path("old")), 3u);
 }
 
 TEST_F(OutputFileTest, PoolsDevicesLinksAndLockedFilesAreNeverReplaced) {
