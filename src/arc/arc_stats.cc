@@ -184,6 +184,8 @@ void Arc::RegisterDuetStats() {
         [](const DuetState& d) { return static_cast<int64_t>(d.hir_target); });
   gauge("duet_nonresident", Unit::kOps, "LIRS's non-resident entries (ghosts it remembers)",
         [](const DuetState& d) { return static_cast<int64_t>(d.nonresident); });
+  gauge("duet_provisional", Unit::kOps, "LIR buffers with no reuse yet (the first to become HIR)",
+        [](const DuetState& d) { return static_cast<int64_t>(d.provisional); });
   gauge("duet_remembered", Unit::kOps, "keys LIRS remembers past their ARC ghost",
         [](const DuetState& d) { return static_cast<int64_t>(d.remembered); });
   gauge("duet_remembered_lir", Unit::kOps, "references of remembered keys that became LIR, in all",

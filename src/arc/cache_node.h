@@ -14,7 +14,7 @@ struct CacheNode : PolicyNode {
   // owner before the node enters a resident state; fixed while it is in one.
   uint64_t key_hash = 0;
   uint64_t lirs_stamp = 0;  // Duet: the policy's reference count at its last reference
-  ListLinks lirs_queue;  // Q (resident HIR) or the non-resident list
+  ListLinks lirs_queue;  // Q (resident HIR), the non-resident list or the provisional LIR list
   ListLinks lirs_stack;  // S
   uint8_t lirs_where = 0;  // OrderNode's kNone, kLir, kHir, kNonResident
   bool in_stack = false;

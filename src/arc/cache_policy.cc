@@ -217,6 +217,7 @@ DuetState CachePolicy::duet_state() const {
   s.hir_bytes = lirs_->hir();
   s.hir_target = lirs_->hir_target();
   s.nonresident = lirs_->nonresident();
+  s.provisional = lirs_->provisional();
   s.shadow_pages = duel_->cache_pages();
   s.evictions_by_lirs = evictions_by_lirs_;
   s.evictions_by_arc = evictions_by_arc_;

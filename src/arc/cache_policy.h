@@ -34,6 +34,7 @@ struct DuetState {
   uint64_t hir_bytes = 0;        // resident HIR (LIRS's queue Q)
   uint64_t hir_target = 0;       // Lhirs: c / 100 plus the pinned bytes
   uint64_t nonresident = 0;      // LIRS's non-resident entries (all of them ARC ghosts)
+  uint64_t provisional = 0;      // LIR buffers with no reuse yet, the first to become HIR
   uint64_t shadow_pages = 0;     // the cache the shadows stand for, in pages
   uint64_t evictions_by_lirs = 0;
   uint64_t evictions_by_arc = 0;

@@ -34,7 +34,9 @@
 //     is therefore exactly its own policy; the follower keeps a consistent
 //     state and takes over with the cache as it is.
 //   - ARC's p keeps adapting on ARC's ghost hits whoever leads, and LIRS's
-//     LIR set refills from misses after ARC has evicted LIR pages.
+//     LIR set refills from misses after ARC has evicted LIR pages; those
+//     refills are provisional, the first LIR pages LIRS gives up when a
+//     page it evicted comes back (duet_lirs_order.cc).
 //   - The selector is set dueling (Qureshi et al., ISCA '07) between two
 //     miniature simulations (Waldspurger et al., ATC '17): full policies on
 //     one key in R = max(1, c / shadow_pages), with c / R pages each. A

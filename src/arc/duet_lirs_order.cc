@@ -32,10 +32,21 @@
 //
 // When a page is evicted that LIRS would have kept (a LIR page, on another
 // ordering's choice), it becomes non-resident in S, and the LIR set refills
-// from the next misses as during warm-up. (Alone, LIRS never runs short of
-// LIR pages after warm-up, so this changes nothing there.) If another
-// ordering has evicted every LIR page, S has no bottom to measure reuse
-// against and is emptied until a LIR page exists again.
+// from the next misses as during warm-up, but a page that is LIR only
+// because the set had room is provisional: no reuse put it there. The
+// provisional pages (a list through their lirs_queue links, which a LIR
+// page does not otherwise use) are the first to become HIR when a page
+// with a short reuse distance needs room in the LIR set, newest first,
+// before S's bottom; a hit on one makes it an ordinary LIR page. So when
+// LIRS takes over a cache that ARC has shaped, the pages ARC evicted come
+// back as LIR at the cost of ARC's recent misses rather than of LIRS's
+// own oldest LIR pages. Alone, LIRS never runs short of LIR pages after
+// warm-up and has no provisional page. If another ordering has evicted
+// every LIR page, S has no bottom to measure reuse against and is emptied
+// until a LIR page exists again.
+//
+//   LIR set:  ordinary (S order)  +  provisional (newest first out)
+//   promote:  provisional -> HIR first, then S's bottom LIR -> HIR
 #include <algorithm>
 
 #include "arc/cache_node.h"
@@ -137,6 +148,24 @@ void BasicLirsOrder<Node>::Forget(Node* e) {
   hooks_->OnForgotten(e);
 }
 
+// `e` (LIR) stops being LIR: the weights and the provisional list.
+template <typename Node>
+void BasicLirsOrder<Node>::LeaveLir(Node* e) {
+  lir_ -= LirsWeight(*e);
+  lir_entries_--;
+  if (e->lirs_queue.prev != nullptr) provisional_.Remove(&e->lirs_queue);
+}
+
+// The newest provisional LIR entry becomes resident HIR (it stays in S).
+template <typename Node>
+void BasicLirsOrder<Node>::DemoteProvisional() {
+  Node* p = FromQueue<Node>(provisional_.front());
+  LeaveLir(p);
+  p->lirs_where = OrderNode::kHir;
+  QueuePush(p);
+  if (Bottom() == p) Prune();
+}
+
 // Pops HIR entries off S's bottom until a LIR page is there.
 template <typename Node>
 void BasicLirsOrder<Node>::Prune() {
@@ -157,6 +186,7 @@ void BasicLirsOrder<Node>::PromoteToLir(Node* e) {
   e->lirs_where = OrderNode::kLir;
   lir_ += LirsWeight(*e);
   lir_entries_++;
+  while (lir_ > llirs_ && !provisional_.empty()) DemoteProvisional();
   while (lir_ > llirs_ && Bottom() != e) DemoteBottom();
 }
 
@@ -166,9 +196,8 @@ void BasicLirsOrder<Node>::DemoteBottom() {
   Node* b = Bottom();
   ARC_DCHECK(b->lirs_where == OrderNode::kLir);
   StackRemove(b);
+  LeaveLir(b);
   b->lirs_where = OrderNode::kHir;
-  lir_ -= LirsWeight(*b);
-  lir_entries_--;
   QueuePush(b);
   Prune();
 }
@@ -214,8 +243,7 @@ void BasicLirsOrder<Node>::Evict(Node* e) {
     }
     return;
   }
-  lir_ -= LirsWeight(*e);
-  lir_entries_--;
+  LeaveLir(e);
   MakeNonResident(e);
   Prune();
 }
@@ -224,8 +252,7 @@ template <typename Node>
 void BasicLirsOrder<Node>::Remove(Node* e) {
   switch (e->lirs_where) {
     case OrderNode::kLir:
-      lir_ -= LirsWeight(*e);
-      lir_entries_--;
+      LeaveLir(e);
       break;
     case OrderNode::kHir:
       QueueRemove(e);
@@ -248,6 +275,7 @@ void BasicLirsOrder<Node>::SetCapacity(uint64_t capacity, uint64_t hir) {
   ARC_CHECK(hir > 0 && hir < capacity) << hir << " of " << capacity;
   c_ = capacity;
   llirs_ = capacity - hir;
+  while (lir_ > llirs_ && !provisional_.empty()) DemoteProvisional();
   while (lir_ > llirs_ && Bottom() != nullptr) DemoteBottom();
 }
 
@@ -256,6 +284,7 @@ void BasicLirsOrder<Node>::Reference(Node* e) {
   switch (e->lirs_where) {
     case OrderNode::kLir: {
       const bool was_bottom = stack_.prev == &e->lirs_stack;
+      if (e->lirs_queue.prev != nullptr) provisional_.Remove(&e->lirs_queue);  // reused
       StackTop(e);
       if (was_bottom) Prune();
       return;
@@ -285,8 +314,10 @@ void BasicLirsOrder<Node>::Reference(Node* e) {
         e->lirs_where = OrderNode::kLir;
         lir_ += LirsWeight(*e);
         lir_entries_++;
+        if (filled_) provisional_.PushFront(&e->lirs_queue);
         return;
       }
+      filled_ = true;
       e->lirs_where = OrderNode::kHir;
       QueuePush(e);
       if (lir_entries_ == 0) Prune();
@@ -335,6 +366,18 @@ Status BasicLirsOrder<Node>::CheckInvariants() const {
     hir += LirsWeight(*e);
   }
   if (in_q != q_.size() || hir != hir_) return Status::Internal("lirs order: Q's count is wrong");
+  uint64_t provisional = 0;
+  for (const ListLinks* l = provisional_.sentinel()->next; l != provisional_.sentinel();
+       l = l->next) {
+    const Node* e = FromQueue<Node>(const_cast<ListLinks*>(l));
+    if (e->lirs_where != OrderNode::kLir || !e->in_stack) {
+      return Status::Internal("lirs order: a provisional entry that is not LIR in S");
+    }
+    provisional++;
+  }
+  if (provisional != provisional_.size() || provisional > lir_entries_) {
+    return Status::Internal("lirs order: the provisional list's count is wrong");
+  }
   return Status::Ok();
 }
 

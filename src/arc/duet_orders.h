@@ -79,7 +79,7 @@ struct alignas(64) OrderNode {
   enum : uint8_t { kT1 = 1, kT2, kB1, kB2 };        // arc_where
   enum : uint8_t { kLir = 1, kHir, kNonResident };  // lirs_where
   ListLinks arc_link;                               // T1, T2, B1 or B2
-  ListLinks lirs_queue;                             // Q (resident HIR) or the non-resident list
+  ListLinks lirs_queue;  // Q (resident HIR), the non-resident list or the provisional LIR list
   ListLinks lirs_stack;                             // S
   uint64_t key = 0;
   uint8_t arc_where = kNone;
@@ -197,6 +197,7 @@ class BasicLirsOrder {
   uint64_t lir() const { return lir_; }
   uint64_t hir() const { return hir_; }
   uint64_t nonresident() const { return nonres_.size(); }
+  uint64_t provisional() const { return provisional_.size(); }
   uint64_t tracked() const { return lir_entries_ + q_.size() + nonres_.size(); }
   Status CheckInvariants() const;
 
@@ -210,6 +211,8 @@ class BasicLirsOrder {
   void Forget(Node* e);
   void QueuePush(Node* e);
   void QueueRemove(Node* e);
+  void LeaveLir(Node* e);
+  void DemoteProvisional();
 
   uint64_t c_;
   uint64_t llirs_;
@@ -219,6 +222,8 @@ class BasicLirsOrder {
   uint64_t stack_size_ = 0;
   OrderList q_;       // resident HIR, front = newest
   OrderList nonres_;  // non-resident HIR in S, front = newest
+  OrderList provisional_;  // LIR only because the set had room, front = newest
+  bool filled_ = false;    // a new entry has found the LIR set full
   uint64_t lir_ = 0;  // weight of the LIR entries
   uint64_t lir_entries_ = 0;
   uint64_t hir_ = 0;  // weight of Q

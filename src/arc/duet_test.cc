@@ -1,6 +1,7 @@
 // Duet (duet.h) on hand-made traces: the invariants of both orderings and of
 // the shadows after every request, the leader the selector settles on for a
-// loop and for a recency-friendly trace, and the options' checks.
+// loop and for a recency-friendly trace, LIRS's provisional LIR pages when
+// another ordering evicts its LIR pages, and the options' checks.
 #include "arc/duet.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +82,67 @@ TEST(DuetTest, FittingWorkingSetStaysWithArc) {
   EXPECT_EQ(d.leader(), DuetLeader::kArc);
   EXPECT_EQ(d.duel().stats().leader_switches, 0u);
   EXPECT_EQ(d.hits(), 20000u - 90u);
+}
+
+// LIRS over 10 pages (Llirs 9) whose LIR pages another ordering evicts: the
+// pages that refill the LIR set are provisional, and the first to become
+// HIR (newest first) when an evicted page comes back, before S's bottom; a
+// hit makes one ordinary. LIRS choosing its own victims has none.
+TEST(LirsOrderTest, RefillsAreProvisionalAndGiveWayFirst) {
+  DuetNodes nodes(64);
+  LirsOrder lirs(LirsOrderOptions{10}, &nodes);
+  auto ref = [&](uint64_t key) {
+    OrderNode* n = nodes.FindAndPin(key);
+    lirs.Reference(n);
+    nodes.Unpin();
+    return n;
+  };
+  auto check = [&] {
+    Status s = lirs.CheckInvariants();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  std::vector<OrderNode*> n;
+  for (uint64_t k = 0; k < 10; k++) n.push_back(ref(k));  // 0..8 LIR, 9 HIR
+  EXPECT_EQ(lirs.lir(), 9u);
+  EXPECT_EQ(n[9]->lirs_where, OrderNode::kHir);
+  lirs.Evict(n[4]);  // ARC's choices: two LIR pages
+  lirs.Evict(n[5]);
+  EXPECT_EQ(n[4]->lirs_where, OrderNode::kNonResident);
+  EXPECT_EQ(lirs.provisional(), 0u);
+  OrderNode* ten = ref(10);
+  OrderNode* eleven = ref(11);
+  check();
+  EXPECT_EQ(ten->lirs_where, OrderNode::kLir);
+  EXPECT_EQ(eleven->lirs_where, OrderNode::kLir);
+  EXPECT_EQ(lirs.provisional(), 2u);
+  // 4 comes back: Q's oldest (9) makes room, and 4's promotion takes the
+  // newest provisional page's place in the LIR set, not S's bottom (0).
+  ASSERT_EQ(lirs.Victim(), n[9]);
+  lirs.Evict(n[9]);
+  ref(4);
+  check();
+  EXPECT_EQ(n[4]->lirs_where, OrderNode::kLir);
+  EXPECT_EQ(eleven->lirs_where, OrderNode::kHir);
+  EXPECT_EQ(n[0]->lirs_where, OrderNode::kLir);
+  EXPECT_EQ(lirs.Bottom(), n[0]);
+  EXPECT_EQ(lirs.provisional(), 1u);
+  ref(10);  // reused: an ordinary LIR page
+  check();
+  EXPECT_EQ(lirs.provisional(), 0u);
+  EXPECT_EQ(lirs.lir(), 9u);
+
+  // Alone, LIRS never refills and has no provisional page.
+  DuetNodes alone_nodes(64);
+  LirsOrder alone(LirsOrderOptions{10}, &alone_nodes);
+  SeededRandom rng(11);
+  for (int i = 0; i < 5000; i++) {
+    OrderNode* e = alone_nodes.FindAndPin(i % 3 == 0 ? rng.Uniform(30) : rng.Uniform(8));
+    if (!LirsOrder::Resident(*e) && alone.resident() == 10) alone.Evict(alone.Victim());
+    alone.Reference(e);
+    alone_nodes.Unpin();
+    ASSERT_EQ(alone.provisional(), 0u) << "request " << i;
+  }
+  EXPECT_TRUE(alone.CheckInvariants().ok());
 }
 
 TEST(DuetTest, BadOptionsAreRejected) {
