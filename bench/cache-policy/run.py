@@ -10,7 +10,7 @@ counted from fio's latency histogram (json+ bins). The seed's job (4 KiB
 random writes) runs with each policy too, without the latency floor: its
 IOPS should not depend on the policy.
 
-    bench/cache-policy/run.py [--pairs N] [--runtime S] [--arcstore PATH]
+    bench/cache-policy/run.py [--pairs N] [--runtime S] [--scenarios mix,loop,seed] [--arcstore PATH]
 """
 import argparse
 import json
@@ -62,7 +62,13 @@ def main():
     ap.add_argument("--arc-max", default="256M")
     ap.add_argument("--read-latency", default="2ms")
     ap.add_argument("--seed-runtime", type=int, default=20)
+    ap.add_argument("--scenarios", default="mix,loop,seed",
+                    help="comma-separated, of mix, loop and seed")
     args = ap.parse_args()
+    wanted = args.scenarios.split(",")
+    for w in wanted:
+        if w not in ("mix", "loop", "seed"):
+            ap.error(f"--scenarios: unknown scenario '{w}' (mix, loop, seed)")
     floor_ns = int(args.read_latency.rstrip("ms")) * 1_000_000
     workdir = tempfile.mkdtemp(prefix="arcstore-policy-bench.")
     env = {"RUNTIME": str(args.runtime), "HOT": "128M", "SCAN": "1G", "LOOP": "384M"}
@@ -73,6 +79,7 @@ def main():
         ("seed", os.path.join(ROOT, "examples/jobs/seed000-randwrite-4k.fio"), ["randwrite-4K"],
          ["--max-runtime", f"{args.seed_runtime}s"]),
     ]
+    scenarios = [s for s in scenarios if s[0] in wanted]
     results = {}  # (scenario, job, policy) -> [(iops, hit share)]
     for tag, job, names, extra in scenarios:
         for _ in range(args.pairs):
@@ -80,7 +87,10 @@ def main():
                 report, stats = run_bench(args.arcstore, job, policy, env, workdir, tag, extra)
                 for n in names:
                     results.setdefault((tag, n, policy), []).append(job_figures(report, n, floor_ns))
-                if tag != "seed":
+                if tag == "seed":
+                    print(f"# seed {policy}: IOPS {results[(tag, names[0], policy)][-1][0]:.0f}",
+                          flush=True)
+                else:
                     print(f"# {tag} {policy}: arcstats hits {stats.get('hits')} misses {stats.get('misses')}"
                           f" duet_leader {stats.get('duet_leader', '-')}"
                           f" duet_evict_lirs {stats.get('duet_evict_lirs', '-')}", flush=True)
