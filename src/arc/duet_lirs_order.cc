@@ -148,12 +148,19 @@ void BasicLirsOrder<Node>::Forget(Node* e) {
   hooks_->OnForgotten(e);
 }
 
+// `e` (LIR) is not provisional any more: reused, or no longer LIR.
+template <typename Node>
+void BasicLirsOrder<Node>::LeaveProvisional(Node* e) {
+  // A LIR entry is linked through lirs_queue only on the provisional list.
+  if (e->lirs_queue.prev != nullptr) provisional_.Remove(&e->lirs_queue);
+}
+
 // `e` (LIR) stops being LIR: the weights and the provisional list.
 template <typename Node>
 void BasicLirsOrder<Node>::LeaveLir(Node* e) {
   lir_ -= LirsWeight(*e);
   lir_entries_--;
-  if (e->lirs_queue.prev != nullptr) provisional_.Remove(&e->lirs_queue);
+  LeaveProvisional(e);
 }
 
 // The newest provisional LIR entry becomes resident HIR (it stays in S).
@@ -284,7 +291,7 @@ void BasicLirsOrder<Node>::Reference(Node* e) {
   switch (e->lirs_where) {
     case OrderNode::kLir: {
       const bool was_bottom = stack_.prev == &e->lirs_stack;
-      if (e->lirs_queue.prev != nullptr) provisional_.Remove(&e->lirs_queue);  // reused
+      LeaveProvisional(e);  // reused
       StackTop(e);
       if (was_bottom) Prune();
       return;

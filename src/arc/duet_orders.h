@@ -211,6 +211,7 @@ class BasicLirsOrder {
   void Forget(Node* e);
   void QueuePush(Node* e);
   void QueueRemove(Node* e);
+  void LeaveProvisional(Node* e);
   void LeaveLir(Node* e);
   void DemoteProvisional();
 
