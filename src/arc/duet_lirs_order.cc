@@ -27,13 +27,15 @@
 // A victim is Q's oldest evictable page (LirsEvictable: the engine's pinned
 // buffers are not), else S's lowest evictable resident one, within a bounded
 // walk of each; the owner falls back to its other ordering when there is
-// none. A new capacity (the engine's c moves) demotes S's bottom LIR pages
-// until the LIR set fits again.
+// none. A new capacity (the engine's c moves) demotes LIR pages, the
+// provisional ones (below) first, then S's bottom ones, until the LIR set
+// fits again.
 //
 // When a page is evicted that LIRS would have kept (a LIR page, on another
 // ordering's choice), it becomes non-resident in S, and the LIR set refills
 // from the next misses as during warm-up, but a page that is LIR only
-// because the set had room is provisional: no reuse put it there. The
+// because the set had room, once warm-up is over (a new page has found
+// the set full), is provisional: no reuse put it there. The
 // provisional pages (a list through their lirs_queue links, which a LIR
 // page does not otherwise use) are the first to become HIR when a page
 // with a short reuse distance needs room in the LIR set, newest first,

@@ -188,8 +188,8 @@ class BasicLirsOrder {
   Node* Bottom() const;
   // `e` leaves the ordering whatever its state, without a hook.
   void Remove(Node* e);
-  // A new capacity and HIR part: S's bottom LIR entries become HIR until
-  // the LIR set fits.
+  // A new capacity and HIR part: provisional LIR entries, then S's bottom
+  // LIR entries, become HIR until the LIR set fits.
   void SetCapacity(uint64_t capacity, uint64_t hir);
 
   uint64_t capacity() const { return c_; }
