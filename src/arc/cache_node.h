@@ -17,7 +17,6 @@ struct CacheNode : PolicyNode {
   ListLinks lirs_queue;  // Q (resident HIR), the non-resident list or the provisional LIR list
   ListLinks lirs_stack;  // S
   uint8_t lirs_where = 0;  // OrderNode's kNone, kLir, kHir, kNonResident
-  bool in_stack = false;
 };
 
 // LIRS weighs an engine buffer by its bytes and never names a pinned one

@@ -64,8 +64,8 @@
 //   Memory: 48 bytes per header for LIRS's links, stamp and state
 //   (cache_node.h), paid under ARC too; the remembered keys, one per page
 //   of c at most (about 64 bytes each in the hash table and its queue);
-//   the duel's shadows, at most 4 x 2 x shadow_pages + 3 nodes of 64 bytes
-//   and their index (under 1.5 MiB). Neither is counted in the ARC's size.
+//   the duel's shadows, at most 4 x 2 x shadow_pages + 3 nodes of 32 bytes
+//   and their index (under 1 MiB). Neither is counted in the ARC's size.
 //   Time: a reference moves the node in LIRS's S and Q as well; a sampled
 //   one plays two miniature policies; a new header looks its key up among
 //   the remembered ones.

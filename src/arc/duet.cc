@@ -63,11 +63,11 @@
 //   - The selector stays in [-selector_limit, +selector_limit].
 //
 // LIMITS
-//   Memory: one 64-byte node per key that either ordering tracks, at most
+//   Memory: one 32-byte node per key that either ordering tracks, at most
 //   4c + 3 (ARC's lists hold 2c keys, LIRS's non-residents 2c more), each
-//   carrying both orderings' state and the key, in one pool allocated up
-//   front, and a flat index of 8 bytes a slot (duet_nodes.h); the shadows
-//   share another, of 4c / R nodes. Time:
+//   carrying both orderings' state and the key (48 bits), in one pool
+//   allocated up front, and a flat index of 8 bytes a slot (duet_nodes.h);
+//   the shadows share another, of 4c / R nodes. Time:
 //   one index lookup and two orderings' list moves per request, and for a
 //   sampled key the same again in the shadows; nothing allocates per
 //   request.
@@ -98,8 +98,8 @@ struct DuetDuel::Shadows {
   explicit Shadows(uint64_t pages)
       : c(pages),
         nodes(MaxNodes(pages)),
-        arc(pages, &nodes),
-        lirs(LirsOrderOptions{pages}, &nodes) {}
+        arc(pages, &nodes, nodes.nodes()),
+        lirs(LirsOrderOptions{pages}, &nodes, nodes.nodes()) {}
   // Whether `key` hits in each.
   std::pair<bool, bool> Access(uint64_t key) {
     OrderNode* n = nodes.FindAndPin(key);
@@ -160,7 +160,9 @@ void DuetDuel::Resize(uint64_t cache_pages) {
 
 void DuetDuel::Reference(uint64_t key) {
   stats_.sampled++;
-  const auto [a, l] = shadows_->Access(key);
+  // The shadows' nodes keep 48 bits of a key (the engine's keys are 64-bit
+  // hashes); two keys that share them count as one in the sample.
+  const auto [a, l] = shadows_->Access(key & OrderNode::kMaxKey);
   stats_.shadow_arc_hits += a ? 1 : 0;
   stats_.shadow_lirs_hits += l ? 1 : 0;
   if (a == l) return;
@@ -186,8 +188,8 @@ Duet::Duet(const DuetOptions& o)
     : options_(o),
       c_(o.cache_pages),
       nodes_(MaxNodes(c_)),
-      arc_(c_, &nodes_),
-      lirs_(LirsOrderOptions{c_}, &nodes_),
+      arc_(c_, &nodes_, nodes_.nodes()),
+      lirs_(LirsOrderOptions{c_}, &nodes_, nodes_.nodes()),
       duel_(o, c_) {}
 
 Duet::~Duet() = default;
@@ -229,7 +231,7 @@ Status DuetNodes::CheckInvariants(bool same_resident_set) const {
   for (const OrderNode* n = pool_.begin(); n != pool_.end(); n++) {
     if (!n->tracked()) continue;
     tracked++;
-    if (index_.Find(n->key) != n)
+    if (index_.Find(n->key()) != n)
       return Status::Internal("duet nodes: a tracked node is not indexed");
     if (same_resident_set && ArcOrder::Resident(*n) != LirsOrder::Resident(*n)) {
       return Status::Internal("duet nodes: a key resident in one ordering only");

@@ -1,4 +1,4 @@
-// ArcOrder and OrderList (duet_orders.h): the paper's ARC (Megiddo & Modha,
+// ArcOrder (duet_orders.h): the paper's ARC (Megiddo & Modha,
 // FAST '03, Fig. 4) in pages, split so that another ordering may choose the
 // victim. Driven by its own Victim() it reproduces the paper's hit counts
 // (duet_test.cc checks them against ../shared/traces/README.md section 5).
@@ -9,24 +9,23 @@
 
 namespace arcstore::arc {
 
-namespace {
-OrderNode* EntryOf(ListLinks* l) { return OwnerOf<OrderNode>(l, offsetof(OrderNode, arc_link)); }
-}  // namespace
-
-ArcOrder::ArcOrder(uint64_t cache_pages, OrderHooks* hooks) : c_(cache_pages), hooks_(hooks) {
+ArcOrder::ArcOrder(uint64_t cache_pages, OrderHooks* hooks, OrderNode* nodes)
+    : c_(cache_pages),
+      hooks_(hooks),
+      lists_{List(nodes), List(nodes), List(nodes), List(nodes), List(nodes)} {
   ARC_CHECK_GT(cache_pages, 0u);
   ARC_CHECK(hooks != nullptr);
 }
 
 void ArcOrder::Move(OrderNode* e, uint8_t to) {
-  if (e->arc_where != OrderNode::kNone) lists_[e->arc_where].Remove(&e->arc_link);
+  if (e->arc_where != OrderNode::kNone) lists_[e->arc_where].Remove(e);
   e->arc_where = to;
-  lists_[to].PushFront(&e->arc_link);
+  lists_[to].PushFront(e);
 }
 
 void ArcOrder::Drop(uint8_t from) {
-  OrderNode* e = EntryOf(lists_[from].back());
-  lists_[from].Remove(&e->arc_link);
+  OrderNode* e = lists_[from].back();
+  lists_[from].Remove(e);
   e->arc_where = OrderNode::kNone;
   hooks_->OnForgotten(e);
 }
@@ -51,7 +50,7 @@ OrderNode* ArcOrder::Victim(const OrderNode& e) const {
   from_t1 = from_t1 || (t1 != 0 && ((in_b2 && t1_pages == p_) || t1_pages > p_));
   if (t2() == 0) from_t1 = true;
   if (t1 == 0) from_t1 = false;
-  return EntryOf(lists_[from_t1 ? OrderNode::kT1 : OrderNode::kT2].back());
+  return lists_[from_t1 ? OrderNode::kT1 : OrderNode::kT2].back();
 }
 
 void ArcOrder::Evict(OrderNode* e) {
@@ -78,8 +77,8 @@ Status ArcOrder::CheckInvariants() const {
   if (p_ < 0 || p_ > static_cast<double>(c_)) return Status::Internal("arc order: p out of [0, c]");
   for (uint8_t w = OrderNode::kT1; w <= OrderNode::kB2; w++) {
     uint64_t walked = 0;
-    for (const ListLinks* x = lists_[w].sentinel()->next; x != lists_[w].sentinel(); x = x->next) {
-      if (EntryOf(const_cast<ListLinks*>(x))->arc_where != w)
+    for (OrderNode* x = lists_[w].front(); x != nullptr; x = lists_[w].Older(x)) {
+      if (x->arc_where != w)
         return Status::Internal("arc order: an entry on the wrong list");
       walked++;
     }

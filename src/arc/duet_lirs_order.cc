@@ -56,23 +56,6 @@
 #include "base/check.h"
 
 namespace arcstore::arc {
-namespace {
-// CacheNode derives from PolicyNode and so is not standard-layout; offsetof
-// of its own members (no virtual bases) is exact with GCC and Clang, which
-// only warn that the standard does not promise it.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winvalid-offsetof"
-template <typename Node>
-Node* FromQueue(ListLinks* l) {
-  return OwnerOf<Node>(l, offsetof(Node, lirs_queue));
-}
-template <typename Node>
-Node* FromStack(ListLinks* l) {
-  return OwnerOf<Node>(l, offsetof(Node, lirs_stack));
-}
-#pragma GCC diagnostic pop
-}  // namespace
-
 Status LirsOrderOptions::Validate() const {
   if (cache_pages < 2)
     return Status::InvalidArgument("lirs: cache size must be at least two pages");
@@ -94,53 +77,46 @@ uint64_t LirsOrderOptions::max_nonresident() const {
   return static_cast<uint64_t>(nonresident_multiple * static_cast<double>(cache_pages));
 }
 
-LirsOrder::LirsOrder(const LirsOrderOptions& o, OrderHooks* hooks)
-    : BasicLirsOrder(o.cache_pages, o.hir_pages(), o.max_nonresident(), hooks) {
+LirsOrder::LirsOrder(const LirsOrderOptions& o, OrderHooks* hooks, OrderNode* nodes)
+    : BasicLirsOrder(o.cache_pages, o.hir_pages(), o.max_nonresident(), hooks, nodes) {
   ARC_CHECK(o.Validate().ok());
 }
 
 template <typename Node>
 BasicLirsOrder<Node>::BasicLirsOrder(uint64_t capacity, uint64_t hir, uint64_t max_nonresident,
-                                     BasicOrderHooks<Node>* hooks)
-    : c_(capacity), llirs_(capacity - hir), max_nonresident_(max_nonresident), hooks_(hooks) {
+                                     BasicOrderHooks<Node>* hooks, Node* nodes)
+    : c_(capacity),
+      llirs_(capacity - hir),
+      max_nonresident_(max_nonresident),
+      hooks_(hooks),
+      stack_(nodes),
+      q_(nodes),
+      nonres_(nodes),
+      provisional_(nodes) {
   ARC_CHECK(hir > 0 && hir < capacity) << hir << " of " << capacity;
   ARC_CHECK(hooks != nullptr);
-  stack_.prev = stack_.next = &stack_;
 }
 
 template <typename Node>
 Node* BasicLirsOrder<Node>::Bottom() const {
-  return stack_.prev == &stack_ ? nullptr : FromStack<Node>(stack_.prev);
+  return stack_.back();
 }
 
 template <typename Node>
 void BasicLirsOrder<Node>::StackTop(Node* e) {
-  if (e->in_stack) StackRemove(e);
-  e->lirs_stack.prev = &stack_;
-  e->lirs_stack.next = stack_.next;
-  stack_.next->prev = &e->lirs_stack;
-  stack_.next = &e->lirs_stack;
-  e->in_stack = true;
-  stack_size_++;
-}
-
-template <typename Node>
-void BasicLirsOrder<Node>::StackRemove(Node* e) {
-  e->lirs_stack.prev->next = e->lirs_stack.next;
-  e->lirs_stack.next->prev = e->lirs_stack.prev;
-  e->in_stack = false;
-  stack_size_--;
+  if (stack_.Holds(*e)) stack_.Remove(e);
+  stack_.PushFront(e);
 }
 
 template <typename Node>
 void BasicLirsOrder<Node>::QueuePush(Node* e) {
-  q_.PushFront(&e->lirs_queue);
+  q_.PushFront(e);
   hir_ += LirsWeight(*e);
 }
 
 template <typename Node>
 void BasicLirsOrder<Node>::QueueRemove(Node* e) {
-  q_.Remove(&e->lirs_queue);
+  q_.Remove(e);
   hir_ -= LirsWeight(*e);
 }
 
@@ -154,7 +130,7 @@ void BasicLirsOrder<Node>::Forget(Node* e) {
 template <typename Node>
 void BasicLirsOrder<Node>::LeaveProvisional(Node* e) {
   // A LIR entry is linked through lirs_queue only on the provisional list.
-  if (e->lirs_queue.prev != nullptr) provisional_.Remove(&e->lirs_queue);
+  if (provisional_.Holds(*e)) provisional_.Remove(e);
 }
 
 // `e` (LIR) stops being LIR: the weights and the provisional list.
@@ -168,7 +144,7 @@ void BasicLirsOrder<Node>::LeaveLir(Node* e) {
 // The newest provisional LIR entry becomes resident HIR (it stays in S).
 template <typename Node>
 void BasicLirsOrder<Node>::DemoteProvisional() {
-  Node* p = FromQueue<Node>(provisional_.front());
+  Node* p = provisional_.front();
   LeaveLir(p);
   p->lirs_where = OrderNode::kHir;
   QueuePush(p);
@@ -179,9 +155,9 @@ void BasicLirsOrder<Node>::DemoteProvisional() {
 template <typename Node>
 void BasicLirsOrder<Node>::Prune() {
   for (Node* b = Bottom(); b != nullptr && b->lirs_where != OrderNode::kLir; b = Bottom()) {
-    StackRemove(b);
+    stack_.Remove(b);
     if (b->lirs_where == OrderNode::kNonResident) {
-      nonres_.Remove(&b->lirs_queue);
+      nonres_.Remove(b);
       Forget(b);
     }
   }
@@ -204,7 +180,7 @@ template <typename Node>
 void BasicLirsOrder<Node>::DemoteBottom() {
   Node* b = Bottom();
   ARC_DCHECK(b->lirs_where == OrderNode::kLir);
-  StackRemove(b);
+  stack_.Remove(b);
   LeaveLir(b);
   b->lirs_where = OrderNode::kHir;
   QueuePush(b);
@@ -215,11 +191,11 @@ void BasicLirsOrder<Node>::DemoteBottom() {
 template <typename Node>
 void BasicLirsOrder<Node>::MakeNonResident(Node* e) {
   e->lirs_where = OrderNode::kNonResident;
-  nonres_.PushFront(&e->lirs_queue);
+  nonres_.PushFront(e);
   if (nonres_.size() > max_nonresident_) {
-    Node* old = FromQueue<Node>(nonres_.back());
-    nonres_.Remove(&old->lirs_queue);
-    StackRemove(old);
+    Node* old = nonres_.back();
+    nonres_.Remove(old);
+    stack_.Remove(old);
     Forget(old);
   }
 }
@@ -227,14 +203,11 @@ void BasicLirsOrder<Node>::MakeNonResident(Node* e) {
 template <typename Node>
 Node* BasicLirsOrder<Node>::Victim(uint32_t max_walk) const {
   uint32_t walked = 0;
-  for (const ListLinks* l = q_.sentinel()->prev; l != q_.sentinel() && walked < max_walk;
-       l = l->prev, walked++) {
-    Node* e = FromQueue<Node>(const_cast<ListLinks*>(l));
+  for (Node* e = q_.back(); e != nullptr && walked < max_walk; e = q_.Newer(e), walked++) {
     if (LirsEvictable(*e)) return e;
   }
   walked = 0;
-  for (const ListLinks* l = stack_.prev; l != &stack_ && walked < max_walk; l = l->prev, walked++) {
-    Node* e = FromStack<Node>(const_cast<ListLinks*>(l));
+  for (Node* e = stack_.back(); e != nullptr && walked < max_walk; e = stack_.Newer(e), walked++) {
     if (Resident(*e) && LirsEvictable(*e)) return e;
   }
   return nullptr;
@@ -245,7 +218,7 @@ void BasicLirsOrder<Node>::Evict(Node* e) {
   ARC_DCHECK(Resident(*e));
   if (e->lirs_where == OrderNode::kHir) {
     QueueRemove(e);
-    if (e->in_stack) {
+    if (stack_.Holds(*e)) {
       MakeNonResident(e);
     } else {
       Forget(e);
@@ -267,14 +240,14 @@ void BasicLirsOrder<Node>::Remove(Node* e) {
       QueueRemove(e);
       break;
     case OrderNode::kNonResident:
-      nonres_.Remove(&e->lirs_queue);
+      nonres_.Remove(e);
       break;
     default:
       return;
   }
   e->lirs_where = OrderNode::kNone;
-  if (e->in_stack) {
-    StackRemove(e);
+  if (stack_.Holds(*e)) {
+    stack_.Remove(e);
     Prune();
   }
 }
@@ -292,7 +265,7 @@ template <typename Node>
 void BasicLirsOrder<Node>::Reference(Node* e) {
   switch (e->lirs_where) {
     case OrderNode::kLir: {
-      const bool was_bottom = stack_.prev == &e->lirs_stack;
+      const bool was_bottom = stack_.back() == e;
       LeaveProvisional(e);  // reused
       StackTop(e);
       if (was_bottom) Prune();
@@ -300,7 +273,7 @@ void BasicLirsOrder<Node>::Reference(Node* e) {
     }
     case OrderNode::kHir:
       QueueRemove(e);
-      if (e->in_stack) {
+      if (stack_.Holds(*e)) {
         PromoteToLir(e);
         return;
       }
@@ -312,7 +285,7 @@ void BasicLirsOrder<Node>::Reference(Node* e) {
       return;
     case OrderNode::kNonResident:
       // Its reuse distance beat the bottom LIR page's.
-      nonres_.Remove(&e->lirs_queue);
+      nonres_.Remove(e);
       PromoteToLir(e);
       return;
     default:
@@ -323,7 +296,7 @@ void BasicLirsOrder<Node>::Reference(Node* e) {
         e->lirs_where = OrderNode::kLir;
         lir_ += LirsWeight(*e);
         lir_entries_++;
-        if (filled_) provisional_.PushFront(&e->lirs_queue);
+        if (filled_) provisional_.PushFront(e);
         return;
       }
       filled_ = true;
@@ -347,10 +320,9 @@ Status BasicLirsOrder<Node>::CheckInvariants() const {
   if (nonres_.size() > max_nonresident_)
     return Status::Internal("lirs order: too many non-residents");
   uint64_t lir = 0, lir_entries = 0, nonres = 0, in_s = 0;
-  for (const ListLinks* l = stack_.next; l != &stack_; l = l->next) {
-    const Node* e = FromStack<Node>(const_cast<ListLinks*>(l));
+  for (Node* e = stack_.front(); e != nullptr; e = stack_.Older(e)) {
     in_s++;
-    if (!e->in_stack || e->lirs_where == OrderNode::kNone)
+    if (e->lirs_where == OrderNode::kNone)
       return Status::Internal("lirs order: a stale entry in S");
     if (e->lirs_where == OrderNode::kLir) {
       lir += LirsWeight(*e);
@@ -358,7 +330,7 @@ Status BasicLirsOrder<Node>::CheckInvariants() const {
     }
     nonres += e->lirs_where == OrderNode::kNonResident ? 1 : 0;
   }
-  if (in_s != stack_size_ || lir != lir_ || lir_entries != lir_entries_ ||
+  if (in_s != stack_.size() || lir != lir_ || lir_entries != lir_entries_ ||
       nonres != nonres_.size()) {
     return Status::Internal("lirs order: S does not hold every LIR and non-resident page");
   }
@@ -366,8 +338,7 @@ Status BasicLirsOrder<Node>::CheckInvariants() const {
     return Status::Internal("lirs order: S's bottom is not LIR");
   }
   uint64_t in_q = 0, hir = 0;
-  for (const ListLinks* l = q_.sentinel()->next; l != q_.sentinel(); l = l->next) {
-    const Node* e = FromQueue<Node>(const_cast<ListLinks*>(l));
+  for (Node* e = q_.front(); e != nullptr; e = q_.Older(e)) {
     if (e->lirs_where != OrderNode::kHir) {
       return Status::Internal("lirs order: Q holds a page that is not resident HIR");
     }
@@ -376,10 +347,8 @@ Status BasicLirsOrder<Node>::CheckInvariants() const {
   }
   if (in_q != q_.size() || hir != hir_) return Status::Internal("lirs order: Q's count is wrong");
   uint64_t provisional = 0;
-  for (const ListLinks* l = provisional_.sentinel()->next; l != provisional_.sentinel();
-       l = l->next) {
-    const Node* e = FromQueue<Node>(const_cast<ListLinks*>(l));
-    if (e->lirs_where != OrderNode::kLir || !e->in_stack) {
+  for (Node* e = provisional_.front(); e != nullptr; e = provisional_.Older(e)) {
+    if (e->lirs_where != OrderNode::kLir || !stack_.Holds(*e)) {
       return Status::Internal("lirs order: a provisional entry that is not LIR in S");
     }
     provisional++;

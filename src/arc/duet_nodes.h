@@ -31,7 +31,7 @@ class DuetNodes final : public OrderHooks {
     OrderNode* n = index_.Find(key);
     if (n == nullptr) {
       n = pool_.Get();
-      n->key = key;
+      n->set_key(key);
       index_.Insert(n);
     }
     pinned_ = n;
@@ -50,6 +50,8 @@ class DuetNodes final : public OrderHooks {
   }
 
   uint64_t size() const { return index_.size(); }
+  // The array the nodes live in, for the orderings' lists.
+  OrderNode* nodes() const { return pool_.data(); }
   // Every node in the index is tracked and found under its key; the
   // untracked ones are back in the pool. `same_resident_set`: each key is
   // resident in both orderings or in neither.

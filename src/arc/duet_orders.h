@@ -26,69 +26,63 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arc/order_lists.h"
 #include "arc/policy.h"
 #include "base/check.h"
 #include "base/result.h"
 
 namespace arcstore::arc {
 
-// A list with a count over intrusive links; front = MRU / newest.
-class OrderList {
- public:
-  OrderList() { head_.prev = head_.next = &head_; }
-  OrderList(const OrderList&) = delete;
-  OrderList& operator=(const OrderList&) = delete;
-  uint64_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  ListLinks* front() const { return empty() ? nullptr : head_.next; }
-  ListLinks* back() const { return empty() ? nullptr : head_.prev; }
-  void PushFront(ListLinks* n) {
-    n->prev = &head_;
-    n->next = head_.next;
-    head_.next->prev = n;
-    head_.next = n;
-    size_++;
-  }
-  void Remove(ListLinks* n) {
-    ARC_DCHECK(size_ > 0);
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
-    n->prev = n->next = nullptr;
-    size_--;
-  }
-  // The sentinel: next is the front, prev the back (for walks in checks).
-  const ListLinks* sentinel() const { return &head_; }
-
- private:
-  ListLinks head_;
-  uint64_t size_ = 0;
-};
-
-// The struct of type T whose member at byte offset `offset` is `member`.
-template <typename T, typename M>
-T* OwnerOf(M* member, size_t offset) {
-  return reinterpret_cast<T*>(reinterpret_cast<char*>(member) - offset);
-}
-
 // One key's state in both orderings, and the key. An ArcOrder uses the
-// arc_ fields, a LirsOrder the lirs_ fields and in_stack; neither touches
-// the other's or `key`. An owner running one ordering leaves the other's
-// fields empty. One cache line, so that a request touches one line per key.
-struct alignas(64) OrderNode {
+// arc_ fields, a LirsOrder the lirs_ fields; neither touches the other's or
+// the key. An owner running one ordering leaves the other's fields empty.
+// The links are places in the owner's node array (order_lists.h) and the
+// key has 48 bits, so a node is half a cache line: a request touches one
+// line per key, and the nodes of a cache of c pages (at most 4c + 3 of them
+// in Duet) take 128c bytes. Every field is whole bytes: a state written and
+// read back at once is forwarded from the store, which a bit-field sharing
+// the key's word would not be.
+struct alignas(32) OrderNode {
   enum : uint8_t { kNone = 0 };
   enum : uint8_t { kT1 = 1, kT2, kB1, kB2 };        // arc_where
   enum : uint8_t { kLir = 1, kHir, kNonResident };  // lirs_where
-  ListLinks arc_link;                               // T1, T2, B1 or B2
-  ListLinks lirs_queue;  // Q (resident HIR), the non-resident list or the provisional LIR list
-  ListLinks lirs_stack;                             // S
-  uint64_t key = 0;
+  static constexpr uint64_t kMaxKey = (uint64_t{1} << 48) - 1;
+  IndexLinks arc_link;    // T1, T2, B1 or B2
+  IndexLinks lirs_queue;  // Q (resident HIR), the non-resident list or the provisional LIR list
+  IndexLinks lirs_stack;  // S
+  uint32_t key_low = 0;   // the key's bits 0-31
+  uint16_t key_high = 0;  // and 32-47
   uint8_t arc_where = kNone;
   uint8_t lirs_where = kNone;
-  bool in_stack = false;
 
+  uint64_t key() const { return uint64_t{key_high} << 32 | key_low; }
+  void set_key(uint64_t key) {
+    ARC_DCHECK_LE(key, kMaxKey);
+    key_low = static_cast<uint32_t>(key);
+    key_high = static_cast<uint16_t>(key >> 32);
+  }
   bool tracked() const { return arc_where != kNone || lirs_where != kNone; }
 };
-static_assert(sizeof(OrderNode) == 64);
+static_assert(sizeof(OrderNode) == 32);
+
+// The links each ordering's lists go through (order_lists.h), for any node
+// type with these members.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"  // CacheNode: exact with GCC and Clang
+template <typename Node>
+struct LirsQueueField {
+  static auto& Of(Node& n) { return n.lirs_queue; }
+  static Node* Owner(ListLinks* l) { return OwnerOf<Node>(l, offsetof(Node, lirs_queue)); }
+};
+template <typename Node>
+struct LirsStackField {
+  static auto& Of(Node& n) { return n.lirs_stack; }
+  static Node* Owner(ListLinks* l) { return OwnerOf<Node>(l, offsetof(Node, lirs_stack)); }
+};
+#pragma GCC diagnostic pop
+struct ArcLinkField {
+  static IndexLinks& Of(OrderNode& n) { return n.arc_link; }
+};
 
 // What LIRS weighs and may evict: an OrderNode is one page, always evictable.
 inline uint64_t LirsWeight(const OrderNode&) { return 1; }
@@ -108,7 +102,8 @@ using OrderHooks = BasicOrderHooks<OrderNode>;
 
 class ArcOrder {
  public:
-  ArcOrder(uint64_t cache_pages, OrderHooks* hooks);
+  // `nodes`: the array the owner's nodes live in.
+  ArcOrder(uint64_t cache_pages, OrderHooks* hooks, OrderNode* nodes);
 
   static bool Resident(const OrderNode& e) {
     return e.arc_where == OrderNode::kT1 || e.arc_where == OrderNode::kT2;
@@ -142,7 +137,8 @@ class ArcOrder {
   const uint64_t c_;
   OrderHooks* const hooks_;
   double p_ = 0;
-  OrderList lists_[5];  // indexed by OrderNode::arc_where; [kNone] unused
+  using List = NodeList<OrderNode, ArcLinkField>;
+  List lists_[5];  // indexed by OrderNode::arc_where; [kNone] unused
 };
 
 struct LirsOrderOptions {
@@ -154,7 +150,7 @@ struct LirsOrderOptions {
   uint64_t max_nonresident() const;  // nonresident_multiple x c
 };
 
-// LIRS over any node type with the OrderNode's lirs_ fields and in_stack,
+// LIRS over any node type with the OrderNode's lirs_ fields,
 // weighed by LirsWeight(node) (a page for OrderNode, its bytes for the
 // engine's CacheNode) and skipping nodes for which LirsEvictable(node) is
 // false when it names a victim. Instantiated in duet_lirs_order.cc.
@@ -163,9 +159,11 @@ class BasicLirsOrder {
  public:
   // `capacity` and `hir` in LirsWeight's unit: the cache's size and the part
   // of it kept for resident HIR entries (0 < hir < capacity);
-  // `max_nonresident` in entries.
+  // `max_nonresident` in entries. `nodes`: the array the owner's nodes live
+  // in, for nodes linked by place (OrderNode); nodes linked by pointer
+  // (CacheNode) may live anywhere and pass nullptr.
   BasicLirsOrder(uint64_t capacity, uint64_t hir, uint64_t max_nonresident,
-                 BasicOrderHooks<Node>* hooks);
+                 BasicOrderHooks<Node>* hooks, Node* nodes = nullptr);
 
   static bool Resident(const Node& e) {
     return e.lirs_where == OrderNode::kLir || e.lirs_where == OrderNode::kHir;
@@ -203,7 +201,6 @@ class BasicLirsOrder {
 
  private:
   void StackTop(Node* e);
-  void StackRemove(Node* e);
   void Prune();
   void PromoteToLir(Node* e);
   void DemoteBottom();
@@ -219,11 +216,11 @@ class BasicLirsOrder {
   uint64_t llirs_;
   const uint64_t max_nonresident_;
   BasicOrderHooks<Node>* const hooks_;
-  ListLinks stack_;  // next = top (newest), prev = bottom
-  uint64_t stack_size_ = 0;
-  OrderList q_;       // resident HIR, front = newest
-  OrderList nonres_;  // non-resident HIR in S, front = newest
-  OrderList provisional_;  // LIR only because the set had room, front = newest
+  using Queue = NodeList<Node, LirsQueueField<Node>>;
+  NodeList<Node, LirsStackField<Node>> stack_;  // front = top (newest), back = bottom
+  Queue q_;            // resident HIR, front = newest
+  Queue nonres_;       // non-resident HIR in S, front = newest
+  Queue provisional_;  // LIR only because the set had room, front = newest
   bool filled_ = false;    // a new entry has found the LIR set full
   uint64_t lir_ = 0;  // weight of the LIR entries
   uint64_t lir_entries_ = 0;
@@ -234,7 +231,8 @@ class BasicLirsOrder {
 // non-resident entries capped at nonresident_multiple x c).
 class LirsOrder : public BasicLirsOrder<OrderNode> {
  public:
-  LirsOrder(const LirsOrderOptions& options, OrderHooks* hooks);  // options must Validate()
+  // options must Validate(); `nodes`: the array the owner's nodes live in.
+  LirsOrder(const LirsOrderOptions& options, OrderHooks* hooks, OrderNode* nodes);
 };
 
 }  // namespace arcstore::arc

@@ -1,12 +1,15 @@
 // Duet (duet.h) on hand-made traces: the invariants of both orderings and of
 // the shadows after every request, the leader the selector settles on for a
 // loop and for a recency-friendly trace, LIRS's provisional LIR pages when
-// another ordering evicts its LIR pages, and the options' checks.
+// another ordering evicts its LIR pages, the lists that link nodes by their
+// place in an array, and the options' checks.
 #include "arc/duet.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "base/random.h"
@@ -90,7 +93,7 @@ TEST(DuetTest, FittingWorkingSetStaysWithArc) {
 // hit makes one ordinary. LIRS choosing its own victims has none.
 TEST(LirsOrderTest, RefillsAreProvisionalAndGiveWayFirst) {
   DuetNodes nodes(64);
-  LirsOrder lirs(LirsOrderOptions{10}, &nodes);
+  LirsOrder lirs(LirsOrderOptions{10}, &nodes, nodes.nodes());
   auto ref = [&](uint64_t key) {
     OrderNode* n = nodes.FindAndPin(key);
     lirs.Reference(n);
@@ -133,7 +136,7 @@ TEST(LirsOrderTest, RefillsAreProvisionalAndGiveWayFirst) {
 
   // Alone, LIRS never refills and has no provisional page.
   DuetNodes alone_nodes(64);
-  LirsOrder alone(LirsOrderOptions{10}, &alone_nodes);
+  LirsOrder alone(LirsOrderOptions{10}, &alone_nodes, alone_nodes.nodes());
   SeededRandom rng(11);
   for (int i = 0; i < 5000; i++) {
     OrderNode* e = alone_nodes.FindAndPin(i % 3 == 0 ? rng.Uniform(30) : rng.Uniform(8));
@@ -143,6 +146,52 @@ TEST(LirsOrderTest, RefillsAreProvisionalAndGiveWayFirst) {
     ASSERT_EQ(alone.provisional(), 0u) << "request " << i;
   }
   EXPECT_TRUE(alone.CheckInvariants().ok());
+}
+
+// Two IndexedNodeLists through the same links of 12 nodes, against a model:
+// ends, walks both ways and Holds() (asked of a node on neither list or on
+// that one; a node alone on a list has no neighbour either side) after
+// every push and removal.
+TEST(IndexedNodeListTest, MatchesAModelOfTwoListsOverOneArray) {
+  std::vector<OrderNode> nodes(12);
+  using List = IndexedNodeList<OrderNode, ArcLinkField>;
+  List a(nodes.data()), b(nodes.data());
+  std::deque<OrderNode*> ma, mb;
+  SeededRandom rng(5);
+  auto check = [&](const List& l, const std::deque<OrderNode*>& m) {
+    ASSERT_EQ(l.size(), m.size());
+    ASSERT_EQ(l.empty(), m.empty());
+    ASSERT_EQ(l.front(), m.empty() ? nullptr : m.front());
+    ASSERT_EQ(l.back(), m.empty() ? nullptr : m.back());
+    std::vector<OrderNode*> fwd, bwd;
+    for (OrderNode* n = l.front(); n != nullptr; n = l.Older(n)) fwd.push_back(n);
+    for (OrderNode* n = l.back(); n != nullptr; n = l.Newer(n)) bwd.push_back(n);
+    std::reverse(bwd.begin(), bwd.end());
+    ASSERT_EQ(fwd, std::vector<OrderNode*>(m.begin(), m.end()));
+    ASSERT_EQ(bwd, fwd);
+  };
+  for (int op = 0; op < 5000; op++) {
+    OrderNode* n = &nodes[rng.Uniform(nodes.size())];
+    const bool in_a = std::find(ma.begin(), ma.end(), n) != ma.end();
+    const bool in_b = std::find(mb.begin(), mb.end(), n) != mb.end();
+    if (!in_b) ASSERT_EQ(a.Holds(*n), in_a) << "op " << op;
+    if (!in_a) ASSERT_EQ(b.Holds(*n), in_b) << "op " << op;
+    if (in_a) {
+      a.Remove(n);
+      ma.erase(std::find(ma.begin(), ma.end(), n));
+    } else if (in_b) {
+      b.Remove(n);
+      mb.erase(std::find(mb.begin(), mb.end(), n));
+    } else if (rng.Uniform(2) == 0) {
+      a.PushFront(n);
+      ma.push_front(n);
+    } else {
+      b.PushFront(n);
+      mb.push_front(n);
+    }
+    check(a, ma);
+    check(b, mb);
+  }
 }
 
 TEST(DuetTest, BadOptionsAreRejected) {

@@ -135,6 +135,8 @@ class FixedPool {
   // A node's place in the array, and back: [0, max_nodes).
   uint32_t IndexOf(const T* n) const { return static_cast<uint32_t>(n - nodes_.get()); }
   T* At(uint32_t i) const { return &nodes_[i]; }
+  // The array every node lives in (lists link nodes by their place in it).
+  T* data() const { return nodes_.get(); }
   // Every node handed out so far, in use or back in the pool (tests walk them).
   const T* begin() const { return nodes_.get(); }
   const T* end() const { return nodes_.get() + used_; }
@@ -147,7 +149,7 @@ class FixedPool {
 };
 
 // FlatIndex: the index of the nodes of a FixedPool<T>, T having a 64-bit
-// `key`, in 8 bytes a slot (half of FlatTable's): the node's place in the
+// `key()`, in 8 bytes a slot (half of FlatTable's): the node's place in the
 // pool and a 32-bit tag, the upper half of the key's hash. The tag's top
 // bits are the home slot (the same as FlatTable's), so a backward shift
 // reads no node; a lookup reads a node only when the tag matches.
@@ -168,14 +170,14 @@ class FlatIndex {
     for (uint64_t i = Home(tag);; i = (i + 1) & mask_) {
       const Slot s = slots_[i];
       if (s.node == 0) return nullptr;
-      if (s.tag == tag && pool_->At(s.node - 1)->key == key) return pool_->At(s.node - 1);
+      if (s.tag == tag && pool_->At(s.node - 1)->key() == key) return pool_->At(s.node - 1);
     }
   }
 
   // `n` (its key set) must not be present.
   void Insert(const T* n) {
     ARC_DCHECK_LT(size_, max_entries_);
-    const uint32_t tag = Tag(n->key);
+    const uint32_t tag = Tag(n->key());
     uint64_t i = Home(tag);
     while (slots_[i].node != 0) i = (i + 1) & mask_;
     slots_[i] = Slot{tag, pool_->IndexOf(n) + 1};
@@ -185,7 +187,7 @@ class FlatIndex {
   // `n` must be present, under its key.
   void Erase(const T* n) {
     const uint32_t node = pool_->IndexOf(n) + 1;
-    uint64_t i = Home(Tag(n->key));
+    uint64_t i = Home(Tag(n->key()));
     while (slots_[i].node != node) i = (i + 1) & mask_;
     EmptySlot(slots_.get(), mask_, i,
               [&](const Slot& s) { return s.node == 0 ? kNoHome : Home(s.tag); });

@@ -1,13 +1,18 @@
 #include "tools/sim/lirs.h"
 
+#include "tools/sim/trace_reader.h"
+
 namespace arcstore::sim {
+
+// Every key a trace yields fits an OrderNode (LIRS's here, arc::Duet's).
+static_assert(kMaxTraceKey <= arc::OrderNode::kMaxKey);
 
 // Resident pages, the non-residents' cap, and the new page while room is made.
 LirsSim::LirsSim(const LirsOptions& o)
     : c_(o.cache_pages),
       pool_(o.cache_pages + o.max_nonresident() + 2),
       index_(o.cache_pages + o.max_nonresident() + 2, &pool_),
-      order_(o, this) {}
+      order_(o, this, pool_.data()) {}
 
 void LirsSim::OnForgotten(arc::OrderNode* n) {
   if (n == pinned_) return;
@@ -24,7 +29,7 @@ bool LirsSim::Access(uint64_t key) {
   }
   if (n == nullptr) {
     n = pool_.Get();
-    n->key = key;
+    n->set_key(key);
     index_.Insert(n);
   }
   // Making room may forget this very key (the oldest non-resident); pinned,

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "arc/duet_orders.h"
+#include "arc/order_lists.h"
 #include "arc/policy.h"
 #include "base/check.h"
 
@@ -29,7 +29,8 @@ struct PageNode : arc::ListLinks {
   uint8_t freq = 0;  // S3-FIFO: 0..3
 };
 
-// Over arc::OrderList (arc/duet_orders.h), the lists of Duet's orderings.
+// Over arc::OrderList (arc/order_lists.h), the pointer-linked list that the
+// engine's LIRS runs on too.
 class PageList {
  public:
   PageList() = default;

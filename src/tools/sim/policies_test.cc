@@ -229,7 +229,8 @@ TEST(PolicyInvariantsTest, RandomTracesKeepBoundsAndNeverBeatMin) {
 TEST(FlatIndexTest, AgreesWithAMapUnderChurn) {
   SeededRandom rng = SeededRandom::FromEnvironment("FlatIndexTest");
   struct Node {
-    uint64_t key = 0;
+    uint64_t k = 0;
+    uint64_t key() const { return k; }
   };
   constexpr uint64_t kMaxEntries = 40;  // 64 slots
   arc::FixedPool<Node> pool(kMaxEntries);
@@ -242,7 +243,7 @@ TEST(FlatIndexTest, AgreesWithAMapUnderChurn) {
     auto it = map.find(key);
     if (it == map.end() && map.size() < kMaxEntries) {
       Node* n = pool.Get();
-      n->key = key;
+      n->k = key;
       index.Insert(n);
       table.Insert(key, n);
       map[key] = n;

@@ -138,7 +138,11 @@ Result<size_t> TraceReader::Read(std::span<KeyRun> out) {
     line_no_++;
     bool got = false;
     ARC_RETURN_IF_ERROR(ParseLine(p, line_end, &out[n], &got));
-    if (got) n++;
+    if (!got) continue;
+    if (out[n].first > kMaxTraceKey || out[n].count - 1 > kMaxTraceKey - out[n].first) {
+      return LineError("page keys beyond 2^48 - 1, the simulator's key space");
+    }
+    n++;
   }
   return n;
 }

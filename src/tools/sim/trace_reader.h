@@ -32,6 +32,10 @@
 
 namespace arcstore::sim {
 
+// The largest page key a trace may hold: the simulators' key space (Duet's
+// and LIRS's nodes keep 48-bit keys, arc/duet_orders.h).
+inline constexpr uint64_t kMaxTraceKey = (uint64_t{1} << 48) - 1;
+
 // The page keys first, first+1, ..., first+count-1, requested in that order.
 struct KeyRun {
   uint64_t first = 0;

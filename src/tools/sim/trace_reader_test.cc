@@ -133,6 +133,29 @@ TEST(TraceReaderTest, MalformedLineNamesTheLine) {
   EXPECT_NE(n.status().message().find("bad.lis:2"), std::string::npos) << n.status().ToString();
 }
 
+// The simulators keep 48-bit keys: the largest key reads, one past it (alone
+// or as the end of a run) is an error naming the line.
+TEST(TraceReaderTest, KeysBeyondTheSimulatorsKeySpaceNameTheLine) {
+  const TempDir d("arcstore_trace_test");
+  const uint64_t max = kMaxTraceKey;
+  WritePlain(d.File("ok.lis"), std::to_string(max - 1) + " 2 0 0\n");
+  const std::vector<KeyRun> want = {{max - 1, 2}};
+  EXPECT_EQ(ReadAll(d.File("ok.lis")), want);
+  for (const std::string& line :
+       {std::to_string(max) + " 2 0 0", std::to_string(max + 1) + " 1 0 0",
+        std::string("18446744073709551615 1 0 0")}) {
+    SCOPED_TRACE(line);
+    WritePlain(d.File("big.lis"), "1 1 0 0\n" + line + "\n");
+    auto r = TraceReader::Open(d.File("big.lis"), {});
+    ASSERT_TRUE(r.ok());
+    KeyRun buf[8];
+    auto n = (*r)->Read(buf);
+    ASSERT_FALSE(n.ok());
+    EXPECT_NE(n.status().message().find("big.lis:2"), std::string::npos) << n.status().ToString();
+    EXPECT_NE(n.status().message().find("2^48"), std::string::npos) << n.status().ToString();
+  }
+}
+
 TEST(TraceReaderTest, FormatFromName) {
   EXPECT_EQ(FormatFromPath("/a/P12.lis.zst"), TraceFormat::kArcLis);
   EXPECT_EQ(FormatFromPath("loop.trace.gz"), TraceFormat::kLirs);
