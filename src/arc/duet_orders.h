@@ -66,9 +66,11 @@ struct alignas(32) OrderNode {
 static_assert(sizeof(OrderNode) == 32);
 
 // The links each ordering's lists go through (order_lists.h), for any node
-// type with these members.
+// type with these members. CacheNode derives from PolicyNode and so is not
+// standard-layout; offsetof of its own members (no virtual bases) is exact
+// with GCC and Clang, which only warn that the standard does not promise it.
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winvalid-offsetof"  // CacheNode: exact with GCC and Clang
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
 template <typename Node>
 struct LirsQueueField {
   static auto& Of(Node& n) { return n.lirs_queue; }
