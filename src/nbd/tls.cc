@@ -26,10 +26,30 @@
 // plaintext options after the client's STARTTLS; a server that keeps its
 // read buffer across the upgrade would later treat those bytes as if they
 // had come over TLS. Here the Reader's buffer is dropped when STARTTLS is
-// acknowledged, and GnuTLS reads the socket directly from then on, so no
-// byte received before the TLS handshake is ever parsed as an option. After
-// STARTTLS the option state is reset as well (the spec forbids keeping
-// per-export state such as meta contexts across it).
+// acknowledged, and GnuTLS reads the socket directly for the handshake, so
+// no byte received before the TLS handshake is ever parsed as an option.
+// After STARTTLS the option state is reset as well (the spec forbids
+// keeping per-export state such as meta contexts across it).
+//
+// Reads. GnuTLS reads a record as two exact reads of the socket (its
+// 5-byte header, then its body), and a client sends each request as one or
+// two records (header, payload): four system calls a request, plus polls
+// to learn whether anything arrived. After the handshake the
+// session reads ahead instead: one receive of up to kTlsReadAheadBytes
+// takes every record that has arrived, and GnuTLS's reads are copies out
+// of that buffer (Pull).
+//
+//   socket --recv, all that arrived--> in_ [ rec | rec | rec | par ]
+//                                            |
+//   GnuTLS pulls header, body <--------------+    (memcpy, no syscall)
+//   decrypts into the caller's buffer
+//
+// A non-blocking read (RecvNow, for the connection's polling) is that one
+// receive with MSG_DONTWAIT, in place of a poll; after the first record a
+// read takes the further records that are whole in the buffer (RecordReady)
+// and stops at a partial one rather than wait for the network. The buffer
+// holds ciphertext only, of this session, after its handshake. With kernel
+// TLS receive the kernel does all of this and GnuTLS reads the socket.
 //
 // Credentials. One TlsCredentials per server, loaded at Start: X.509 (the
 // nbdkit/qemu directory layout) and/or PSK (psktool file). PSK keys are
@@ -236,6 +256,17 @@ TlsOutcome TlsSession::Handshake(uint64_t deadline_ns) {
     return out;
   }
   Describe(&out);
+  // From now on GnuTLS pulls from the read-ahead buffer, unless the kernel
+  // receives for it. The handshake's own reads took exactly what it needed,
+  // so nothing read before this point is in the buffer.
+  if ((gnutls_transport_is_ktls_enabled(session_) & GNUTLS_KTLS_RECV) == 0) {
+    in_.resize(kTlsReadAheadBytes);
+    gnutls_transport_set_ptr2(session_, this,
+                              reinterpret_cast<gnutls_transport_ptr_t>(static_cast<intptr_t>(fd_)));
+    gnutls_transport_set_pull_function(session_, Pull);
+    gnutls_transport_set_pull_timeout_function(session_, PullTimeout);
+    read_ahead_ = true;
+  }
   return out;
 }
 
@@ -295,15 +326,26 @@ Result<size_t> TlsSession::Recv(uint8_t* buf, size_t n) {
   }
 }
 
+Result<size_t> TlsSession::RecvNow(uint8_t* buf, size_t n) {
+  if (Pending() == 0 && ReadAheadBytes() == 0) {
+    if (read_ahead_) {
+      // The receive a poll would have cost, taking what has arrived. At
+      // the end of the stream or on an error, Recv meets it again.
+      if (FillReadAhead(MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return Status::Busy("nothing to read yet");
+      }
+    } else {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 0) <= 0) return Status::Busy("nothing to read yet");
+    }
+  }
+  // A record that has arrived in part is waited for, briefly.
+  return Recv(buf, n);
+}
+
 size_t TlsSession::RecvMore(uint8_t* buf, size_t n) {
   size_t got = 0;
-  while (got < n) {
-    // Decrypted bytes held, or socket bytes arriving (a record that
-    // arrives in pieces is waited for, briefly); otherwise stop here.
-    if (Pending() == 0) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 0) <= 0) break;
-    }
+  while (got < n && (Pending() > 0 || RecordReady())) {
     const ssize_t r = gnutls_record_recv(session_, buf + got, n - got);
     if (r == GNUTLS_E_INTERRUPTED) continue;
     // The end of the stream or an error: the next read reports it.
@@ -311,6 +353,58 @@ size_t TlsSession::RecvMore(uint8_t* buf, size_t n) {
     got += static_cast<size_t>(r);
   }
   return got;
+}
+
+bool TlsSession::RecordReady() const {
+  if (!read_ahead_) {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+  // GnuTLS pulls a record's 5-byte header, then exactly its body, so what
+  // is read ahead starts at a record: type, version, 16-bit length.
+  constexpr size_t kHeaderBytes = 5;
+  const size_t held = ReadAheadBytes();
+  if (held < kHeaderBytes) return false;
+  const uint8_t* h = in_.data() + in_begin_;
+  const size_t body = (size_t{h[3]} << 8) | h[4];
+  return held >= kHeaderBytes + body;
+}
+
+ssize_t TlsSession::FillReadAhead(int flags) {
+  in_begin_ = in_end_ = 0;
+  while (true) {
+    const ssize_t r = ::recv(fd_, in_.data(), in_.size(), flags);
+    if (r < 0 && errno == EINTR) continue;
+    if (r > 0) in_end_ = static_cast<size_t>(r);
+    return r;
+  }
+}
+
+ssize_t TlsSession::Pull(gnutls_transport_ptr_t self, void* data, size_t n) {
+  auto* s = static_cast<TlsSession*>(self);
+  if (s->ReadAheadBytes() == 0) {
+    // Waits as a plain read would (the socket's receive timeout applies).
+    const ssize_t r = s->FillReadAhead(0);
+    if (r < 0) {
+      gnutls_transport_set_errno(s->session_, errno);
+      return -1;
+    }
+    if (r == 0) return 0;
+  }
+  const size_t take = std::min(n, s->ReadAheadBytes());
+  std::memcpy(data, s->in_.data() + s->in_begin_, take);
+  s->in_begin_ += take;
+  return static_cast<ssize_t>(take);
+}
+
+int TlsSession::PullTimeout(gnutls_transport_ptr_t self, unsigned int ms) {
+  auto* s = static_cast<TlsSession*>(self);
+  if (s->ReadAheadBytes() > 0) return 1;
+  pollfd p{s->fd_, POLLIN, 0};
+  const int timeout_ms = ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : static_cast<int>(ms);
+  const int r = ::poll(&p, 1, timeout_ms);
+  if (r < 0) gnutls_transport_set_errno(s->session_, errno);
+  return r;
 }
 
 size_t TlsSession::Pending() const { return gnutls_record_check_pending(session_); }

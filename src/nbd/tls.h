@@ -23,12 +23,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "nbd/psk_file.h"
 #include "nbd/tls_options.h"
 
 namespace arcstore::nbd {
+
+// Ciphertext a session reads ahead from its socket at most: every record a
+// pipelining client has sent, up to eight full-sized TLS records.
+inline constexpr size_t kTlsReadAheadBytes = 128 * 1024;
 
 // Why a TLS handshake failed (counted in module "nbd" as tls_fail_<name>).
 enum class TlsFailure {
@@ -98,12 +103,17 @@ class TlsSession {
 
   // As Transport::ReadSome: bytes, 0 at end of stream, Aborted on the
   // socket's read timeout, IOError otherwise. Waits for one record, then
-  // takes every further record already held or arriving, up to `n` bytes:
+  // takes every further whole record already received, up to `n` bytes:
   // a client's pipelined requests come in one read, as over plaintext,
   // not one record per read.
   Result<size_t> Recv(uint8_t* buf, size_t n);
+  // As Transport::ReadSomeNow: Recv when something has arrived, else Busy
+  // at once (one non-blocking receive, no poll).
+  Result<size_t> RecvNow(uint8_t* buf, size_t n);
   // Decrypted bytes already held (readable without touching the socket).
   size_t Pending() const;
+  // Ciphertext read ahead and not yet given to GnuTLS.
+  size_t ReadAheadBytes() const { return in_end_ - in_begin_; }
   Status SendAll(const iovec* iov, int count);
 
   // Set by the PSK callback when the client named an unknown user.
@@ -111,8 +121,16 @@ class TlsSession {
   const TlsCredentials* credentials() const { return credentials_; }
 
  private:
-  // Recv's second half: records already held or arriving, into `buf`.
+  // Recv's second half: records already held, into `buf`.
   size_t RecvMore(uint8_t* buf, size_t n);
+  // Whether a record can be read without waiting for the network: a whole
+  // one is read ahead (or, with the kernel receiving, the socket has data).
+  bool RecordReady() const;
+  // GnuTLS's transport reads once read-ahead is on (see tls.cc).
+  static ssize_t Pull(gnutls_transport_ptr_t self, void* data, size_t n);
+  static int PullTimeout(gnutls_transport_ptr_t self, unsigned int ms);
+  // One receive into the empty read-ahead buffer: what recv returned.
+  ssize_t FillReadAhead(int flags);
   TlsFailure Classify(int error) const;
   void Describe(TlsOutcome* out) const;
 
@@ -120,6 +138,11 @@ class TlsSession {
   const int fd_;
   gnutls_session_t session_ = nullptr;
   bool unknown_psk_user_ = false;
+  // Ciphertext received and not yet pulled by GnuTLS: in_[in_begin_,
+  // in_end_). Empty until the handshake succeeds without kernel receive.
+  std::vector<uint8_t> in_;
+  size_t in_begin_ = 0, in_end_ = 0;
+  bool read_ahead_ = false;
 };
 
 }  // namespace arcstore::nbd

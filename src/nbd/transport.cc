@@ -1,7 +1,6 @@
 #include "nbd/transport.h"
 
 #include <limits.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -56,13 +55,7 @@ Result<size_t> SocketTransport::ReadSomeV(const iovec* iov, int count) {
 
 Result<size_t> SocketTransport::ReadSomeVNow(const iovec* iov, int count) {
   if (!tls_) return ReceiveV(fd_, iov, count, MSG_DONTWAIT);
-  // Decrypted bytes held, or a record arriving: read it (a record that
-  // arrives in pieces is waited for, briefly). Otherwise nothing yet.
-  if (tls_->Pending() == 0) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 0) <= 0) return Status::Busy("nothing to read yet");
-  }
-  return tls_->Recv(static_cast<uint8_t*>(iov[0].iov_base), iov[0].iov_len);
+  return tls_->RecvNow(static_cast<uint8_t*>(iov[0].iov_base), iov[0].iov_len);
 }
 
 TlsOutcome SocketTransport::StartTls(const TlsCredentials* credentials, uint64_t deadline_ns) {
