@@ -335,9 +335,8 @@ Result<size_t> TlsSession::RecvNow(uint8_t* buf, size_t n) {
       if (FillReadAhead(MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         return Status::Busy("nothing to read yet");
       }
-    } else {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 0) <= 0) return Status::Busy("nothing to read yet");
+    } else if (!SocketReadable()) {
+      return Status::Busy("nothing to read yet");
     }
   }
   // A record that has arrived in part is waited for, briefly.
@@ -356,11 +355,13 @@ size_t TlsSession::RecvMore(uint8_t* buf, size_t n) {
   return got;
 }
 
+bool TlsSession::SocketReadable() const {
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
 bool TlsSession::RecordReady() const {
-  if (!read_ahead_) {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
-  }
+  if (!read_ahead_) return SocketReadable();
   // GnuTLS pulls a record's 5-byte header, then exactly its body, so what
   // is read ahead starts at a record: type, version, 16-bit length.
   constexpr size_t kHeaderBytes = 5;

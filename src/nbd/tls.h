@@ -126,6 +126,8 @@ class TlsSession {
   // Whether a record can be read without waiting for the network: a whole
   // one is read ahead (or, with the kernel receiving, the socket has data).
   bool RecordReady() const;
+  // Whether the socket has bytes to read (a poll that does not wait).
+  bool SocketReadable() const;
   // GnuTLS's transport reads once read-ahead is on (see tls.cc).
   static ssize_t Pull(gnutls_transport_ptr_t self, void* data, size_t n);
   static int PullTimeout(gnutls_transport_ptr_t self, unsigned int ms);
