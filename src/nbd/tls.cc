@@ -266,7 +266,6 @@ TlsOutcome TlsSession::Handshake(uint64_t deadline_ns) {
                               reinterpret_cast<gnutls_transport_ptr_t>(static_cast<intptr_t>(fd_)));
     gnutls_transport_set_pull_function(session_, Pull);
     gnutls_transport_set_pull_timeout_function(session_, PullTimeout);
-    read_ahead_ = true;
   }
   return out;
 }
@@ -329,7 +328,7 @@ Result<size_t> TlsSession::Recv(uint8_t* buf, size_t n) {
 
 Result<size_t> TlsSession::RecvNow(uint8_t* buf, size_t n) {
   if (Pending() == 0 && ReadAheadBytes() == 0) {
-    if (read_ahead_) {
+    if (read_ahead()) {
       // The receive a poll would have cost, taking what has arrived. At
       // the end of the stream or on an error, Recv meets it again.
       if (FillReadAhead(MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -361,7 +360,7 @@ bool TlsSession::SocketReadable() const {
 }
 
 bool TlsSession::RecordReady() const {
-  if (!read_ahead_) return SocketReadable();
+  if (!read_ahead()) return SocketReadable();
   // GnuTLS pulls a record's 5-byte header, then exactly its body, so what
   // is read ahead starts at a record: type, version, 16-bit length.
   constexpr size_t kHeaderBytes = 5;

@@ -32,7 +32,8 @@
 namespace arcstore::nbd {
 
 // Ciphertext a session reads ahead from its socket at most: every record a
-// pipelining client has sent, up to eight full-sized TLS records.
+// pipelining client has sent, up to seven full-sized TLS records (16 KiB
+// of data and their headers and tags each).
 inline constexpr size_t kTlsReadAheadBytes = 128 * 1024;
 
 // Why a TLS handshake failed (counted in module "nbd" as tls_fail_<name>).
@@ -140,11 +141,13 @@ class TlsSession {
   const int fd_;
   gnutls_session_t session_ = nullptr;
   bool unknown_psk_user_ = false;
+  // Whether GnuTLS pulls from in_ (the read-ahead buffer is made then).
+  bool read_ahead() const { return !in_.empty(); }
+
   // Ciphertext received and not yet pulled by GnuTLS: in_[in_begin_,
   // in_end_). Empty until the handshake succeeds without kernel receive.
   std::vector<uint8_t> in_;
   size_t in_begin_ = 0, in_end_ = 0;
-  bool read_ahead_ = false;
 };
 
 }  // namespace arcstore::nbd
