@@ -2,6 +2,7 @@
 //
 //   FakeMemoryMonitor mon(8 * kGiB);            // limit 8 GiB, all available
 //   mon.SetPressure(true, "psi some avg10 40%"); // the next Read() says so
+//   mon.SetPressure(true, "available low", -1, /*shortage=*/true);
 //   mon.SetAvailable(100 * kMiB);
 //   mon.FailNextReads(1, "cgroup gone");         // Read() returns an error
 //
@@ -44,10 +45,13 @@ class FakeMemoryMonitor final : public MemoryMonitor {
     MutexLock l(&mu_);
     reading_.available_bytes = available_bytes;
   }
-  // Pressure on (with its reason) or off.
-  void SetPressure(bool on, std::string reason = "fake pressure", double psi_some_avg10 = -1) {
+  // Pressure on (with its reason) or off. Pressure is stalls only (PSI with
+  // memory available) unless `shortage` says memory itself is short.
+  void SetPressure(bool on, std::string reason = "fake pressure", double psi_some_avg10 = -1,
+                   bool shortage = false) {
     MutexLock l(&mu_);
     reading_.under_pressure = on;
+    reading_.short_of_memory = on && shortage;
     reading_.pressure_reason = on ? std::move(reason) : std::string();
     reading_.psi_some_avg10 = psi_some_avg10;
   }

@@ -93,9 +93,14 @@
 //   c_max = c_max_percent of the monitor's limit (or c_max_bytes, or a cap
 //   from SetMaxBytes), c_min = max(c_max / 32, 64 MiB). Tick() (every
 //   monitor_interval_ns on the evictor thread) reads the monitor: a new limit
-//   moves c_max (cause kLimit); pressure shrinks c by one step, from min(c,
-//   size), by (min(c, size) >> shrink_shift), never below c_min (cause
-//   kPressure, with the monitor's reason), and holds growth off; if the last
+//   moves c_max (cause kLimit); pressure shrinks c by one step, never below
+//   c_min (cause kPressure, with the monitor's reason), and holds growth
+//   off. A shortage (available memory below the monitor's low threshold)
+//   steps from base = min(c, size); stalls alone (PSI over its threshold
+//   while memory is available: reclaim of the page cache, which the kernel
+//   does whatever the ARC holds) step from base = c. The step is
+//   base >> shrink_shift, so a burst of stalls costs a few percent of c per
+//   tick and never drops c from c_max to what a fresh ARC holds. If the last
 //   pass freed nothing, it refuses to shrink further and records
 //   kShrinkStopped once. Every change goes to TargetHistory() and the
 //   c_changes_<cause> counters; subscribers (the handle cache) are called.

@@ -33,7 +33,7 @@ struct ArcOptions {
   uint64_t c_min_bytes = 0;        // 0: max(c_max / 32, 64 MiB), at most c_max
   uint64_t initial_c_bytes = 0;    // 0: c_max
   uint64_t grow_holdoff_ns = 5'000'000'000;  // no growth this long after pressure
-  uint32_t shrink_shift = 5;       // a shrink step frees min(c, size) >> shift
+  uint32_t shrink_shift = 5;       // a pressure step is base >> shift (arc.cc, TARGET c)
   // Memory counts as free for growth when the monitor reports no pressure and
   // at least limit >> free_shift available.
   uint32_t free_shift = 6;

@@ -8,7 +8,10 @@
 //      recorded, and c grows back once the pressure ends and the holdoff
 //      has passed (the seed's c sat at c_min and nobody could see why);
 //  (4) a cache sized from c (the handle cache) shrinks when c shrinks (the
-//      seed's handle cache, sized from physical memory, pinned 27 GiB).
+//      seed's handle cache, sized from physical memory, pinned 27 GiB);
+//  (5) stalls while memory is available (PSI during a burst of page-cache
+//      reclaim) cost a fresh ARC one step of c, not c down to the little it
+//      holds: the seed's pressure "that isn't, in fact, there".
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -287,6 +290,48 @@ class HandleCacheDouble {
 
 // (4) The handle cache fills to c/32; pressure halves c; the handle cache
 // follows, and the ARC's held bytes by "handle_cache" with it.
+// (5) A fresh ARC holds 4 MiB of a 256 MiB c. Stalls alone, memory still
+// available: each tick takes one step of c / 32 from c, and the reads that
+// follow are cached. A shortage at the same point takes c down to what the
+// ARC holds (less a step), as it must: c above size would let the ARC grow
+// into memory that is not there.
+TEST_F(PathologyTest, StallsWithMemoryAvailableCostAStepOfCNotTheCache) {
+  ArcOptions o;
+  o.evictor = EvictorMode::kInline;
+  o.c_max_bytes = 256 * kMiB;
+  o.c_min_bytes = 8 * kMiB;
+  Make(o);
+  for (uint64_t b = 0; b < 64; b++) Read(b);
+  const uint64_t c0 = arc_->target_bytes();
+  ASSERT_EQ(c0, 256 * kMiB);
+  ASSERT_EQ(arc_->size_bytes() / kMiB, 4u);
+  mon_.SetPressure(true, "psi some avg10 40.0% > 10%", 40.0);
+  uint64_t c = c0;
+  for (int i = 0; i < 3; i++) {
+    arc_->Tick();
+    EXPECT_EQ(arc_->target_bytes(), c - (c >> 5)) << "tick " << i;
+    c = arc_->target_bytes();
+    clock_.AdvanceNs(kNsPerSec);
+  }
+  auto history = arc_->TargetHistory();
+  ASSERT_FALSE(history.empty());
+  EXPECT_EQ(history.back().cause, TargetCause::kPressure);
+  EXPECT_EQ(history.back().reason, "psi some avg10 40.0% > 10%");
+  // The stalls end: 64 MiB more of reads stay cached (c is far above them).
+  mon_.SetPressure(false);
+  arc_->Tick();
+  for (uint64_t b = 64; b < 64 + 1024; b++) Read(b);
+  EXPECT_EQ(arc_->size_bytes() / kMiB, 68u);
+  EXPECT_EQ(Stat("evict_count"), 0);
+  // A shortage now: c falls to what the ARC holds, less a step.
+  const uint64_t size = arc_->size_bytes();
+  mon_.SetPressure(true, "available 100 MiB < 5% of limit", -1, /*shortage=*/true);
+  arc_->Tick();
+  EXPECT_EQ(arc_->target_bytes(), size - (size >> 5));
+  EXPECT_EQ(Stat("c_changes_pressure"), 4);
+  ExpectInvariants();
+}
+
 TEST_F(PathologyTest, HandleCacheSizedFromCShrinksWithC) {
   ArcOptions o;
   o.evictor = EvictorMode::kInline;
@@ -300,7 +345,7 @@ TEST_F(PathologyTest, HandleCacheSizedFromCShrinksWithC) {
   EXPECT_LE(handles.bytes(), 8 * kMiB);
   EXPECT_GE(handles.bytes(), 8 * kMiB - kBlock);
   EXPECT_EQ(static_cast<uint64_t>(Stat("held_bytes_handle_cache")), handles.bytes());
-  mon_.SetPressure(true, "available 100 MiB < 5% of limit");
+  mon_.SetPressure(true, "available 100 MiB < 5% of limit", -1, /*shortage=*/true);
   for (int i = 0; i < 6; i++) {
     arc_->Tick();
     arc_->RunEvictionPass();

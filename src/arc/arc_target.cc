@@ -188,6 +188,7 @@ void Arc::Tick() {
                                     std::memory_order_relaxed);
     }
     const bool pressure = reading->under_pressure || low;
+    const bool shortage = reading->short_of_memory || low;
     can_grow_.store(!pressure, std::memory_order_relaxed);
     if (pressure) {
       no_grow_until_ns_.store(clock_->NowNs() + options_.grow_holdoff_ns, std::memory_order_relaxed);
@@ -207,7 +208,12 @@ void Arc::Tick() {
         }
       } else {
         shrink_stalled_noted_ = false;
-        const uint64_t base = std::min(c, size);
+        // A shortage takes c down to what the ARC holds, less a step: c far
+        // above size would let the ARC grow into memory that is not there.
+        // Stalls alone (PSI with memory available) take one step from c:
+        // a fresh server whose ARC holds little would otherwise drop c to
+        // its floor on one burst of page-cache reclaim.
+        const uint64_t base = shortage ? std::min(c, size) : c;
         const uint64_t step = std::max<uint64_t>(base >> options_.shrink_shift, 1);
         const uint64_t new_c = std::max(c_min_.load(), base > step ? base - step : 0);
         if (new_c < c) SetTargetLocked(new_c, TargetCause::kPressure, reason, &r);

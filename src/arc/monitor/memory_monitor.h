@@ -31,8 +31,14 @@ struct MemoryReading {
   uint64_t available_bytes = 0;  // what it could still take without pressure
   // Why the limit is what it is: "cgroup v2 memory.max", "MemTotal", "cap".
   std::string limit_source;
-  // True when the kernel (PSI) or the cgroup reports reclaim pressure now.
+  // True when the kernel (PSI) or the cgroup reports reclaim pressure now,
+  // or available memory is below the low threshold.
   bool under_pressure = false;
+  // True when the pressure is a shortage: available memory below the low
+  // threshold. Pressure without it is stalls only (PSI: tasks waited on
+  // reclaim while memory was still available, as when the page cache
+  // churns), which the ARC answers with a smaller step (arc.cc, TARGET c).
+  bool short_of_memory = false;
   // PSI "some avg10" for memory, percent; negative when unknown.
   double psi_some_avg10 = -1;
   // Why pressure is reported ("psi some avg10 32.1% > 10%", "available

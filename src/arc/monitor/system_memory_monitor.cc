@@ -25,7 +25,9 @@
 // container sees its own cgroup as the mount root).
 //
 // Invariants. A combined reading has a finite limit, available <= limit, and
-// a non-empty pressure_reason exactly when under_pressure. "max" and v1's
+// a non-empty pressure_reason exactly when under_pressure; short_of_memory
+// (available below low_available_pct of the limit) implies under_pressure,
+// and pressure without it came from PSI alone. "max" and v1's
 // huge sentinel mean "no limit from this source", never a number.
 //
 // Locking: none; Read() is a pure function of the files.
@@ -325,10 +327,12 @@ Result<MemoryReading> CombinedMemoryMonitor::Read() {
     return Status::NotFound("no memory source gave a limit");
   out.available_bytes = std::min(out.available_bytes, out.limit_bytes);
   double low = thresholds_.low_available_pct / 100.0 * static_cast<double>(out.limit_bytes);
-  if (static_cast<double>(out.available_bytes) < low)
+  if (static_cast<double>(out.available_bytes) < low) {
+    out.short_of_memory = true;
     AddReason(out, "available " + FormatBytes(out.available_bytes) + " < " +
                        Pct(thresholds_.low_available_pct) + " of limit " +
                        FormatBytes(out.limit_bytes) + " (" + out.limit_source + ")");
+  }
   return out;
 }
 

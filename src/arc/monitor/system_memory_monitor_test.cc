@@ -129,6 +129,8 @@ TEST(SystemMonitor, MaxMeansUnlimitedAndPsiReportsPressure) {
       << r.pressure_reason;
   EXPECT_NE(r.pressure_reason.find("psi full avg10 12.50% > 2.00%"), std::string::npos)
       << r.pressure_reason;
+  // Stalls, with half of memory available: not a shortage.
+  EXPECT_FALSE(r.short_of_memory);
 }
 
 TEST(SystemMonitor, LimitAboveMemTotalFallsToMemTotal) {
@@ -148,6 +150,7 @@ TEST(SystemMonitor, ContainerNearItsLimitIsUnderPressure) {
   EXPECT_NE(r.pressure_reason.find("available 96.0 MiB < 5.00% of limit 4.0 GiB"),
             std::string::npos)
       << r.pressure_reason;
+  EXPECT_TRUE(r.short_of_memory);
 }
 
 TEST(SystemMonitor, CgroupV1) {
