@@ -48,6 +48,7 @@ DISK_PEERS = ["nbdkit-file", "qemu-qcow2", "qemu-raw"]
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 300
 SETTLE_TIMEOUT_S = 600
+PRETOUCH_STILL_S = 3
 # Where arcstore serve ran each request (src/nbd/server.cc, "Requests run
 # inline"): printed per run as a share of the row's requests.
 INLINE_STATS = ["nbd.requests_inline", "nbd.requests_may_wait"]
@@ -275,9 +276,10 @@ class Server:
                      "--recordsize", c.recordsize, "--compression", c.compression], "vol create")
             self.export = "vol"
             self.pool = pool
+            pretouch = ["--arc-pretouch", str(c.arc_pretouch)] if c.arc_pretouch else []
             if not self.net.tcp:
-                return [binary, "serve", pool, "--socket", self.sock]
-            cmd = [binary, "serve", pool, "--listen", f"{NETNS_SERVER_IP}:{self.port}"]
+                return [binary, "serve", pool, "--socket", self.sock] + pretouch
+            cmd = [binary, "serve", pool, "--listen", f"{NETNS_SERVER_IP}:{self.port}"] + pretouch
             if self.tls:
                 return cmd + ["--tls", "require", "--tls-certificates", self.net.server_certs]
             # Plaintext beyond loopback: serve wants it said.
@@ -343,17 +345,26 @@ class Server:
     def settle(self):
         """Waits until arcstore has synced what the fill left dirty (its
         control socket's txg.dirty_bytes is 0), so that the first rows do
-        not pay for the fill. The other servers have nothing to wait for
-        that a client could see."""
+        not pay for the fill, and, with --arc-pretouch, until its filler is
+        idle (arcstats.buf_pretouched_bytes still for PRETOUCH_STILL_S): what
+        the fill took from the reserve is written again before the rows. The
+        other servers have nothing to wait for that a client could see."""
         if self.pool is None:
             return
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        names = ["txg.dirty_bytes", "arcstats.buf_pretouched_bytes"]
+        touched, still_since = -1, time.monotonic()
         while time.monotonic() < deadline:
-            dirty = self.live_stats(["txg.dirty_bytes"])["txg.dirty_bytes"]
-            if dirty == 0:
+            got = self.live_stats(names)
+            now = time.monotonic()
+            if got["arcstats.buf_pretouched_bytes"] != touched:
+                touched, still_since = got["arcstats.buf_pretouched_bytes"], now
+            idle = not self.cfg.arc_pretouch or now - still_since >= PRETOUCH_STILL_S
+            if got["txg.dirty_bytes"] == 0 and idle:
                 return
             time.sleep(0.5)
-        raise BenchError(f"{self.label}: dirty data not synced {SETTLE_TIMEOUT_S} s after the fill")
+        raise BenchError(f"{self.label}: dirty data not synced or the ARC's reserve not "
+                         f"pretouched {SETTLE_TIMEOUT_S} s after the fill")
 
     def live_stats(self, names, required=True):
         """The running arcstore serve's stats `names` ("module.name"), read
@@ -614,6 +625,9 @@ def parse_args(argv):
                     help="record size of the arcstore volume (64K: see README.md)")
     ap.add_argument("--compression", default="lz4", choices=["lz4", "zstd", "off"],
                     help="compression of the arcstore volume (lz4, the engine's default)")
+    ap.add_argument("--arc-pretouch", type=parse_size, default=0,
+                    help="arcstore serve --arc-pretouch SIZE (ARC memory mapped and written once "
+                    "before the rows; default none)")
     ap.add_argument("--pool-size", type=parse_size, default=None,
                     help="arcstore pool file size (default: 8 x the export, at least 256M)")
     ap.add_argument("--workdir", default="/var/tmp", help="where backing files go")
@@ -691,7 +705,8 @@ def main(argv):
         (", ktls" if cfg.ktls else "")
     print(f"nbd bench: servers {','.join(cfg.servers)}; rows {','.join(cfg.rows)}; "
           f"runs {cfg.runs}; runtime {cfg.runtime} s; ramp {cfg.ramp} s; export {cfg.size} "
-          f"bytes; arcstore recordsize {cfg.recordsize}, compression {cfg.compression}{over}; "
+          f"bytes; arcstore recordsize {cfg.recordsize}, compression {cfg.compression}"
+          f"{f', arc pretouch {cfg.arc_pretouch}' if cfg.arc_pretouch else ''}{over}; "
           f"load average at start {os.getloadavg()}", flush=True)
     servers, image = [], None
     net = Network(cfg)

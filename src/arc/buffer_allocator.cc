@@ -1,8 +1,11 @@
 // The ARC's buffer allocator: see buffer_allocator.h for the model.
 #include "arc/buffer_allocator.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <utility>
@@ -51,12 +54,29 @@ void Poison(const uint8_t*, uint64_t) {}
 void Unpoison(const uint8_t*, uint64_t) {}
 #endif
 
-// One write per page from user space: what makes a page cheap to use on a
-// machine that builds its page tables on first touch (the reserve).
+// One write per page from user space, and one by the kernel on the
+// process's behalf (a read from /dev/zero): what makes a page cheap to use
+// on a machine whose hypervisor builds the page tables it walks itself on
+// first touch, one set for the guest's user mode and one for its kernel.
+// A page touched in one mode only is still cold in the other: a recv into
+// a page the process has written, or a checksum of a page a recv filled,
+// pays the hypervisor's fault again. Writing zeros into zero-filled pages
+// changes nothing in them; without /dev/zero only the user-mode half is
+// done.
 void TouchPages(uint8_t* p, uint64_t bytes) {
   for (uint64_t at = 0; at < bytes; at += kPageBytes) {
     reinterpret_cast<volatile uint8_t*>(p)[at] = 0;
   }
+  const int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  constexpr uint64_t kStepBytes = 1 << 20;
+  for (uint64_t at = 0; at < bytes;) {
+    const ssize_t n = read(fd, p + at, std::min(kStepBytes, bytes - at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += static_cast<uint64_t>(n);
+  }
+  close(fd);
 }
 
 }  // namespace

@@ -83,13 +83,16 @@
 //
 // The pretouched reserve. Memory new to the process is costly at its first
 // touch on a virtual machine whose hypervisor builds the page tables it
-// walks itself on demand: on this project's machines a page's first write
-// from user space costs dozens of times the copy into it, populated or
-// not, and nothing the second time. A pool whose ARC grows (a fresh server, the
-// first txgs of a burst of writes) pays that on every writer's copy into
-// a new buffer. With pretouch_bytes set, the filler keeps up to that much
+// walks itself on demand, one set for the guest's user mode and one for
+// its kernel: on this project's machines a page's first access from user
+// space costs dozens of times a copy into it, populated or not, its first
+// access by the kernel on the process's behalf (a recv into it) as much
+// again, and each costs nothing the second time. A pool whose ARC grows (a
+// fresh server, the first txgs of a burst of writes) pays both on every
+// new buffer: the connection's recv into it, then the txg sync's checksum
+// of it. With pretouch_bytes set, the filler keeps up to that much
 // memory (bounded by the room, less what the cache holds) mapped,
-// populated and written once, in chunks of up to kReserveChunkBytes;
+// populated and written once in each mode, in chunks of up to kReserveChunkBytes;
 // a buffer or slab that would be mapped is cut from it instead. It is
 // filled once, when the filler starts (a server pretouches while it is
 // still idle); what the ARC takes from it comes back through the cache of
