@@ -41,6 +41,15 @@ class PathologyTest : public ::testing::Test {
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     arc_ = std::move(*a);
   }
+  // An ARC whose evictions run inline, sized c_max / c_min.
+  ArcOptions MakeInline(uint64_t c_max_bytes, uint64_t c_min_bytes) {
+    ArcOptions o;
+    o.evictor = EvictorMode::kInline;
+    o.c_max_bytes = c_max_bytes;
+    o.c_min_bytes = c_min_bytes;
+    Make(o);
+    return o;
+  }
   ArcHold Read(uint64_t block, HolderKind holder = HolderKind::kApiUser, uint64_t bytes = kBlock) {
     LookupResult r = arc_->Lookup(ArcKey{1, block, 0}, {.bytes = bytes, .holder = holder});
     if (r.hit()) return std::move(r.hold);
@@ -196,11 +205,7 @@ TEST_F(PathologyTest, FullyPinnedCacheOvershootsAndReleasesWaiters) {
 // min(c, size) / 32 and recorded with the monitor's reason, never straight to
 // c_min. Then no pressure: no growth during the 5 s holdoff, growth after.
 TEST_F(PathologyTest, PressureBurstShrinksInBoundedStepsThenCGrowsBack) {
-  ArcOptions o;
-  o.evictor = EvictorMode::kInline;
-  o.c_max_bytes = 64 * kMiB;
-  o.c_min_bytes = 8 * kMiB;
-  Make(o);
+  const ArcOptions o = MakeInline(64 * kMiB, 8 * kMiB);
   for (uint64_t b = 0; b < 1024; b++) Read(b);  // 64 MiB of reads: the cache is full
   const uint64_t c0 = arc_->target_bytes();
   ASSERT_EQ(c0, 64 * kMiB);
@@ -290,17 +295,38 @@ class HandleCacheDouble {
 
 // (4) The handle cache fills to c/32; pressure halves c; the handle cache
 // follows, and the ARC's held bytes by "handle_cache" with it.
+TEST_F(PathologyTest, HandleCacheSizedFromCShrinksWithC) {
+  ArcOptions o;
+  o.evictor = EvictorMode::kInline;
+  o.c_max_bytes = 256 * kMiB;
+  o.c_min_bytes = 16 * kMiB;
+  o.shrink_shift = 2;  // quarter steps
+  Make(o);
+  HandleCacheDouble handles(arc_.get());
+  EXPECT_EQ(handles.target(), 8 * kMiB);
+  for (uint64_t b = 0; b < 4096; b++) handles.Add(Read(b, HolderKind::kHandleCache));
+  EXPECT_LE(handles.bytes(), 8 * kMiB);
+  EXPECT_GE(handles.bytes(), 8 * kMiB - kBlock);
+  EXPECT_EQ(static_cast<uint64_t>(Stat("held_bytes_handle_cache")), handles.bytes());
+  mon_.SetPressure(true, "available 100 MiB < 5% of limit", -1, /*shortage=*/true);
+  for (int i = 0; i < 6; i++) {
+    arc_->Tick();
+    arc_->RunEvictionPass();
+    EXPECT_LE(handles.bytes(), arc_->target_bytes() / 32) << "tick " << i;
+    EXPECT_EQ(static_cast<uint64_t>(Stat("held_bytes_handle_cache")), handles.bytes());
+  }
+  EXPECT_LT(arc_->target_bytes(), 128 * kMiB);
+  EXPECT_LT(handles.bytes(), 4 * kMiB);
+  ExpectInvariants();
+}
+
 // (5) A fresh ARC holds 4 MiB of a 256 MiB c. Stalls alone, memory still
 // available: each tick takes one step of c / 32 from c, and the reads that
 // follow are cached. A shortage at the same point takes c down to what the
 // ARC holds (less a step), as it must: c above size would let the ARC grow
 // into memory that is not there.
 TEST_F(PathologyTest, StallsWithMemoryAvailableCostAStepOfCNotTheCache) {
-  ArcOptions o;
-  o.evictor = EvictorMode::kInline;
-  o.c_max_bytes = 256 * kMiB;
-  o.c_min_bytes = 8 * kMiB;
-  Make(o);
+  MakeInline(256 * kMiB, 8 * kMiB);
   for (uint64_t b = 0; b < 64; b++) Read(b);
   const uint64_t c0 = arc_->target_bytes();
   ASSERT_EQ(c0, 256 * kMiB);
@@ -329,31 +355,6 @@ TEST_F(PathologyTest, StallsWithMemoryAvailableCostAStepOfCNotTheCache) {
   arc_->Tick();
   EXPECT_EQ(arc_->target_bytes(), size - (size >> 5));
   EXPECT_EQ(Stat("c_changes_pressure"), 4);
-  ExpectInvariants();
-}
-
-TEST_F(PathologyTest, HandleCacheSizedFromCShrinksWithC) {
-  ArcOptions o;
-  o.evictor = EvictorMode::kInline;
-  o.c_max_bytes = 256 * kMiB;
-  o.c_min_bytes = 16 * kMiB;
-  o.shrink_shift = 2;  // quarter steps
-  Make(o);
-  HandleCacheDouble handles(arc_.get());
-  EXPECT_EQ(handles.target(), 8 * kMiB);
-  for (uint64_t b = 0; b < 4096; b++) handles.Add(Read(b, HolderKind::kHandleCache));
-  EXPECT_LE(handles.bytes(), 8 * kMiB);
-  EXPECT_GE(handles.bytes(), 8 * kMiB - kBlock);
-  EXPECT_EQ(static_cast<uint64_t>(Stat("held_bytes_handle_cache")), handles.bytes());
-  mon_.SetPressure(true, "available 100 MiB < 5% of limit", -1, /*shortage=*/true);
-  for (int i = 0; i < 6; i++) {
-    arc_->Tick();
-    arc_->RunEvictionPass();
-    EXPECT_LE(handles.bytes(), arc_->target_bytes() / 32) << "tick " << i;
-    EXPECT_EQ(static_cast<uint64_t>(Stat("held_bytes_handle_cache")), handles.bytes());
-  }
-  EXPECT_LT(arc_->target_bytes(), 128 * kMiB);
-  EXPECT_LT(handles.bytes(), 4 * kMiB);
   ExpectInvariants();
 }
 
