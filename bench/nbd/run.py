@@ -346,9 +346,9 @@ class Server:
         """Waits until arcstore has synced what the fill left dirty (its
         control socket's txg.dirty_bytes is 0), so that the first rows do
         not pay for the fill, and, with --arc-pretouch, until its filler is
-        idle (arcstats.buf_pretouched_bytes still for PRETOUCH_STILL_S): what
-        the fill took from the reserve is written again before the rows. The
-        other servers have nothing to wait for that a client could see."""
+        idle (arcstats.buf_pretouched_bytes still for PRETOUCH_STILL_S), so
+        that the rows do not share the machine with it. The other servers
+        have nothing to wait for that a client could see."""
         if self.pool is None:
             return
         deadline = time.monotonic() + SETTLE_TIMEOUT_S

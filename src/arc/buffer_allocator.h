@@ -94,9 +94,10 @@
 // memory (bounded by the room, less what the cache holds) mapped,
 // populated and written once in each mode, in chunks of up to kReserveChunkBytes;
 // a buffer or slab that would be mapped is cut from it instead. It is
-// filled once, when the filler starts (a server pretouches while it is
-// still idle); what the ARC takes from it comes back through the cache of
-// freed buffers, so it needs no refill. Pieces cut from a chunk are
+// filled when the filler starts (a server pretouches while it is still
+// idle), chunk after chunk until it holds its target, so what the ARC takes
+// while it fills is made up too; after that it is not refilled: what the
+// ARC takes comes back through the cache of freed buffers. Pieces cut from a chunk are
 // unmapped on their own like any mapped buffer; a chunk's tail too small
 // for a request the reserve can serve from a later chunk is unmapped, and a
 // request larger than the whole reserve maps memory of its own. Trim gives the reserve back (whole
