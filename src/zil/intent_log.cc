@@ -9,10 +9,12 @@
 //                                   |
 //   Flush / FUA ----Commit-----> a committer takes every pending change as
 //                                one batch, packs it into blocks, places
-//                                them in the arena, writes them and flushes
-//                                the device once (a batch of one block is
-//                                one FUA write instead): one flush serves every
-//                                caller whose changes were pending. Up to
+//                                them in the arena, writes them (one write
+//                                while they lie one after another) and
+//                                flushes the device once (a batch that is
+//                                one write is written with FUA instead): one
+//                                flush serves every caller whose changes
+//                                were pending. Up to
 //                                max_inflight_commits batches are written
 //                                and flushed at once (callers arriving while
 //                                that many are in flight wait and form the
@@ -205,7 +207,7 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
       flushes(r->AddCounter("zil", "flushes", stats::Unit::kOps,
                             "device flushes issued by log commits")),
       fua_writes(r->AddCounter("zil", "fua_writes", stats::Unit::kOps,
-                               "commits of one block written with FUA instead of a flush")),
+                               "commits written as one write with FUA instead of a flush")),
       fallback_syncs(r->AddCounter("zil", "fallback_syncs", stats::Unit::kOps,
                                    "commits served by a txg sync instead")),
       dropped_copies(r->AddCounter("zil", "dropped_copies", stats::Unit::kOps,
@@ -311,7 +313,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
       stats_(env.registry),
       guid_(NewGuid()),
       buffers_(io::BufferAlignmentFor(*env.device), kSpareBuffers,
-               options.max_block_bytes) {
+               options.max_block_bytes, kSpareBytes) {
   MutexLock l(&mu_);
   arena_ = start.header;
   // The chain being replayed keeps its guid and stays the replay start
@@ -699,19 +701,35 @@ Status IntentLog::EncodeBatch(uint64_t guid, std::vector<PlannedBlock>* planned,
 }
 
 Status IntentLog::WriteBatch(const format::IntentLogHeader& arena, EncodedBatch* encoded) {
-  // A batch of one block is written with FUA: durable when the write
-  // completes, one device request instead of a write and a flush.
+  // Blocks placed one after another in the arena (all of a batch's, unless
+  // it wrapped to offset 0) go out as one vectored write: one device
+  // request, not one per block each waiting for the one before. A batch
+  // that is one request is written with FUA: durable when the write
+  // completes, no flush after it.
   const std::vector<Block>& targets = encoded->targets;
-  const bool fua = options_.use_fua && targets.size() == 1 && !options_.unsafe_skip_flush;
+  std::vector<io::IoRequest> writes;
+  for (size_t k = 0; k < targets.size(); k++) {
+    const uint64_t offset = arena.arena_offset_bytes + targets[k].offset;
+    const io::IoVec v{encoded->buffers[k].data(), targets[k].bytes};
+    if (!writes.empty()) {
+      io::IoRequest& last = writes.back();
+      const uint64_t length = last.length();
+      if (last.offset + length == offset && last.iov.size() < io::kMaxIoVecs &&
+          length + v.size_bytes <= io::kMaxIoBytes) {
+        last.iov.push_back(v);
+        continue;
+      }
+    }
+    io::IoRequest w{.op = io::IoOp::kWrite, .offset = offset, .iov = {v}};
+    w.io_class = io::IoClass::kLogWrite;
+    writes.push_back(std::move(w));
+  }
+  const bool fua = options_.use_fua && writes.size() == 1 && !options_.unsafe_skip_flush;
   const uint64_t io_start_ns = env_.clock->NowNs();
   Status s;
-  for (size_t k = 0; s.ok() && k < encoded->buffers.size(); k++) {
-    io::IoRequest w{.op = io::IoOp::kWrite,
-                    .offset = arena.arena_offset_bytes + targets[k].offset,
-                    .iov = {{encoded->buffers[k].data(), targets[k].bytes}}};
-    w.io_class = io::IoClass::kLogWrite;
-    w.fua = fua;
-    s = io::SubmitAndWait(*env_.device, std::move(w));
+  for (size_t k = 0; s.ok() && k < writes.size(); k++) {
+    writes[k].fua = fua;
+    s = io::SubmitAndWait(*env_.device, std::move(writes[k]));
   }
   if (s.ok() && fua) {
     stats_.fua_writes->Add();

@@ -78,8 +78,9 @@ struct IntentLogOptions {
   // five txgs, so flush-heavy work that outruns the txg timeout would
   // otherwise fill it and fall back to a synchronous txg sync. 0: never.
   uint32_t sync_kick_percent = 15;
-  // A commit of a single log block writes it with FUA (durable at
-  // completion) instead of a write and a device flush; false: always flush.
+  // A commit whose blocks go out as one write (they lie one after another
+  // in the arena) writes them with FUA (durable at completion) instead of
+  // a write and a device flush; false: always flush.
   bool use_fua = true;
   // Test only: acknowledge a commit without its device flush, so that the
   // crash harness can show it notices.
@@ -148,7 +149,7 @@ struct IntentLogStats {
   stats::Counter* bytes;            // log block bytes written
   stats::Counter* blocks;
   stats::Counter* flushes;          // device flushes issued by the log
-  stats::Counter* fua_writes;       // one-block commits written with FUA, no flush
+  stats::Counter* fua_writes;       // commits written as one FUA write, no flush
   stats::Counter* fallback_syncs;   // commits served by a txg sync
   stats::Counter* dropped_copies;   // changes dropped for memory (a later commit syncs)
   stats::Counter* sync_kicks;       // txg syncs asked for by sync_kick_percent
@@ -254,8 +255,8 @@ class IntentLog {
   // encoding_); buffers taken are in `out` even on error.
   Status EncodeBatch(uint64_t guid, std::vector<PlannedBlock>* planned, EncodedBatch* out)
       ARC_EXCLUDES(mu_);
-  // Writes the encoded blocks into `arena` and makes them durable (FUA for
-  // one block, else a flush).
+  // Writes the encoded blocks into `arena`, contiguous ones as one write,
+  // and makes them durable (FUA when that is one write, else a flush).
   Status WriteBatch(const format::IntentLogHeader& arena, EncodedBatch* encoded)
       ARC_EXCLUDES(mu_);
   // The batch's writes are over with `s`: fails the log, or counts the
@@ -344,9 +345,11 @@ class IntentLog {
   std::deque<uint64_t> recent_starts_ ARC_GUARDED_BY(mu_);  // replay seqs of the newest 3 commits
   // Block buffers of earlier batches, kept for the next: a fresh buffer of
   // 64 KiB or more is a page mapping whose every page faults in, a smaller
-  // one a heap block zeroed first. At most kSpareBuffers are kept, each at
-  // most max_block_bytes (4 MiB with the default 1 MiB blocks).
-  static constexpr size_t kSpareBuffers = 4;
+  // one a heap block zeroed first. Enough are kept for a batch of a few MiB
+  // (a database's bulk load flushes several MiB at a time): at most
+  // kSpareBuffers, each at most max_block_bytes, kSpareBytes in all.
+  static constexpr size_t kSpareBuffers = 16;
+  static constexpr size_t kSpareBytes = 16u << 20;
   io::BufferCache buffers_;
   std::thread writer_;  // last: started when everything above is ready
 };

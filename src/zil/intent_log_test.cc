@@ -622,25 +622,46 @@ TEST_F(IntentLogTest, UnsafeSwitchSkipsTheFlush) {
   EXPECT_EQ(gate_->flushes_, 0u);
 }
 
-// A commit of one block is one FUA write and no flush; a commit of several
-// blocks writes them and flushes once.
-TEST_F(IntentLogTest, AOneBlockCommitIsOneFuaWrite) {
+// A commit whose blocks lie one after another in the arena is one FUA
+// write and no flush, however many blocks it has; a commit that wraps to
+// the arena's start is a write per contiguous run, then a flush.
+TEST_F(IntentLogTest, AContiguousCommitIsOneFuaWrite) {
   IntentLogOptions o;
-  o.max_block_bytes = 64 * 1024;
-  auto log = FreshLog(4 << 20, o);
+  o.max_block_bytes = 64 * 1024;  // 15 records of 4 KiB to a block
+  auto log = FreshLog(256 << 10, o);
   const format::IntentLogHeader before = log->HeaderFor(1);
   Write(*log, 2, 0, 4096, 1);
-  ASSERT_TRUE(log->Commit().ok());
+  ASSERT_TRUE(log->Commit().ok());  // one 8 KiB block at 0
+  EXPECT_EQ(gate_->writes_, 1u);
   EXPECT_EQ(gate_->fua_writes_, 1u);
   EXPECT_EQ(gate_->flushes_, 0u);
-  EXPECT_EQ(Stat("fua_writes"), 1);
+  for (int i = 0; i < 40; i++) Write(*log, 2, 4096 * i, 4096, 2);
+  ASSERT_TRUE(log->Commit().ok());  // blocks of 64, 64 and 44 KiB at 8 KiB
+  EXPECT_EQ(Stat("blocks"), 4);
+  EXPECT_EQ(gate_->writes_, 2u);
+  EXPECT_EQ(gate_->fua_writes_, 2u);
+  EXPECT_EQ(gate_->flushes_, 0u);
+  EXPECT_EQ(Stat("fua_writes"), 2);
   EXPECT_EQ(Stat("flushes"), 0);
-  for (int i = 0; i < 40; i++) Write(*log, 2, 4096 * i, 4096, 2);  // 160 KiB: several blocks
-  ASSERT_TRUE(log->Commit().ok());
-  EXPECT_EQ(gate_->fua_writes_, 1u);
-  EXPECT_EQ(gate_->flushes_, 1u);
-  EXPECT_EQ(Stat("commits"), 2);
   EXPECT_EQ(Read(before).records.size(), 41u);
+
+  // Txg 2 commits (with two more after it, its blocks are no longer
+  // replayed): the next commit's second block does not fit before the
+  // arena's end (180 + 128 KiB > 256) and goes to offset 0.
+  for (uint64_t txg = 2; txg <= 4; txg++) log->TxgCommitted(txg, log->HeaderFor(txg));
+  ASSERT_EQ(log->arena_used_bytes(), 0u);
+  const format::IntentLogHeader before5 = log->HeaderFor(4);
+  for (int i = 0; i < 30; i++) Write(*log, 5, 4096 * i, 4096, 3);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(Stat("blocks"), 6);
+  EXPECT_EQ(gate_->writes_, 4u);
+  EXPECT_EQ(gate_->fua_writes_, 2u);
+  EXPECT_EQ(gate_->flushes_, 1u);
+  EXPECT_EQ(Stat("commits"), 3);
+  LogReplay r = Read(before5);
+  ASSERT_EQ(r.records.size(), 30u) << r.end;
+  EXPECT_EQ(r.records.back().data, std::vector<uint8_t>(4096, 3));
+  EXPECT_EQ(syncs_, 0);
 }
 
 TEST(IntentLogOptionsTest, BoundsChecked) {
