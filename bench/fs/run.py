@@ -17,8 +17,10 @@ the rows run round-robin (run 1 of every row on every server, then run 2,
 ...), one at a time, and each figure is the median of --runs runs:
 
   randwrite-4k-fsync   fio: 4 KiB random writes, fsync after each (IOPS)
+  randwrite-4k-qd16    fio: 4 KiB random writes, O_DIRECT, 16 in flight, no fsync (IOPS)
   randread-4k-qd16     fio: 4 KiB random reads, O_DIRECT, 16 in flight (IOPS)
   write-1m-qd8         fio: 1 MiB sequential writes, O_DIRECT, 8 in flight (MiB/s)
+  read-1m-qd8          fio: 1 MiB sequential reads, O_DIRECT, 8 in flight (MiB/s)
   pgbench-init         pgbench -i -s SCALE: the load, wall seconds
   pgbench-tpcb         pgbench -c 4 -j 2 -T SECONDS: TPS, mean latency
 
@@ -60,18 +62,22 @@ BenchError = nbdbench.BenchError
 run_cmd = nbdbench.run_cmd
 cpu_seconds = nbdbench.cpu_seconds
 
-FIO_ROWS = ["randwrite-4k-fsync", "randread-4k-qd16", "write-1m-qd8"]
+FIO_ROWS = ["randwrite-4k-fsync", "randwrite-4k-qd16", "randread-4k-qd16", "write-1m-qd8",
+            "read-1m-qd8"]
 PG_ROWS = ["pgbench-init", "pgbench-tpcb"]
 ROWS = FIO_ROWS + PG_ROWS
 # What each row is measured by, its unit, and whether more is better.
 METRIC = {"randwrite-4k-fsync": ("iops", "IOPS", True),
+          "randwrite-4k-qd16": ("iops", "IOPS", True),
           "randread-4k-qd16": ("iops", "IOPS", True),
           "write-1m-qd8": ("mibps", "MiB/s", True),
+          "read-1m-qd8": ("mibps", "MiB/s", True),
           "pgbench-init": ("seconds", "s", False),
           "pgbench-tpcb": ("tps", "TPS", True)}
 # How many requests the workload keeps in flight at most: fio's iodepth,
 # pgbench's clients; pgbench -i is one client.
-DEPTH = {"randwrite-4k-fsync": 1, "randread-4k-qd16": 16, "write-1m-qd8": 8, "pgbench-init": 1}
+DEPTH = {"randwrite-4k-fsync": 1, "randwrite-4k-qd16": 16, "randread-4k-qd16": 16,
+         "write-1m-qd8": 8, "read-1m-qd8": 8, "pgbench-init": 1}
 SERVERS = ["arcstore", "nbdkit-file", "nbdkit-memory", "qemu-raw"]
 OPTIONAL_SERVERS = ["qemu-qcow2"]
 # The NBD commands whose per-export stats arcstore keeps (nbd_export.VOL.*).
