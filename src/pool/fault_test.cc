@@ -51,7 +51,7 @@ class FaultTest : public ::testing::Test {
     // Most tests here are about a failing txg sync: flushes sync txgs. The
     // intent log's own failures have their tests below.
     po.intent_log = intent_log_;
-    auto p = PoolImpl::OpenOnDevice(std::make_unique<Ref>(d), po);
+    auto p = PoolImpl::OpenOnDevice(std::make_unique<Ref>(d), po, unsafe_);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     pool_ = std::move(*p);
   }
@@ -84,6 +84,7 @@ class FaultTest : public ::testing::Test {
   std::shared_ptr<Volume> v_;
   std::vector<uint8_t> good_;
   bool intent_log_ = false;
+  UnsafeTestSwitches unsafe_;
 };
 
 // With the intent log on: the fixture's data committed by a txg, then a
@@ -122,8 +123,12 @@ TEST_F(LogFaultTest, LogWriteErrorFailsThePool) {
 }
 
 TEST_F(LogFaultTest, FailedLogFlushFailsThePool) {
+  // Commits flush the device (a commit whose blocks lie one after another
+  // is otherwise one FUA write, no flush).
+  unsafe_.log_flush_not_fua = true;
+  Open(faults_.get());
+  v_ = *pool_->OpenVolume("v");
   FailNext(io::FaultKind::kIoError, io::kFaultOnFlush);
-  // Several log blocks (a commit of one block is a FUA write, no flush).
   const std::vector<uint8_t> change(1536 * 1024, 0x32);
   Status s = v_->Write(0, change, kFua);
   ASSERT_EQ(s.code(), StatusCode::kIOError) << s.ToString();

@@ -45,6 +45,10 @@ struct UnsafeTestSwitches {
   bool uberblock_before_blocks = false;
   bool reuse_frees_early = false;  // reuse before the freeing txg commits
   bool log_ack_before_flush = false;  // intent log commits without their device flush
+  // Intent log commits write their blocks and flush the device, never one
+  // FUA write (IntentLogOptions::use_fua false), so that a test can fail
+  // the log's flush.
+  bool log_flush_not_fua = false;
   // The memory monitor the ARC and dirty_max read instead of the system's
   // (testing/fake_memory_monitor.h); not owned, must outlive the pool.
   MemoryMonitor* memory_monitor = nullptr;
