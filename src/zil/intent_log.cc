@@ -12,16 +12,16 @@
 //                                them in the arena, writes them (one write
 //                                while they lie one after another) and
 //                                flushes the device once (a batch that is
-//                                one write is written with FUA instead): one
-//                                flush serves every caller whose changes
-//                                were pending. Up to
+//                                one write is written with FUA instead):
+//                                one flush serves every caller whose
+//                                changes were pending. Up to
 //                                max_inflight_commits batches are written
-//                                and flushed at once (callers arriving while
-//                                that many are in flight wait and form the
-//                                next batch); a batch is acknowledged only
-//                                when it and every earlier batch are
-//                                durable, since replay stops at the first
-//                                missing block.
+//                                and flushed at once (callers arriving
+//                                while that many are in flight wait and
+//                                form the next batch); a batch is
+//                                acknowledged only when it and every
+//                                earlier batch are durable, since replay
+//                                stops at the first missing block.
 //
 // Who writes a batch: a caller alone writes its own, on its own thread (no
 // wake-up between it and the device). When callers queue up behind a batch,
