@@ -134,6 +134,18 @@
 //   next write, log holds buf --> new buffer; the old one is the log's
 //   commit: copy buf into the block, let go; or txg commits: let go
 //
+// Copies: the bytes of a change that is not a whole record are copied at
+// Append, outside mu_, into the log's CopyArena (copy_arena.h): cut one
+// after another from 1 MiB chunks that are kept for reuse once their
+// copies are gone, so that letting go of thousands of copies at once (a
+// batch encoded, a txg committed, the cap's overflow) is an atomic
+// decrement each, and the memory stays mapped and warm for the next ones.
+// The chunks are bounded (twice max_pending_bytes); an arena with no room
+// is handled like the cap: the copies are dropped and commits fall back.
+// The overflow lets go of the dropped changes' holds under mu_ and of
+// their copies after it, so the writer that overflowed never frees them
+// with the log locked.
+//
 // Locking: mu_ guards everything; it is never held across I/O. Volumes call
 // Append with their own lock held (volume lock, then mu_); holds are let
 // go of under mu_ (mu_, then an ARC shard lock).
@@ -229,6 +241,9 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
           r->AddHistogram("zil", "batch_records", stats::Unit::kOps, "records per commit batch")),
       commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
                                         "time a commit request waited")),
+      copy_bytes(r->AddGauge("zil", "copy_bytes", stats::Unit::kBytes,
+                             "memory of the change copies' chunks (1 MiB each), in use and "
+                             "kept for reuse")),
       pending_bytes(r->AddGauge("zil", "pending_bytes", stats::Unit::kBytes,
                                 "copies of changes not yet in the log")),
       arena_used_bytes(r->AddGauge("zil", "arena_used_bytes", stats::Unit::kBytes,
@@ -312,6 +327,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
       env_(env),
       stats_(env.registry),
       guid_(NewGuid()),
+      copies_(CopyArenaFor(options.max_pending_bytes)),
       buffers_(io::BufferAlignmentFor(*env.device), kSpareBuffers,
                options.max_block_bytes, kSpareBytes) {
   MutexLock l(&mu_);
@@ -347,7 +363,14 @@ void IntentLog::ReplayApplied(uint64_t txg, uint64_t records) {
 
 std::span<const uint8_t> IntentLog::Pending::data() const {
   if (held) return held.data().first(rec.length);
-  return rec.data;
+  return copy.bytes();
+}
+
+CopyArena::Options IntentLog::CopyArenaFor(uint64_t max_pending_bytes) {
+  const uint64_t cap_chunks =
+      std::max<uint64_t>(1, (max_pending_bytes + CopyArena::kChunkBytes - 1) / CopyArena::kChunkBytes);
+  return CopyArena::Options{.max_chunks = static_cast<uint32_t>(2 * cap_chunks + 2),
+                            .retain_chunks = static_cast<uint32_t>(cap_chunks + 1)};
 }
 
 uint64_t IntentLog::Append(format::LogRecordType type, uint64_t volume_guid, uint64_t txg,
@@ -359,7 +382,7 @@ uint64_t IntentLog::Append(format::LogRecordType type, uint64_t volume_guid, uin
   // While overflowed the copy would be dropped: do not make it (a stale
   // answer here is settled under mu_ in AppendPending).
   if (write && !overflowed_hint_.load(std::memory_order_relaxed)) {
-    p.rec.data.assign(data, data + length);
+    p.copy = copies_.Copy({data, length});
   }
   return AppendPending(std::move(p), write ? data : nullptr);
 }
@@ -375,6 +398,7 @@ uint64_t IntentLog::AppendHeld(uint64_t volume_guid, uint64_t txg, uint64_t offs
 }
 
 uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
+  std::deque<Pending> dropped;  // freed after mu_ is let go of
   MutexLock l(&mu_);
   if (replaying_) return 0;
   p.rec.seq = ++last_itx_;
@@ -386,23 +410,30 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
     // needs no copy either; the overflow now lasts until its txg commits.
     stats_.dropped_copies->Add();
     overflow_txg_ = std::max(overflow_txg_, p.rec.txg);
-  } else if (pending_bytes_ + size > options_.max_pending_bytes) {
-    // Too much unlogged change to keep: drop the copies; the next commit
-    // syncs a txg instead (which makes these durable too).
-    stats_.dropped_copies->Add(pending_.size());
-    for (const Pending& q : pending_) overflow_txg_ = std::max(overflow_txg_, q.rec.txg);
-    overflow_txg_ = std::max(overflow_txg_, p.rec.txg);
-    overflowed_ = true;
-    overflowed_hint_.store(true, std::memory_order_relaxed);
-    pending_.clear();
-    pending_bytes_ = 0;
   } else {
-    if (uncopied != nullptr && p.rec.data.size() != p.rec.length) {
+    if (uncopied != nullptr && !p.copy) {
       // Append saw an overflow that has ended since: copy now.
-      p.rec.data.assign(uncopied, uncopied + p.rec.length);
+      p.copy = copies_.Copy({uncopied, p.rec.length});
     }
-    pending_bytes_ += size;
-    pending_.push_back(std::move(p));
+    if (pending_bytes_ + size > options_.max_pending_bytes || (uncopied != nullptr && !p.copy)) {
+      // Too much unlogged change to keep (or no room for this copy): drop
+      // the copies; the next commit syncs a txg instead (which makes these
+      // durable too). The holds go now (TxgCommitted promises none is left
+      // of a committed txg once it returns), the copies after mu_.
+      stats_.dropped_copies->Add(pending_.size());
+      for (Pending& q : pending_) {
+        overflow_txg_ = std::max(overflow_txg_, q.rec.txg);
+        q.held = arc::ArcHold();
+      }
+      overflow_txg_ = std::max(overflow_txg_, p.rec.txg);
+      overflowed_ = true;
+      overflowed_hint_.store(true, std::memory_order_relaxed);
+      dropped.swap(pending_);
+      pending_bytes_ = 0;
+    } else {
+      pending_bytes_ += size;
+      pending_.push_back(std::move(p));
+    }
   }
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
   return last_itx_;
@@ -833,6 +864,7 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
 
 void IntentLog::UpdateGauges() {
   stats_.arena_used_bytes->Set(static_cast<int64_t>(blocks_bytes_));
+  stats_.copy_bytes->Set(static_cast<int64_t>(uint64_t{copies_.chunks()} * CopyArena::kChunkBytes));
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
 }
 

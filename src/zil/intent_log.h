@@ -39,6 +39,7 @@
 #include "io/buffer_cache.h"
 #include "io/device.h"
 #include "stats/registry.h"
+#include "zil/copy_arena.h"
 
 namespace arcstore::zil {
 
@@ -159,6 +160,7 @@ struct IntentLogStats {
   stats::Counter* gathers;          // times the writer waited for callers to append (Gather)
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
+  stats::Gauge* copy_bytes;         // memory of the copies' chunks, in use and kept
   stats::Gauge* pending_bytes;      // changes kept (copies or held buffers) not yet logged
   stats::Gauge* arena_used_bytes;
 };
@@ -213,10 +215,11 @@ class IntentLog {
 
  private:
   // A change appended and not yet in a block: a write's bytes are in
-  // rec.data, or in `held` (AppendHeld).
+  // `copy` (Append), or in `held` (AppendHeld); rec.data stays empty.
   struct Pending {
     format::LogRecord rec;
     arc::ArcHold held;
+    CopyArena::Ref copy;
     std::span<const uint8_t> data() const;
   };
   struct Block {
@@ -287,6 +290,11 @@ class IntentLog {
   // `uncopied`: a write's bytes, when Append did not copy them (it saw
   // the log overflowed); copied here if the overflow has ended.
   uint64_t AppendPending(Pending p, const uint8_t* uncopied);
+  // The copies' chunks for a log whose copies are capped at
+  // `max_pending_bytes`: room for the cap twice over (copies of changes
+  // still pending pin the chunks they share with changes gone), the cap's
+  // worth kept for reuse.
+  static CopyArena::Options CopyArenaFor(uint64_t max_pending_bytes);
   void UpdateGauges() ARC_REQUIRES(mu_);
 
   const IntentLogOptions options_;
@@ -306,6 +314,7 @@ class IntentLog {
   CondVar encoded_cv_;
   format::IntentLogHeader arena_ ARC_GUARDED_BY(mu_);  // arena offset/bytes; guid_ below
   uint64_t guid_ ARC_GUARDED_BY(mu_);                  // of blocks written by this open
+  CopyArena copies_;  // Append's copies (before pending_: it outlives them)
   std::deque<Pending> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
   uint64_t pending_bytes_ ARC_GUARDED_BY(mu_) = 0;
   std::deque<Block> blocks_ ARC_GUARDED_BY(mu_);       // in the arena, oldest first

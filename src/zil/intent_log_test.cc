@@ -580,6 +580,32 @@ TEST_F(IntentLogTest, AnOverflowedLogCopiesNothingUntilATxgCoversIt) {
   EXPECT_EQ(Stat("commits"), 1);
 }
 
+// A writer that never flushes fills the log's copies to the cap, which
+// drops them, txg after txg: the copies' memory is reused, not made again,
+// and a commit after the overflow's txg commits still logs the bytes.
+TEST_F(IntentLogTest, CopiesDroppedAtTheCapReuseTheirMemory) {
+  IntentLogOptions small = Flushing();
+  small.max_pending_bytes = 1 << 20;
+  auto log = FreshLog(4 << 20, small);
+  int64_t copy_bytes = 0;
+  for (uint64_t txg = 2; txg < 12; txg++) {
+    for (int i = 0; i < 300; i++) Write(*log, txg, 4096 * (i % 64), 4096, 1);  // > 1 MiB
+    log->TxgCommitted(txg, log->HeaderFor(txg));
+    if (txg == 3) copy_bytes = Stat("copy_bytes");
+    if (txg > 3) EXPECT_EQ(Stat("copy_bytes"), copy_bytes) << "txg " << txg;
+  }
+  EXPECT_GT(Stat("dropped_copies"), 0);
+  EXPECT_GT(copy_bytes, 0);
+  EXPECT_LE(copy_bytes, int64_t{4} << 20) << "the cap's worth, and room to spare";
+  Write(*log, 12, 8192, 4096, 7);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(syncs_, 0);
+  LogReplay r = Read(log->HeaderFor(11));
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].offset, 8192u);
+  EXPECT_EQ(r.records[0].data, std::vector<uint8_t>(4096, 7));
+}
+
 TEST_F(IntentLogTest, ReplayStopsAtATornBlockAndNeverPastIt) {
   auto log = FreshLog(1 << 20);
   const format::IntentLogHeader start = log->HeaderFor(1);
