@@ -116,6 +116,19 @@ ordered_json ArcstoreJobJson(const JobResult& r) {
                    {"dirty_max_bytes", ser.dirty_max_bytes}};
   }
   if (r.arcstore_delta) a["stats_delta"] = ordered_json::parse(stats::ToJson(*r.arcstore_delta, -1));
+  if (r.machine_stalls) {
+    const MachineStalls& s = *r.machine_stalls;
+    ordered_json events = ordered_json::array();
+    for (const StallEvent& e : s.events) events.push_back({e.at_ns / 1000000, e.duration_ns / 1000});
+    a["machine_stalls"] = {{"threshold_us", s.threshold_ns / 1000},
+                           {"watched_ms", s.watched_ns / 1000000},
+                           {"stalls", s.stalls},
+                           {"stall_us", s.stall_ns / 1000},
+                           {"worst_us", s.worst_ns / 1000},
+                           {"slow_ios", r.slow_ios.size()},
+                           {"slow_ios_during_stalls", IosDuringStalls(s, r.slow_ios)},
+                           {"events_ms_us", events}};
+  }
   return a;
 }
 

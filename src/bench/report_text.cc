@@ -221,6 +221,7 @@ std::string FormatText(const RunResult& run) {
     out += StrFormat("     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
                      r.job != nullptr ? r.job->iodepth : 1);
     out += BuildView(r, r.region_bytes).ToText();
+    if (r.machine_stalls) out += StallText(*r.machine_stalls, r.slow_ios);
     if (r.error != 0) out += "  error: " + r.error_text + "\n";
     out += "\n";
   }

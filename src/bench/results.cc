@@ -41,6 +41,9 @@ void JobResult::Merge(const JobResult& o) {
   minf += o.minf;
   verify_errors += o.verify_errors;
   verified_blocks += o.verified_blocks;
+  for (const SlowIo& s : o.slow_ios) {
+    if (slow_ios.size() < kMaxSlowIos) slow_ios.push_back(s);
+  }
   if (first_verify_error.empty()) first_verify_error = o.first_verify_error;
   if (error == 0 && o.error != 0) {
     error = o.error;

@@ -14,6 +14,7 @@
 #include "bench/fio_values.h"
 #include "bench/job.h"
 #include "bench/job_log.h"
+#include "bench/stall_watch.h"
 #include "bench/latency.h"
 #include "stats/registry.h"
 
@@ -71,6 +72,12 @@ struct JobResult {
   // arcstore's own view: the stats delta over the job, when a hook gave one.
   std::shared_ptr<const stats::Snapshot> arcstore_delta;
   std::shared_ptr<const StatsSeries> arcstore_series;
+  // Machine stalls seen while the job's batch ran (the same for every job
+  // of the batch), when the runner watched for them.
+  std::shared_ptr<const MachineStalls> machine_stalls;
+  // The job's I/Os of kSlowIoNs or more (the first kMaxSlowIos), to hold
+  // against the machine's stalls.
+  std::vector<SlowIo> slow_ios;
   std::vector<std::string> volume_names;
   uint64_t region_bytes = 0;  // bytes of volume the job covered (working set)
   // fio's thread number: 1.. over every clone of every job, in order (the N

@@ -12,6 +12,8 @@
 //     status thread (optional): sums Progress, prints fio's status line
 //     sampler thread (optional): stats_hook() every stats_sample_ns
 //     txg thread (optional): txg_hook() every txg_poll_ns, syncs kept by txg
+//     stall watch (watch_stalls): wakes every period, counts the machine's
+//       stalls (stall_watch.h), given to every job of the batch
 //     join ──> JobResult per clone ──> fold (group_reporting) ──> RunResult
 //
 // Volume names: the base name of `filename` (all clones share it), else
@@ -47,6 +49,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/thread_name.h"
 #include "bench/status_line.h"
 #include "bench/worker.h"
 
@@ -272,7 +275,14 @@ Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& 
     before = std::make_shared<stats::Snapshot>(std::move(s));
   }
   std::atomic<bool> all_done{false};
-  std::thread status, sampler, txg_poller;
+  std::thread status, sampler, txg_poller, stall_watch;
+  auto stalls = std::make_shared<MachineStalls>();
+  if (o.watch_stalls) {
+    stall_watch = std::thread([&o, clock, &all_done, stalls] {
+      NameThisThread("stall_watch");
+      WatchStalls(o.stall_options, clock, &all_done, stalls.get());
+    });
+  }
   if (o.status_out != nullptr) status = std::thread(StatusLoop, std::cref(tasks), std::cref(o), clock, &all_done);
   auto series = std::make_shared<StatsSeries>();
   if (o.stats_hook && o.stats_sample_ns != 0) {
@@ -290,6 +300,10 @@ Status RunBatch(std::vector<std::unique_ptr<Task>>& tasks, const RunnerOptions& 
   if (status.joinable()) status.join();
   if (sampler.joinable()) sampler.join();
   if (txg_poller.joinable()) txg_poller.join();
+  if (stall_watch.joinable()) {
+    stall_watch.join();
+    for (auto& t : tasks) t->result.machine_stalls = stalls;
+  }
   if (o.txg_hook) txgs->Poll(o.txg_hook);
   for (auto& t : tasks) t->config.volume.reset();
   if (o.stats_hook) {
@@ -323,6 +337,7 @@ std::vector<JobResult> Fold(std::vector<JobResult> in) {
 
 Status RunnerOptions::Validate() const {
   if (provider == nullptr) return Status::InvalidArgument("RunnerOptions.provider: required");
+  if (watch_stalls) ARC_RETURN_IF_ERROR(stall_options.Validate());
   if (sample_window_ns < 1'000'000) {
     return Status::InvalidArgument("RunnerOptions.sample_window_ns: below 1 ms");
   }

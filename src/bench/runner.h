@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "bench/job_file.h"
 #include "bench/results.h"
+#include "bench/stall_watch.h"
 #include "bench/volume_provider.h"
 
 namespace arcstore::bench {
@@ -63,6 +64,10 @@ struct RunnerOptions {
   // runs and once after it.
   TxgHook txg_hook;
   uint64_t txg_poll_ns = 200'000'000;
+  // Watch for machine stalls while a batch runs (stall_watch.h): a thread
+  // that wakes every stall_options.period_ns and counts late wake-ups.
+  bool watch_stalls = true;
+  StallOptions stall_options;
 
   Status Validate() const;
 };

@@ -315,6 +315,9 @@ Status WorkerLoop::Account(Slot* s) {
       ds.lat_ns.Add(static_cast<double>(lat));
       ds.clat_hist.Add(clat);
       r_->lat_bands.Add(clat);
+      if (lat >= kSlowIoNs && r_->slow_ios.size() < kMaxSlowIos) {
+        r_->slow_ios.push_back(SlowIo{s->start_ns, lat});
+      }
     }
   }
   s->state.store(kFree, std::memory_order_relaxed);
