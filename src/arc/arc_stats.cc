@@ -200,6 +200,13 @@ void Arc::RegisterDuetStats() {
         [](const DuetState& d) { return static_cast<int64_t>(d.duel.shadow_lirs_hits); });
   gauge("duet_leader_switches", Unit::kOps, "changes of leader, in all",
         [](const DuetState& d) { return static_cast<int64_t>(d.duel.leader_switches); });
+  gauge("duet_scouting", Unit::kNone,
+        "1 while the duel's scouts name the leader (its shadows have not disagreed yet)",
+        [](const DuetState& d) -> int64_t { return d.scouting ? 1 : 0; });
+  gauge("duet_scout_sampled", Unit::kOps, "references played by the scouts, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.scout_sampled); });
+  gauge("duet_scout_disagreements", Unit::kOps, "references on which the scouts disagreed, in all",
+        [](const DuetState& d) { return static_cast<int64_t>(d.duel.scout_disagreements); });
   gauge("duet_shadow_resizes", Unit::kOps, "times the shadows were built anew for a new c",
         [](const DuetState& d) { return static_cast<int64_t>(d.duel.resizes); });
 }

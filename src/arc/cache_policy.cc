@@ -53,7 +53,8 @@
 //   - The duel is the sim's (DuetDuel) on one key_hash in R, in pages of
 //     the mean size of the sampled references: its shadows stand for
 //     c / mean pages, and are built anew (empty, the selector kept) when c
-//     or the mean moves that figure by more than a quarter.
+//     or the mean moves that figure by more than a quarter; its scouts
+//     (duet.cc) name the leader until the shadows first disagree.
 //
 // INVARIANTS (CheckInvariants)
 //   - ArcPolicy's, unchanged.
@@ -65,7 +66,8 @@
 //   (cache_node.h), paid under ARC too; the remembered keys, one per page
 //   of c at most (about 64 bytes each in the hash table and its queue);
 //   the duel's shadows, at most 4 x 2 x shadow_pages + 3 nodes of 32 bytes
-//   and their index (under 1 MiB). Neither is counted in the ARC's size.
+//   and their index (under 1 MiB), and until they first disagree its
+//   scouts, a quarter of that. Neither is counted in the ARC's size.
 //   Time: a reference moves the node in LIRS's S and Q as well; a sampled
 //   one plays two miniature policies; a new header looks its key up among
 //   the remembered ones.
@@ -224,6 +226,7 @@ DuetState CachePolicy::duet_state() const {
   s.lirs_fallbacks = lirs_fallbacks_;
   s.remembered = remembered_.size();
   s.remembered_lir = remembered_lir_;
+  s.scouting = duel_->scouting();
   s.duel = duel_->stats();
   return s;
 }

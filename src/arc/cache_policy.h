@@ -41,6 +41,7 @@ struct DuetState {
   uint64_t lirs_fallbacks = 0;   // LIRS led and had nothing evictable: ARC chose
   uint64_t remembered = 0;       // keys remembered past their ARC ghost (below)
   uint64_t remembered_lir = 0;   // references of those that went straight to LIR
+  bool scouting = false;         // the duel's scouts name the leader (duet.h)
   DuetDuelStats duel;
 };
 

@@ -53,29 +53,48 @@
 //     gains; where LIRS is the right policy (loops and scans longer than
 //     the cache) its shadow wins nearly every disagreement, far beyond
 //     two thirds, and the weight barely delays its lead.
+//   - Scouts: shadows of a full cache's size can agree on every hit for a
+//     long time, until the pages the two would keep are reused (on ps at
+//     30% not before a third of the trace), and ARC, leading by default,
+//     meanwhile evicts the pages LIRS would have kept. Until the
+//     shadows first disagree, a second pair a quarter their size (the
+//     scouts) plays the same sampled keys: a smaller cache feels the
+//     difference between the two orderings sooner, and the scouts' own
+//     selector (same weights) names the leader. The first disagreement of
+//     the shadows hands the choice to them for good and frees the scouts.
+//
+//        sampled key --> shadows (c / R) --- disagree? --yes--> selector -> leader
+//                              |                                 (scouts freed)
+//                              no, and scouting
+//                              v
+//                        scouts (c / 4R) --- disagree? --yes--> scout selector -> leader
+//
 //   - There is nothing to tune per workload: ARC's p, the LIR set and the
-//     selector all move on their own evidence.
+//     selectors all move on their own evidence.
 //
 // INVARIANTS (CheckInvariants)
 //   - Both orderings hold the same resident set, of at most c pages.
 //   - ARC: |T1| + |B1| <= c, |T1| + |T2| + |B1| + |B2| <= 2c, p in [0, c].
 //   - LIRS: |LIR| <= c - Lhirs, S's bottom is LIR, non-residents <= 2c.
-//   - The selector stays in [-selector_limit, +selector_limit].
+//   - Both selectors stay in [-selector_limit, +selector_limit].
+//   - Scouts exist only until the shadows' first disagreement.
 //
 // LIMITS
 //   Memory: one 32-byte node per key that either ordering tracks, at most
 //   4c + 3 (ARC's lists hold 2c keys, LIRS's non-residents 2c more), each
 //   carrying both orderings' state and the key (48 bits), in one pool
 //   allocated up front, and a flat index of 8 bytes a slot (duet_nodes.h);
-//   the shadows share another, of 4c / R nodes. Time:
-//   one index lookup and two orderings' list moves per request, and for a
-//   sampled key the same again in the shadows; nothing allocates per
-//   request.
+//   the shadows share another, of 4c / R nodes, and the scouts, while
+//   they exist, a quarter of that. Time: one index lookup and two
+//   orderings' list moves per request, and for a sampled key the same
+//   again in the shadows (and the scouts, until the shadows disagree);
+//   nothing allocates per request.
 //
 // TUNABLES (DuetOptions)
 //   shadow_pages   (2048) the shadows' size; smaller is cheaper and noisier.
 //   selector_limit (4096) the selector's memory, in disagreements.
 //   arc_win_weight (2)    what an ARC win counts against a LIRS win.
+//   scout_divisor  (4)    the scouts' size as a fraction of the shadows'.
 #include "arc/duet.h"
 
 #include <algorithm>
@@ -90,6 +109,11 @@ namespace {
 // Keys tracked at once: ARC's lists hold at most 2c, LIRS's non-residents at
 // most 2c more, one more each while a bound is restored, and the pinned key.
 uint64_t MaxNodes(uint64_t c) { return 4 * c + 3; }
+
+// Scouts smaller than this are not built: in a cache of a few pages the two
+// orderings disagree on nearly any pattern, which says nothing about a cache
+// four times the size.
+constexpr uint64_t kMinScoutPages = 64;
 
 }  // namespace
 
@@ -137,13 +161,17 @@ Status DuetOptions::Validate() const {
   if (arc_win_weight < 1 || arc_win_weight > selector_limit) {
     return Status::InvalidArgument("duet: the weight of an ARC win must be in [1, selector_limit]");
   }
+  if (scout_divisor == 1 || scout_divisor > 1024) {
+    return Status::InvalidArgument("duet: the scout divisor must be 0 (no scouts) or in [2, 1024]");
+  }
   return Status::Ok();
 }
 
 DuetDuel::DuetDuel(const DuetOptions& o, uint64_t cache_pages)
     : selector_limit_(o.selector_limit),
       arc_win_weight_(o.arc_win_weight),
-      shadow_pages_(o.shadow_pages) {
+      shadow_pages_(o.shadow_pages),
+      scout_divisor_(o.scout_divisor) {
   Resize(cache_pages);
   stats_.resizes = 0;
 }
@@ -154,34 +182,62 @@ void DuetDuel::Resize(uint64_t cache_pages) {
   cache_pages_ = std::max<uint64_t>(2, cache_pages);
   sample_every_ = std::max<uint64_t>(1, cache_pages_ / shadow_pages_);
   sample_mask_ = std::has_single_bit(sample_every_) ? sample_every_ - 1 : 0;
-  shadows_ = std::make_unique<Shadows>(std::max<uint64_t>(2, cache_pages_ / sample_every_));
+  const uint64_t shadow = std::max<uint64_t>(2, cache_pages_ / sample_every_);
+  shadows_ = std::make_unique<Shadows>(shadow);
+  // Scouts at the start and after a resize while they still lead.
+  const uint64_t scout = scout_divisor_ == 0 ? 0 : shadow / scout_divisor_;
+  scouts_.reset();
+  if (!decided_ && scout >= kMinScoutPages) scouts_ = std::make_unique<Shadows>(scout);
   stats_.resizes++;
+}
+
+void DuetDuel::Vote(int32_t* selector, bool arc_won) {
+  *selector = std::clamp(*selector + (arc_won ? arc_win_weight_ : -1), -selector_limit_,
+                         selector_limit_);
+  const DuetLeader next = *selector >= 0 ? DuetLeader::kArc : DuetLeader::kLirs;
+  if (next == leader_) return;
+  stats_.leader_switches++;
+  leader_ = next;
 }
 
 void DuetDuel::Reference(uint64_t key) {
   stats_.sampled++;
   // The shadows' nodes keep 48 bits of a key (the engine's keys are 64-bit
   // hashes); two keys that share them count as one in the sample.
-  const auto [a, l] = shadows_->Access(key & OrderNode::kMaxKey);
+  const uint64_t k = key & OrderNode::kMaxKey;
+  const auto [a, l] = shadows_->Access(k);
   stats_.shadow_arc_hits += a ? 1 : 0;
   stats_.shadow_lirs_hits += l ? 1 : 0;
-  if (a == l) return;
-  selector_ = std::clamp(selector_ + (a ? arc_win_weight_ : -1), -selector_limit_, selector_limit_);
-  const DuetLeader next = selector_ >= 0 ? DuetLeader::kArc : DuetLeader::kLirs;
-  if (next == leader_) return;
-  stats_.leader_switches++;
-  leader_ = next;
+  if (a != l) {
+    decided_ = true;  // the shadows decide from now on
+    scouts_.reset();
+    Vote(&selector_, a);
+    return;
+  }
+  if (scouts_ == nullptr) return;
+  stats_.scout_sampled++;
+  const auto [sa, sl] = scouts_->Access(k);
+  if (sa == sl) return;
+  stats_.scout_disagreements++;
+  Vote(&scout_selector_, sa);
 }
 
 Status DuetDuel::CheckInvariants() const {
-  if (selector_ < -selector_limit_ || selector_ > selector_limit_) {
-    return Status::Internal("duet: selector out of bounds");
+  for (int32_t s : {selector_, scout_selector_}) {
+    if (s < -selector_limit_ || s > selector_limit_)
+      return Status::Internal("duet: selector out of bounds");
   }
-  ARC_RETURN_IF_ERROR(shadows_->arc.CheckInvariants());
-  ARC_RETURN_IF_ERROR(shadows_->lirs.CheckInvariants());
-  if (shadows_->lirs.resident() > shadows_->c)
-    return Status::Internal("duet: the LIRS shadow holds more than its size");
-  return shadows_->nodes.CheckInvariants(/*same_resident_set=*/false);
+  if (scouts_ != nullptr && decided_)
+    return Status::Internal("duet: scouts kept after the shadows disagreed");
+  for (const Shadows* s : {shadows_.get(), scouts_.get()}) {
+    if (s == nullptr) continue;
+    ARC_RETURN_IF_ERROR(s->arc.CheckInvariants());
+    ARC_RETURN_IF_ERROR(s->lirs.CheckInvariants());
+    if (s->lirs.resident() > s->c)
+      return Status::Internal("duet: a LIRS shadow holds more than its size");
+    ARC_RETURN_IF_ERROR(s->nodes.CheckInvariants(/*same_resident_set=*/false));
+  }
+  return Status::Ok();
 }
 
 Duet::Duet(const DuetOptions& o)

@@ -34,6 +34,10 @@ struct DuetOptions {
   // the cache only where it wins more than arc_win_weight / (1 +
   // arc_win_weight) of the disagreements (2: two thirds).
   int32_t arc_win_weight = 2;
+  // Until the shadows first disagree, scouts a 1/scout_divisor of their
+  // size duel the same way and name the leader; 0: no scouts (ARC leads
+  // until the shadows disagree).
+  uint64_t scout_divisor = 4;
   // Tests only: one ordering leads throughout, the selector is ignored.
   bool fixed_leader = false;
   DuetLeader leader = DuetLeader::kArc;
@@ -46,11 +50,15 @@ struct DuetDuelStats {
   uint64_t shadow_lirs_hits = 0;
   uint64_t leader_switches = 0;
   uint64_t resizes = 0;
+  uint64_t scout_sampled = 0;  // references the scouts played
+  uint64_t scout_disagreements = 0;
 };
 
 // The duel that names Duet's leader: a miniature ARC and a miniature LIRS
 // on one key in R (by hash), each evicting for itself, and the selector
-// their disagreements move. Shared by the sim's Duet and the engine's
+// their disagreements move; until those shadows first disagree, a smaller
+// pair (the scouts) on the same keys moves a selector of its own, which
+// names the leader meanwhile. Shared by the sim's Duet and the engine's
 // (cache_policy.h), which resizes it as its c moves.
 class DuetDuel {
  public:
@@ -73,12 +81,14 @@ class DuetDuel {
   // A reference to a sampled key: both shadows see it, and the selector
   // moves if one hit and the other missed.
   void Reference(uint64_t key);
-  // New shadows, empty, for a cache of `cache_pages` pages; the selector
-  // and the stats stay.
+  // New shadows (and scouts while they lead), empty, for a cache of
+  // `cache_pages` pages; the selectors and the stats stay.
   void Resize(uint64_t cache_pages);
 
   DuetLeader leader() const { return leader_; }
   int32_t selector() const { return selector_; }
+  // Whether the scouts name the leader (the shadows have not disagreed).
+  bool scouting() const { return scouts_ != nullptr; }
   uint64_t cache_pages() const { return cache_pages_; }
   uint64_t sample_every() const { return sample_every_; }
   const DuetDuelStats& stats() const { return stats_; }
@@ -86,15 +96,22 @@ class DuetDuel {
 
  private:
   struct Shadows;
+  // One disagreement moves `selector` (the shadows' or the scouts') towards
+  // its winner, and the leader follows it.
+  void Vote(int32_t* selector, bool arc_won);
   const int32_t selector_limit_;
   const int32_t arc_win_weight_;
   const uint64_t shadow_pages_;
+  const uint64_t scout_divisor_;
   uint64_t cache_pages_ = 0;
   uint64_t sample_every_ = 1;
   uint64_t sample_mask_ = 0;  // sample_every_ - 1 if a power of two, else 0
   std::unique_ptr<Shadows> shadows_;
+  std::unique_ptr<Shadows> scouts_;  // until the shadows first disagree
+  bool decided_ = false;             // the shadows have disagreed
   DuetLeader leader_ = DuetLeader::kArc;
   int32_t selector_ = 0;
+  int32_t scout_selector_ = 0;
   DuetDuelStats stats_;
 };
 

@@ -33,7 +33,7 @@ std::vector<uint64_t> Loop(uint64_t distinct, uint64_t rounds) {
 
 TEST(DuetTest, InvariantsHoldAfterEveryRequest) {
   SeededRandom rng = SeededRandom::FromEnvironment("DuetTest");
-  for (uint64_t c : {2u, 3u, 17u, 64u, 300u}) {
+  for (uint64_t c : {2u, 3u, 17u, 64u, 300u, 600u}) {  // 600: scouts of 150 pages
     for (uint64_t shadow : {2u, 8u, 4096u}) {
       DuetOptions o = Options(c);
       o.shadow_pages = shadow;
@@ -85,6 +85,38 @@ TEST(DuetTest, FittingWorkingSetStaysWithArc) {
   EXPECT_EQ(d.leader(), DuetLeader::kArc);
   EXPECT_EQ(d.duel().stats().leader_switches, 0u);
   EXPECT_EQ(d.hits(), 20000u - 90u);
+}
+
+// A loop that fits the cache but not the scouts (a quarter of it): the
+// shadows agree on every reference and the scouts, where LIRS wins, name
+// the leader; a loop longer than the cache makes the shadows disagree, and
+// from then on they alone decide. Without scouts ARC leads meanwhile.
+TEST(DuetTest, ScoutsNameTheLeaderUntilTheShadowsDisagree) {
+  Duet d(Options(400));  // shadows of 400 pages, scouts of 100
+  ASSERT_TRUE(d.duel().scouting());
+  for (uint64_t key : Loop(300, 20)) d.Access(key);
+  EXPECT_EQ(d.duel().stats().shadow_arc_hits, d.duel().stats().shadow_lirs_hits);
+  EXPECT_GT(d.duel().stats().scout_disagreements, 0u);
+  EXPECT_EQ(d.duel().stats().scout_sampled, d.duel().stats().sampled);
+  EXPECT_TRUE(d.duel().scouting());
+  EXPECT_EQ(d.leader(), DuetLeader::kLirs);
+  EXPECT_EQ(d.hits(), 19u * 300);
+
+  for (uint64_t key : Loop(600, 10)) d.Access(1000 + key);
+  EXPECT_FALSE(d.duel().scouting());
+  EXPECT_GT(d.duel().stats().shadow_lirs_hits, d.duel().stats().shadow_arc_hits);
+  EXPECT_LT(d.duel().stats().scout_sampled, d.duel().stats().sampled);
+  EXPECT_EQ(d.leader(), DuetLeader::kLirs);
+  Status s = d.CheckInvariants();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+
+  DuetOptions o = Options(400);
+  o.scout_divisor = 0;
+  Duet plain(o);
+  EXPECT_FALSE(plain.duel().scouting());
+  for (uint64_t key : Loop(300, 20)) plain.Access(key);
+  EXPECT_EQ(plain.leader(), DuetLeader::kArc);
+  EXPECT_EQ(plain.duel().stats().scout_sampled, 0u);
 }
 
 // LIRS over 10 pages (Llirs 9) whose LIR pages another ordering evicts: the
@@ -207,6 +239,13 @@ TEST(DuetTest, BadOptionsAreRejected) {
   EXPECT_FALSE(o.Validate().ok());
   o.arc_win_weight = o.selector_limit + 1;
   EXPECT_FALSE(o.Validate().ok());
+  o = Options(10);
+  o.scout_divisor = 1;
+  EXPECT_FALSE(o.Validate().ok());
+  o.scout_divisor = 1025;
+  EXPECT_FALSE(o.Validate().ok());
+  o.scout_divisor = 0;
+  EXPECT_TRUE(o.Validate().ok());
   EXPECT_TRUE(Options(10).Validate().ok());
 }
 

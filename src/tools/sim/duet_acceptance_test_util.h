@@ -55,13 +55,9 @@ inline double Percent(const std::string& path, SimPolicy policy, uint64_t cache_
 //    W-TinyLFU and Duet all end close to ARC), and even an oracle that
 //    pins the most frequent keys for the whole trace stays short of the
 //    hit ratio required: none (0, only the 1-point rule holds);
-//  - sprite at 10%: no policy does better than LRU, barely above ARC: none;
-//  - ps at 30%: LIRS would close the gap, but the shadows first disagree
-//    after about 4c requests, when ARC has already evicted LIR pages that
-//    LIRS keeps, and each of them comes back as a miss: 45%.
+//  - sprite at 10%: no policy does better than LRU, barely above ARC: none.
 inline double RequiredShare(std::string_view trace, int percent) {
   if (trace == "2_pools" || (trace == "sprite" && percent == 10)) return 0;
-  if (trace == "ps" && percent == 30) return 0.45;
   return 0.5;
 }
 
