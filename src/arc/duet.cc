@@ -91,7 +91,7 @@
 //   nothing allocates per request.
 //
 // TUNABLES (DuetOptions)
-//   shadow_pages   (2048) the shadows' size; smaller is cheaper and noisier.
+//   shadow_pages   (512)  the shadows' size; smaller is cheaper and noisier.
 //   selector_limit (4096) the selector's memory, in disagreements.
 //   arc_win_weight (2)    what an ARC win counts against a LIRS win.
 //   scout_divisor  (4)    the scouts' size as a fraction of the shadows'.

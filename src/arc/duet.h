@@ -25,7 +25,7 @@ struct DuetOptions {
   uint64_t cache_pages = 0;
   // The shadows hold about this many pages: one key in
   // max(1, cache_pages / shadow_pages) is sampled into them.
-  uint64_t shadow_pages = 2048;
+  uint64_t shadow_pages = 512;
   // The selector saturates at +-selector_limit: it weighs about the last
   // selector_limit sampled requests on which the shadows disagreed.
   int32_t selector_limit = 4096;
