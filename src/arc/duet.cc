@@ -283,6 +283,14 @@ Status Duet::CheckInvariants() const {
 }
 
 Status DuetNodes::CheckInvariants(bool same_resident_set) const {
+  uint64_t erasing = 0;
+  for (const OrderNode* n : erasing_) {
+    if (n == nullptr) continue;
+    erasing++;
+    if (n->tracked() || index_.Find(n->key()) != n)
+      return Status::Internal("duet nodes: an erase in flight of a tracked or unindexed node");
+  }
+  if (erasing != erasing_count_) return Status::Internal("duet nodes: erases in flight miscounted");
   uint64_t tracked = 0;
   for (const OrderNode* n = pool_.begin(); n != pool_.end(); n++) {
     if (!n->tracked()) continue;
@@ -293,7 +301,7 @@ Status DuetNodes::CheckInvariants(bool same_resident_set) const {
       return Status::Internal("duet nodes: a key resident in one ordering only");
     }
   }
-  if (tracked != index_.size() || tracked != pool_.in_use()) {
+  if (tracked + erasing != index_.size() || tracked + erasing != pool_.in_use()) {
     return Status::Internal("duet nodes: index, pool and orderings disagree");
   }
   return Status::Ok();

@@ -9,9 +9,24 @@
 // it stays in the index, with both orderings' fields empty, until it is
 // referenced.
 //
+// Erases in flight: a forgotten key's index slot is, nearly always, a
+// cache miss (the index is megabytes, its keys hashed across it), and
+// erasing at once would wait for it. A forgotten node instead has its
+// slot prefetched and waits in a ring of kErasesInFlight; it leaves the
+// index and goes back to the pool when the ring comes round to it. A key
+// referenced again meanwhile finds its node still indexed, with both
+// orderings' fields empty (a new key's state), and takes it out of the
+// ring.
+//
+//   forgotten --> prefetch slot --> ring [n0 n1 ... n7] --> erase, pool
+//                                      ^  |
+//                                      +--+ referenced again: out of the ring
+//
 // Thread-safety: none; owned by one Duet.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "arc/duet_orders.h"
@@ -22,8 +37,12 @@ namespace arcstore::arc {
 
 class DuetNodes final : public OrderHooks {
  public:
-  // At most `max_nodes` keys tracked at once, the pinned one included.
-  explicit DuetNodes(uint64_t max_nodes) : pool_(max_nodes), index_(max_nodes, &pool_) {}
+  static constexpr size_t kErasesInFlight = 8;
+
+  // At most `max_nodes` keys tracked at once, the pinned one included (and
+  // room for the erases in flight besides).
+  explicit DuetNodes(uint64_t max_nodes)
+      : pool_(max_nodes + kErasesInFlight), index_(max_nodes + kErasesInFlight, &pool_) {}
 
   // The node of `key`, a new one (tracked by neither) if it has none; it is
   // pinned until Unpin().
@@ -33,6 +52,8 @@ class DuetNodes final : public OrderHooks {
       n = pool_.Get();
       n->set_key(key);
       index_.Insert(n);
+    } else if (!n->tracked()) {
+      Unqueue(n);  // forgotten, not yet erased
     }
     pinned_ = n;
     return n;
@@ -45,11 +66,16 @@ class DuetNodes final : public OrderHooks {
 
   void OnForgotten(OrderNode* n) override {
     if (n->tracked() || n == pinned_) return;
-    index_.Erase(n);
-    pool_.Put(n);
+    index_.Prefetch(n->key());
+    OrderNode*& place = erasing_[next_erase_];
+    if (place != nullptr) Release(place);
+    place = n;
+    erasing_count_++;
+    next_erase_ = (next_erase_ + 1) % kErasesInFlight;
   }
 
-  uint64_t size() const { return index_.size(); }
+  // Keys tracked (the erases in flight are not).
+  uint64_t size() const { return index_.size() - erasing_count_; }
   // The array the nodes live in, for the orderings' lists.
   OrderNode* nodes() const { return pool_.data(); }
   // Every node in the index is tracked and found under its key; the
@@ -58,9 +84,28 @@ class DuetNodes final : public OrderHooks {
   Status CheckInvariants(bool same_resident_set) const;
 
  private:
+  void Release(OrderNode* n) {
+    index_.Erase(n);
+    pool_.Put(n);
+    erasing_count_--;
+  }
+  void Unqueue(OrderNode* n) {
+    for (OrderNode*& e : erasing_) {
+      if (e == n) {
+        e = nullptr;
+        erasing_count_--;
+        return;
+      }
+    }
+    ARC_CHECK(false) << "an untracked node that is not being erased";
+  }
+
   FixedPool<OrderNode> pool_;
   FlatIndex<OrderNode> index_;
   OrderNode* pinned_ = nullptr;
+  std::array<OrderNode*, kErasesInFlight> erasing_{};  // forgotten, still indexed
+  size_t next_erase_ = 0;
+  uint64_t erasing_count_ = 0;
 };
 
 }  // namespace arcstore::arc

@@ -119,6 +119,58 @@ TEST(DuetTest, ScoutsNameTheLeaderUntilTheShadowsDisagree) {
   EXPECT_EQ(plain.duel().stats().scout_sampled, 0u);
 }
 
+// A forgotten node stays indexed until kErasesInFlight more nodes are
+// forgotten: referenced again meanwhile, its key finds the same node, empty,
+// and it is no longer erased; otherwise it leaves the index and its key
+// gets a new node.
+TEST(DuetNodesTest, ForgottenNodesLeaveTheIndexAfterTheErasesInFlight) {
+  constexpr uint64_t kRing = DuetNodes::kErasesInFlight;
+  DuetNodes nodes(4 * kRing);
+  auto track = [&](uint64_t key) {
+    OrderNode* n = nodes.FindAndPin(key);
+    n->lirs_where = OrderNode::kHir;  // tracked, as an ordering would
+    nodes.Unpin();
+    return n;
+  };
+  auto forget = [&](OrderNode* n) {
+    n->lirs_where = OrderNode::kNone;
+    nodes.OnForgotten(n);
+  };
+  auto check = [&] {
+    Status s = nodes.CheckInvariants(/*same_resident_set=*/false);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  OrderNode* a = track(1);
+  forget(a);
+  EXPECT_EQ(nodes.size(), 0u);
+  check();
+  // Back before its erase: the same node, empty.
+  OrderNode* again = nodes.FindAndPin(1);
+  EXPECT_EQ(again, a);
+  EXPECT_FALSE(again->tracked());
+  again->lirs_where = OrderNode::kHir;
+  nodes.Unpin();
+  EXPECT_EQ(nodes.size(), 1u);
+  check();
+  // Forgotten again, then as many others as the ring holds: key 1 is erased.
+  forget(a);
+  for (uint64_t k = 100; k < 100 + kRing; k++) forget(track(k));
+  check();
+  EXPECT_EQ(nodes.size(), 0u);
+  OrderNode* fresh = nodes.FindAndPin(1);
+  EXPECT_FALSE(fresh->tracked());
+  EXPECT_EQ(fresh->key(), 1u);
+  fresh->lirs_where = OrderNode::kHir;
+  nodes.Unpin();
+  check();
+  EXPECT_EQ(nodes.size(), 1u);
+  // Tracking the most keys the pool was built for, with the ring full, fits.
+  for (uint64_t k = 200; k < 200 + kRing; k++) forget(track(k));
+  for (uint64_t k = 300; k < 300 + 4 * kRing - 1; k++) track(k);
+  check();
+  EXPECT_EQ(nodes.size(), 4 * kRing);
+}
+
 // LIRS over 10 pages (Llirs 9) whose LIR pages another ordering evicts: the
 // pages that refill the LIR set are provisional, and the first to become
 // HIR (newest first) when an evicted page comes back, before S's bottom; a
