@@ -174,7 +174,7 @@ void Arc::RegisterDuetStats() {
   };
   gauge("duet_leader", Unit::kNone, "who names victims: 0 ARC, 1 LIRS",
         [](const DuetState& d) -> int64_t { return d.leader == DuetLeader::kLirs ? 1 : 0; });
-  gauge("duet_selector", Unit::kNone, "the duel's selector: >= 0 ARC leads, < 0 LIRS",
+  gauge("duet_selector", Unit::kNone, "the selector naming the leader (the scouts' while they lead): >= 0 ARC, < 0 LIRS",
         [](const DuetState& d) -> int64_t { return d.selector; });
   gauge("duet_lir_size", Unit::kBytes, "LIRS's protected (LIR) set",
         [](const DuetState& d) { return static_cast<int64_t>(d.lir_bytes); });

@@ -86,7 +86,8 @@ class DuetDuel {
   void Resize(uint64_t cache_pages);
 
   DuetLeader leader() const { return leader_; }
-  int32_t selector() const { return selector_; }
+  // The selector that names the leader: the scouts' while they lead.
+  int32_t selector() const { return scouts_ != nullptr ? scout_selector_ : selector_; }
   // Whether the scouts name the leader (the shadows have not disagreed).
   bool scouting() const { return scouts_ != nullptr; }
   uint64_t cache_pages() const { return cache_pages_; }

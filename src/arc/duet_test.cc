@@ -100,6 +100,7 @@ TEST(DuetTest, ScoutsNameTheLeaderUntilTheShadowsDisagree) {
   EXPECT_EQ(d.duel().stats().scout_sampled, d.duel().stats().sampled);
   EXPECT_TRUE(d.duel().scouting());
   EXPECT_EQ(d.leader(), DuetLeader::kLirs);
+  EXPECT_LT(d.duel().selector(), 0);  // the scouts'
   EXPECT_EQ(d.hits(), 19u * 300);
 
   for (uint64_t key : Loop(600, 10)) d.Access(1000 + key);
