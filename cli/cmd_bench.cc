@@ -377,7 +377,8 @@ int RunBench(const BenchArgs& a, const std::vector<std::string>& extras) {
   std::optional<ReportSink> file_out;
   if (!a.output.empty()) file_out.emplace(a.output, a.force, "--output");
   std::optional<bench::LogFileWriter> logs;
-  if (auto plan = bench::PlanLogFiles(set, /*with_txg=*/true); !plan.empty()) {
+  if (auto plan = bench::PlanLogFiles(set, /*with_txg=*/true, /*with_stalls=*/true);
+      !plan.empty()) {
     logs.emplace(OrFail(bench::LogFileWriter::Create(std::move(plan), a.force), "fio log files"));
   }
   RunPool rp;

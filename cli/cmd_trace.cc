@@ -72,6 +72,7 @@ void AddTrace(CLI::App& app) {
 void Report(const tools::PlotFiles& f) {
   std::string out = "wrote " + f.svg + " and " + f.png + " (" + std::to_string(f.points) + " points";
   if (!f.markers.empty()) out += ", " + std::to_string(f.markers_n) + " txg syncs";
+  if (f.stalls_n > 0) out += ", " + std::to_string(f.stalls_n) + " machine stalls";
   Print(out + "; data " + f.data + ")\n");
 }
 

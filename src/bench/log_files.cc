@@ -47,7 +47,7 @@ int64_t RelMs(uint64_t t_ns, uint64_t start_ns) {
 
 }  // namespace
 
-std::vector<PlannedLog> PlanLogFiles(const JobSet& set, bool with_txg) {
+std::vector<PlannedLog> PlanLogFiles(const JobSet& set, bool with_txg, bool with_stalls) {
   std::vector<PlannedLog> plan;
   std::map<std::string, size_t> by_path;
   auto add = [&](PlannedLog p, uint32_t thread) {
@@ -79,14 +79,23 @@ std::vector<PlannedLog> PlanLogFiles(const JobSet& set, bool with_txg) {
           prefixes.push_back(prefix);
         }
       }
-      if (!with_txg) continue;
       for (const std::string& prefix : prefixes) {
-        PlannedLog p;
-        p.path = FileName(prefix, "txg", j, n);
-        p.option = "write_*_log (txg syncs)";
-        p.job = j.name;
-        p.txg = true;
-        add(std::move(p), n);
+        if (with_txg) {
+          PlannedLog p;
+          p.path = FileName(prefix, "txg", j, n);
+          p.option = "write_*_log (txg syncs)";
+          p.job = j.name;
+          p.txg = true;
+          add(std::move(p), n);
+        }
+        if (with_stalls) {
+          PlannedLog p;
+          p.path = FileName(prefix, "stalls", j, n);
+          p.option = "write_*_log (machine stalls)";
+          p.job = j.name;
+          p.stalls = true;
+          add(std::move(p), n);
+        }
       }
     }
   }
@@ -127,6 +136,27 @@ std::string FormatTxgLog(const std::vector<TxgSpan>& spans, uint64_t start_ns, u
         RelMs(s.quiesce_start_ns, start_ns), RelMs(s.sync_start_ns, start_ns),
         RelMs(s.sync_end_ns, start_ns), s.txg, s.reason.c_str(), s.dirty_bytes, s.written_bytes);
     out.append(line, std::min<size_t>(static_cast<size_t>(len), sizeof(line) - 1));
+  }
+  return out;
+}
+
+std::string FormatStallLog(const MachineStalls& s, uint64_t start_ns, uint64_t end_ns,
+                           bool header) {
+  std::string out =
+      header ? "# arcstore machine stalls: start_us, duration_us (us since the job's start; no "
+               "CPU ran the bench for duration_us)\n"
+             : "";
+  char line[64];
+  for (const StallEvent& e : s.events) {
+    const uint64_t at_ns = s.start_ns + e.at_ns;
+    if (at_ns < start_ns || at_ns > end_ns) continue;
+    int len = std::snprintf(line, sizeof(line), "%" PRIu64 ", %" PRIu64 "\n",
+                            (at_ns - start_ns) / 1000, e.duration_ns / 1000);
+    out.append(line, std::min<size_t>(static_cast<size_t>(len), sizeof(line) - 1));
+  }
+  if (s.events.size() < s.stalls) {
+    out += "# " + std::to_string(s.stalls - s.events.size()) +
+           " later stalls of the batch not kept (the watch's limit)\n";
   }
   return out;
 }
@@ -175,6 +205,13 @@ Status LogFileWriter::Write(const RunResult& run, std::vector<std::string>* warn
                              [t](const CloneLog& c) { return c.thread_number == t; });
       if (it == run.logs.end() || !it->log) continue;  // the run stopped before this clone
       const JobLog& log = *it->log;
+      if (p.stalls) {
+        // Clones sharing the file (per_job_logs=0) each add their stalls.
+        if (it->stalls) {
+          text += FormatStallLog(*it->stalls, log.start_ns(), log.end_ns(), text.empty());
+        }
+        continue;
+      }
       if (p.txg) {
         start_ns = std::min(start_ns, log.start_ns());
         end_ns = std::max(end_ns, log.end_ns());

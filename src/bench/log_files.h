@@ -10,6 +10,8 @@
 //   (no value)        P is the job's name
 //   with a txg source P_txg.N.log for each distinct P of the clone: the
 //                     pool's txg syncs on the clone's time axis
+//   with stalls       P_stalls.N.log likewise: the machine's stalls
+//                     (stall_watch.h) on the clone's time axis
 //
 // Entry lines, fio 3.33's (its plotting tools read them):
 //
@@ -26,6 +28,13 @@
 //   quiesce_ms, sync_start_ms, sync_end_ms, txg, reason, dirty_bytes, written_bytes
 //
 // with times in ms since the clone's start (negative: before it).
+//
+// Stall lines (arcstore's): a header comment, then per stall of the
+// clone's batch that began during the clone's run
+//
+//   start_us, duration_us
+//
+// with start_us in microseconds since the clone's start.
 //
 // Files are created new when the writer is made, before any job runs (the
 // output-file rule, format/output_file.h: a refused path costs no run;
@@ -50,14 +59,16 @@ struct PlannedLog {
   std::string path;    // as named by the job (not yet resolved)
   std::string option;  // "write_bw_log" ...: errors name it
   std::string job;     // the first job writing it
-  bool txg = false;    // a txg file, else entries of `kind`
+  bool txg = false;     // a txg file
+  bool stalls = false;  // a stalls file; neither: entries of `kind`
   LogKind kind = LogKind::kBw;
   bool log_offset = false;
   std::vector<uint32_t> threads;  // thread numbers whose entries it holds, in order
 };
 
-// The files `set` asks for; txg files only when `with_txg`.
-std::vector<PlannedLog> PlanLogFiles(const JobSet& set, bool with_txg);
+// The files `set` asks for; txg files only when `with_txg`, stalls files
+// only when `with_stalls`.
+std::vector<PlannedLog> PlanLogFiles(const JobSet& set, bool with_txg, bool with_stalls = false);
 
 // fio's lines for `entries`.
 std::string FormatLogEntries(const std::vector<LogEntry>& entries, bool log_offset);
@@ -65,6 +76,11 @@ std::string FormatLogEntries(const std::vector<LogEntry>& entries, bool log_offs
 // start_ns; `missed` syncs not seen are named in the header.
 std::string FormatTxgLog(const std::vector<TxgSpan>& spans, uint64_t start_ns, uint64_t end_ns,
                          uint64_t missed);
+// The stalls file's text: stalls of `s` beginning in [start_ns, end_ns]
+// (the clock of `s.start_ns`), times relative to start_ns; the header
+// comment first when `header`.
+std::string FormatStallLog(const MachineStalls& s, uint64_t start_ns, uint64_t end_ns,
+                           bool header = true);
 
 class LogFileWriter {
  public:

@@ -66,6 +66,14 @@ TEST_F(LogFilesTest, NamesFollowFio) {
                 "/d/p_bw.1.log", "a_lat.1.log", "a_clat.1.log", "a_slat.1.log", "/d/p_txg.1.log",
                 "a_txg.1.log", "/d/p_bw.2.log", "a_lat.2.log", "a_clat.2.log", "a_slat.2.log",
                 "/d/p_txg.2.log", "a_txg.2.log", "/d/q_iops.log", "/d/q_txg.log"}));
+  // With stalls: a stalls file beside each txg file.
+  names.clear();
+  for (const PlannedLog& p : PlanLogFiles(*set, true, true)) {
+    if (p.stalls) names.push_back(p.path);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"/d/p_stalls.1.log", "a_stalls.1.log",
+                                             "/d/p_stalls.2.log", "a_stalls.2.log",
+                                             "/d/q_stalls.log"}));
 }
 
 TEST_F(LogFilesTest, ClonesWithoutPerJobLogsShareOneFileInThreadOrder) {
@@ -105,6 +113,25 @@ TEST(LogFormatTest, TxgLinesAreRelativeToTheJobAndClipped) {
   EXPECT_EQ(lines[1], "# 2 syncs left the pool's txg history before they were read");
   EXPECT_EQ(lines[2], "-100, -50, 300, 8, dirty_threshold, 4096, 8192");
   EXPECT_EQ(lines[3], "1000, 1001, 1600, 9, explicit_wait, 0, 512");
+}
+
+TEST(LogFormatTest, StallLinesAreRelativeToTheJobAndClipped) {
+  constexpr uint64_t kMs = 1'000'000;
+  MachineStalls s;
+  s.start_ns = 500 * kMs;  // the watch began 500 ms before the job
+  s.stalls = 5;            // one more than kept
+  s.events = {{100 * kMs, 12 * kMs},     // at 600 ms: before the job
+              {700 * kMs, 24'400'000},   // at 1200 ms
+              {2400 * kMs, 10'001'000},  // at 2900 ms
+              {3000 * kMs, 30 * kMs}};   // at 3500 ms: after it
+  const std::string text = FormatStallLog(s, 1000 * kMs, 3000 * kMs);
+  EXPECT_EQ(text,
+            "# arcstore machine stalls: start_us, duration_us (us since the job's start; no CPU "
+            "ran the bench for duration_us)\n"
+            "200000, 24400\n1900000, 10001\n"
+            "# 1 later stalls of the batch not kept (the watch's limit)\n");
+  EXPECT_EQ(FormatStallLog(s, 1000 * kMs, 3000 * kMs, /*header=*/false).rfind("200000, 24400\n", 0),
+            0u);
 }
 
 TEST_F(LogFilesTest, FilesAreCreatedNewAndRefusalsNameTheOption) {

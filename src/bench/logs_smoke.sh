@@ -1,7 +1,7 @@
 #!/bin/sh
 # fio's log files end to end (ctest bench_logs_cli_smoke): a short windowed
-# job on a temporary sparse pool writes DIR/r_bw.1.log, r_lat.1.log and
-# r_txg.1.log; `plot timeline` draws them; a second run onto the same files
+# job on a temporary sparse pool writes DIR/r_bw.1.log, r_lat.1.log,
+# r_txg.1.log and r_stalls.1.log; `plot timeline` draws them; a second run onto the same files
 # is refused, naming the option, and --force replaces them. A run with
 # --arc-pretouch cuts the job's new buffers from the pretouched reserve.
 #
@@ -18,6 +18,7 @@ set -- --sparse --name=t --filename=v --size=16m --rw=randwrite --bs=4k --time_b
 rows=$(grep -c '^[0-9]*, [0-9]*, 1, 0, 0$' "$dir/r_bw.1.log")
 test "$rows" -eq 4 || { echo "r_bw.1.log: $rows rows, want 4"; cat "$dir/r_bw.1.log"; exit 1; }
 head -1 "$dir/r_txg.1.log" | grep -q '^# arcstore txg syncs'
+head -1 "$dir/r_stalls.1.log" | grep -q '^# arcstore machine stalls'
 "$arcstore" plot timeline "$dir/r" -o "$dir/t" >/dev/null
 test -s "$dir/t.png" && test -s "$dir/t.svg"
 if "$arcstore" bench "$@" >"$dir/again.txt" 2>&1; then

@@ -115,6 +115,7 @@ struct CloneLog {
   const Job* job = nullptr;
   uint32_t thread_number = 0;
   std::shared_ptr<const JobLog> log;
+  std::shared_ptr<const MachineStalls> stalls;  // its batch's, when watched
 };
 
 struct RunResult {

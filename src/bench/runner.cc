@@ -23,9 +23,10 @@
 //
 // fio's log files: a clone of a job with write_bw_log/iops/lat keeps its
 // entries in a JobLog (job_log.h); they move to RunResult::logs, by thread
-// number (1.. over all clones in order, as fio numbers them), before clones
-// are folded, and the txg syncs seen go to RunResult::txg_spans. Writing the
-// files is the caller's (log_files.h).
+// number (1.. over all clones in order, as fio numbers them), with the
+// machine stalls of the clone's batch, before clones are folded, and the
+// txg syncs seen go to RunResult::txg_spans. Writing the files is the
+// caller's (log_files.h).
 //
 // Group ids: the first job is group 0; each later job with stonewall or
 // new_group opens the next group.
@@ -399,7 +400,8 @@ Result<RunResult> RunJobs(const JobSet& set, const RunnerOptions& o) {
     ARC_RETURN_IF_ERROR(RunBatch(batch, o, clock, &txgs));
     for (auto& t : batch) {
       if (t->result.log) {
-        run.logs.push_back({t->job, t->result.thread_number, std::move(t->result.log)});
+        run.logs.push_back({t->job, t->result.thread_number, std::move(t->result.log),
+                            t->result.machine_stalls});
         t->result.log.reset();
       }
       all.push_back(std::move(t->result));

@@ -50,7 +50,7 @@ Status EachLine(std::string_view text, Fn fn) {
   return Status::Ok();
 }
 
-const char* const kKinds[] = {"bw", "iops", "lat", "clat", "slat", "txg"};
+const char* const kKinds[] = {"bw", "iops", "lat", "clat", "slat", "txg", "stalls"};
 
 }  // namespace
 
@@ -101,8 +101,23 @@ Result<std::vector<TxgMark>> ParseTxgLog(std::string_view text, const std::strin
   return marks;
 }
 
+Result<std::vector<StallMark>> ParseStallLog(std::string_view text, const std::string& name) {
+  std::vector<StallMark> marks;
+  ARC_RETURN_IF_ERROR(EachLine(text, [&](size_t n, std::string_view line) -> Status {
+    auto f = Fields(line);
+    StallMark m;
+    if (f.size() != 2 || !ParseNum(f[0], &m.start_us) || !ParseNum(f[1], &m.duration_us)) {
+      return Status::InvalidArgument(name + ":" + std::to_string(n) +
+                                     ": expected 'start_us, duration_us', two integers");
+    }
+    marks.push_back(m);
+    return Status::Ok();
+  }));
+  return marks;
+}
+
 Result<BenchRun> LoadBenchRun(const std::string& input, std::optional<uint32_t> job) {
-  static const std::regex kFile(R"((.*)_(bw|iops|lat|clat|slat|txg)(\.[0-9]+)?\.log)");
+  static const std::regex kFile(R"((.*)_(bw|iops|lat|clat|slat|txg|stalls)(\.[0-9]+)?\.log)");
   std::string prefix, suffix;
   std::smatch m;
   std::error_code ec;
@@ -150,6 +165,11 @@ Result<BenchRun> LoadBenchRun(const std::string& input, std::optional<uint32_t> 
     if (k == "slat" || (k == "clat" && run.has_lat)) continue;
     ARC_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kMaxBenchLogBytes));
     run.files.push_back(path);
+    if (k == "stalls") {
+      ARC_ASSIGN_OR_RETURN(run.stalls, ParseStallLog(text, path));
+      run.has_stalls = true;
+      continue;
+    }
     if (k == "txg") {
       ARC_ASSIGN_OR_RETURN(run.txgs, ParseTxgLog(text, path));
       run.has_txg = true;

@@ -481,13 +481,17 @@ std::string TimelineData(Panels* p, const std::vector<std::string>& labels,
   return data;
 }
 
-// The markers file: each run's txg syncs (one block per run); `has_marks`
-// says which runs have any.
+// The markers file: each run's txg syncs (one block per run), then each
+// run's machine stalls (block runs.size() + run); `has_marks` and
+// `has_stalls` say which runs have any. gnuplot numbers only blocks that
+// hold a data line, so an empty block holds one undefined point (NaN),
+// which nothing plots.
 std::string TimelineMarkers(const std::vector<BenchRun>& runs,
                             const std::vector<std::string>& labels, PlotFiles* f,
-                            std::vector<bool>* has_marks) {
+                            std::vector<bool>* has_marks, std::vector<bool>* has_stalls) {
   std::string markers = "# quiesce_s sync_start_s sync_end_s txg\n";
   has_marks->assign(runs.size(), false);
+  has_stalls->assign(runs.size(), false);
   for (size_t i = 0; i < runs.size(); i++) {
     if (i > 0) markers += "\n\n";
     markers += "# " + labels[i] + "\n";
@@ -499,6 +503,17 @@ std::string TimelineMarkers(const std::vector<BenchRun>& runs,
       f->markers_n++;
       (*has_marks)[i] = true;
     }
+    if (!(*has_marks)[i]) markers += "NaN NaN NaN 0\n";
+  }
+  for (size_t i = 0; i < runs.size(); i++) {
+    markers += "\n\n# " + labels[i] + ": machine stalls, start_s end_s\n";
+    for (const StallMark& m : runs[i].stalls) {
+      markers += Line("%.6f %.6f\n", static_cast<double>(m.start_us) / 1e6,
+                      static_cast<double>(m.start_us + m.duration_us) / 1e6);
+      f->stalls_n++;
+      (*has_stalls)[i] = true;
+    }
+    if (!(*has_stalls)[i]) markers += "NaN NaN\n";
   }
   return markers;
 }
@@ -508,7 +523,8 @@ std::string TimelineMarkers(const std::vector<BenchRun>& runs,
 std::string TimelineScript(const std::vector<BenchRun>& runs, const Panels& p,
                            const std::vector<std::string>& labels, const std::string& tput_unit,
                            const PlotOptions& options, const PlotFiles& f, const Ranges& r,
-                           const std::vector<bool>& has_marks) {
+                           const std::vector<bool>& has_marks,
+                           const std::vector<bool>& has_stalls) {
   const int rows = (p.all_tput ? 1 : 0) + (p.all_lat ? 1 : 0);
   std::string body = "set multiplot layout " + std::to_string(rows) + "," +
                      std::to_string(runs.size()) + " columnsfirst title " + Q(options.title) +
@@ -518,9 +534,15 @@ std::string TimelineScript(const std::vector<BenchRun>& runs, const Panels& p,
   body += "set key outside bottom center horizontal\nset xrange [0:" +
           Line("%.3f", std::max(r.t_max, 0.001)) + "]\nset y2range [0:1]\nunset y2tics\n";
   auto spans = [&](size_t i) -> std::string {
-    if (!has_marks[i]) return "";
+    std::string out;
+    if (has_stalls[i]) {
+      out += Q(f.markers) + " index " + std::to_string(runs.size() + i) +
+             " using 1:(0.5):1:2:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.35 "
+             "noborder lc rgb 'orange' title 'machine stall (no CPU ran the bench)', ";
+    }
+    if (!has_marks[i]) return out;
     const std::string m = Q(f.markers) + " index " + std::to_string(i);
-    return m +
+    return out + m +
            " using 2:(0.5):2:3:(0):(1) axes x1y2 with boxxyerror fs transparent solid 0.15 "
            "noborder lc rgb 'gray40' notitle, " +
            m +
@@ -569,10 +591,10 @@ Result<PlotFiles> PlotTimeline(const std::vector<BenchRun>& runs, const PlotOpti
   const std::string tput_unit = options.timeline_iops ? "IOPS" : "MiB/s";
   Ranges ranges;
   const std::string data = TimelineData(&panels, labels, tput_unit, &f, &ranges);
-  std::vector<bool> has_marks;
-  const std::string markers = TimelineMarkers(runs, labels, &f, &has_marks);
-  const std::string body =
-      TimelineScript(runs, panels, labels, tput_unit, options, f, ranges, has_marks);
+  std::vector<bool> has_marks, has_stalls;
+  const std::string markers = TimelineMarkers(runs, labels, &f, &has_marks, &has_stalls);
+  const std::string body = TimelineScript(runs, panels, labels, tput_unit, options, f, ranges,
+                                          has_marks, has_stalls);
   return Finish(options, f, data, markers, body, /*multiplot=*/true);
 }
 

@@ -67,6 +67,7 @@ struct PlotFiles {
   std::string data, markers, script, svg, png;
   size_t points = 0;   // data lines written (I/Os, samples or buckets)
   size_t markers_n = 0;  // sync markers written
+  size_t stalls_n = 0;   // machine stalls marked (timeline)
 };
 
 Result<PlotFiles> PlotLatency(const Trace& trace, const PlotOptions& options);

@@ -375,6 +375,43 @@ TEST(BenchLogTest, ErrorsNameTheFileAndLine) {
   auto txg = ParseTxgLog("# c\n5, 3, 9, 1, timeout, 0, 0\n", "r_txg.1.log");
   ASSERT_FALSE(txg.ok());
   EXPECT_NE(txg.status().message().find("r_txg.1.log:2: want quiesce <= sync start"), std::string::npos);
+  auto stalls = ParseStallLog("# c\n12710, 10521\n804735\n", "r_stalls.1.log");
+  ASSERT_FALSE(stalls.ok());
+  EXPECT_NE(stalls.status().message().find("r_stalls.1.log:3: expected 'start_us, duration_us'"),
+            std::string::npos)
+      << stalls.status().ToString();
+  stalls = ParseStallLog("12710, 10521\n804735, 10480\n", "r_stalls.1.log");
+  ASSERT_TRUE(stalls.ok());
+  ASSERT_EQ(stalls->size(), 2u);
+  EXPECT_EQ((*stalls)[1].start_us, 804735u);
+  EXPECT_EQ((*stalls)[1].duration_us, 10480u);
+}
+
+// Machine stalls are drawn as spans of their own, in blocks after the txg
+// syncs' blocks; a run with no syncs keeps its (empty) block, so that the
+// stalls' block numbers hold.
+TEST_F(PlotTest, TimelineMarksMachineStalls) {
+  const std::string p = dir_.File("st");
+  std::ofstream(p + "_bw.1.log") << "500, 1024, 1, 0, 0\n1000, 0, 1, 0, 0\n1500, 1024, 1, 0, 0\n";
+  std::ofstream(p + "_stalls.1.log") << "# stalls\n700000, 24400\n";
+  Result<BenchRun> run = LoadBenchRun(p, std::nullopt);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(run->has_stalls);
+  EXPECT_FALSE(run->has_txg);
+  Result<PlotFiles> f = PlotTimeline({*run}, Options("stalls"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->markers_n, 0u);
+  EXPECT_EQ(f->stalls_n, 1u);
+  const std::string marks = ReadAll(f->markers);
+  EXPECT_NE(marks.find("# a\nNaN NaN NaN 0\n\n\n# a: machine stalls, start_s end_s\n0.700000 0.724400\n"),
+            std::string::npos)
+      << marks;
+  const std::string script = ReadAll(f->script);
+  EXPECT_NE(script.find("index 1 using 1:(0.5):1:2:(0):(1) axes x1y2 with boxxyerror"),
+            std::string::npos)
+      << script;
+  EXPECT_EQ(script.find("txg sync (start"), std::string::npos);
+  ExpectDrawn(*f, 3);
 }
 
 TEST(BenchLogTest, APrefixWithSeveralJobsNeedsAJobNumber) {
