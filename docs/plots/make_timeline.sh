@@ -5,9 +5,10 @@
 # writes at QD1 for 20 s), twice: with the defaults, and with
 # `--arc-pretouch 3G` (the ARC's memory written once before the jobs, as a
 # server that has been up a few seconds has it). Each run writes fio's
-# bandwidth and latency logs in 500 ms windows and the pool's txg syncs
-# (X_txg.2.log: the random-write job is fio's thread 2, after the fill);
-# `arcstore plot timeline` draws the two side by side.
+# bandwidth and latency logs in 500 ms windows, the pool's txg syncs
+# (X_txg.2.log: the random-write job is fio's thread 2, after the fill) and
+# the machine's stalls (X_stalls.2.log); `arcstore plot timeline` draws the
+# two side by side.
 #
 # Needs gnuplot-nox (scripts/setup) and a built arcstore; about 2 minutes and
 # 8 GiB of disk in the temporary folder for each pool (one at a time). The
@@ -59,6 +60,7 @@ PY
   awk -F', ' '/^#/ { next } { n++; d += $3 - $2 } END { printf "txg syncs meeting the job: %d, mean sync %.2f s\n", n, d / n / 1000 }' "$p"_txg.2.log
   sed -n '/^randwrite-4K/,/^  cpu/p' "$p.report.txt" | grep -E "^  write: IOPS|99\.99th|^    clat \(" | sed 's/^ *//'
   grep -E "arcstore     : ARC hit" "$p.report.txt" | sed 's/^ *//'
+  sed -n '/^randwrite-4K/,/^Run status/p' "$p.report.txt" | grep -E "^  machine      :" | sed 's/^ *//'
 }
 
 {

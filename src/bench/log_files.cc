@@ -79,23 +79,19 @@ std::vector<PlannedLog> PlanLogFiles(const JobSet& set, bool with_txg, bool with
           prefixes.push_back(prefix);
         }
       }
+      // arcstore's own files, one per prefix: the txg syncs, the stalls.
+      auto add_own = [&](const std::string& prefix, const char* type, const char* what,
+                         bool PlannedLog::*flag) {
+        PlannedLog p;
+        p.path = FileName(prefix, type, j, n);
+        p.option = std::string("write_*_log (") + what + ")";
+        p.job = j.name;
+        p.*flag = true;
+        add(std::move(p), n);
+      };
       for (const std::string& prefix : prefixes) {
-        if (with_txg) {
-          PlannedLog p;
-          p.path = FileName(prefix, "txg", j, n);
-          p.option = "write_*_log (txg syncs)";
-          p.job = j.name;
-          p.txg = true;
-          add(std::move(p), n);
-        }
-        if (with_stalls) {
-          PlannedLog p;
-          p.path = FileName(prefix, "stalls", j, n);
-          p.option = "write_*_log (machine stalls)";
-          p.job = j.name;
-          p.stalls = true;
-          add(std::move(p), n);
-        }
+        if (with_txg) add_own(prefix, "txg", "txg syncs", &PlannedLog::txg);
+        if (with_stalls) add_own(prefix, "stalls", "machine stalls", &PlannedLog::stalls);
       }
     }
   }
