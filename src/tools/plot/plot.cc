@@ -351,6 +351,9 @@ namespace arcstore::tools {
 namespace {
 
 const char* const kDirNames[] = {"read", "write", "trim"};
+// The timeline's line colours by direction, fixed so that the marks drawn
+// before the lines (txg syncs, machine stalls) do not shift them.
+const char* const kDirColours[] = {"#0072b2", "#009e73", "#cc79a7"};
 
 // One line of a panel: (t_s, value) points of one direction.
 struct Series {
@@ -554,7 +557,8 @@ std::string TimelineScript(const std::vector<BenchRun>& runs, const Panels& p,
     for (size_t k = 0; k < panel.series.size(); k++) {
       if (k > 0) out += ", ";
       out += Q(f.data) + " index " + std::to_string(panel.first_index + static_cast<int>(k)) +
-             " using 1:2 with linespoints lw 2 pt 7 ps 0.4 title " +
+             " using 1:2 with linespoints lw 2 pt 7 ps 0.4 lc rgb '" +
+             kDirColours[panel.series[k].dir] + "' title " +
              Q(kDirNames[panel.series[k].dir]);
     }
     return out;
