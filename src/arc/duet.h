@@ -79,7 +79,8 @@ class DuetDuel {
     return sample_mask_ != 0 ? (h & sample_mask_) == 0 : h % sample_every_ == 0;
   }
   // A reference to a sampled key: both shadows see it, and the selector
-  // moves if one hit and the other missed.
+  // moves if one hit and the other missed; while they have never
+  // disagreed, the scouts see it too, and their selector moves likewise.
   void Reference(uint64_t key);
   // New shadows (and scouts while they lead), empty, for a cache of
   // `cache_pages` pages; the selectors and the stats stay.

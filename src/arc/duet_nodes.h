@@ -78,9 +78,10 @@ class DuetNodes final : public OrderHooks {
   uint64_t size() const { return index_.size() - erasing_count_; }
   // The array the nodes live in, for the orderings' lists.
   OrderNode* nodes() const { return pool_.data(); }
-  // Every node in the index is tracked and found under its key; the
-  // untracked ones are back in the pool. `same_resident_set`: each key is
-  // resident in both orderings or in neither.
+  // Every tracked node is indexed under its key, the erases in flight are
+  // untracked and still indexed, and every other node is back in the pool.
+  // `same_resident_set`: each key is resident in both orderings or in
+  // neither.
   Status CheckInvariants(bool same_resident_set) const;
 
  private:
