@@ -331,7 +331,8 @@ void AddServeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"arc", "duet"}));
   c->add_option("--arc-pretouch", a.arc_pretouch,
                 "ARC memory written once ahead of need, in the background, so that writers of a "
-                "growing ARC do not pay a page's first touch (e.g. 2G; default none)");
+                "growing ARC do not pay a page's first touch; the intent log's copy memory too "
+                "(e.g. 2G; default none)");
   c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_option("--sync-nice", a.sync_nice,
                 "nice value of the txg sync thread, 0..19 (default 19; 0: as the request threads)");

@@ -116,7 +116,9 @@ struct PoolOptions {
   // ARC memory kept mapped and written once ahead of need, in the
   // background, so that a growing ARC's writers do not pay a page's first
   // touch (costly on virtual machines); within the room the ARC leaves
-  // below its target. 0 = none; at most 64 GiB.
+  // below its target. 0 = none; at most 64 GiB. Any size also has the
+  // intent log make its kept memory (copy chunks and block buffers, about
+  // 16 MiB plus a MiB per MiB of its pending limit) written once at open.
   uint64_t arc_pretouch_bytes = 0;
   // Open returns only once that memory is written (a benchmark's start);
   // false = in the background (a server's start).

@@ -1,5 +1,6 @@
 #include "io/buffer_cache.h"
 
+#include <cstring>
 #include <utility>
 
 namespace arcstore::io {
@@ -49,6 +50,16 @@ void BufferCache::Give(AlignedBuffer buffer) {
   kept_bytes_ += buffer.size();
   const size_t size = buffer.size();
   kept_.emplace(size, std::move(buffer));
+}
+
+size_t BufferCache::Prefill(size_t count, size_t bytes) {
+  for (size_t i = 0; i < count; i++) {
+    AlignedBuffer b(bytes, alignment_);
+    std::memset(b.data(), 0, b.size());  // a fresh mapping reads as zeros but is not yet touched
+    Give(std::move(b));
+  }
+  MutexLock l(&mu_);
+  return kept_bytes_;
 }
 
 size_t BufferCache::kept() {

@@ -12,6 +12,9 @@
 //
 //   Take(bytes) --> the smallest kept buffer that holds `bytes`, else a new
 //                   zero-filled one (counted)
+//   Prefill(n, bytes) --> n new buffers of `bytes`, each page written
+//                   once (a mapping's first touch is the costly part on
+//                   some hosts), then Give
 //   Give(buf)   --> kept if it is at most `max_buffer_bytes` and among the
 //                   largest that fit in `max_buffers` and `max_kept_bytes`
 //                   (smaller kept buffers are freed to make room); else
@@ -48,6 +51,10 @@ class BufferCache {
   // `made` (optional): set to whether the buffer was made, not reused.
   AlignedBuffer Take(size_t bytes, bool* made = nullptr);
   void Give(AlignedBuffer buffer);
+  // Makes `count` buffers of `bytes`, writes each page of them once and
+  // gives them to the cache (Give's limits apply). Returns the bytes the
+  // cache keeps then.
+  size_t Prefill(size_t count, size_t bytes);
 
   size_t alignment() const { return alignment_; }
   // Buffers Take had to make (the rest were reused).

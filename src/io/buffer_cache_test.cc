@@ -31,6 +31,22 @@ TEST(BufferCache, TakeReusesTheSmallestKeptBufferThatHoldsTheBytes) {
   EXPECT_EQ(cache.kept(), 1u);
 }
 
+TEST(BufferCache, PrefilledBuffersServeTakesWithinTheBounds) {
+  BufferCache cache(4096, 4, 1 << 20, 3 << 20);
+  EXPECT_EQ(cache.Prefill(5, 1 << 20), size_t{3} << 20) << "the byte bound keeps three";
+  EXPECT_EQ(cache.kept(), 3u);
+  bool made = true;
+  for (int i = 0; i < 3; i++) {
+    AlignedBuffer b = cache.Take(256 << 10, &made);
+    EXPECT_FALSE(made) << i;
+    ASSERT_EQ(b.size(), size_t{1} << 20) << "a prefilled buffer, larger than asked";
+    EXPECT_EQ(b.data()[0] | b.data()[b.size() - 1], 0) << "written once with zeros";
+  }
+  EXPECT_EQ(cache.made(), 0u);
+  AlignedBuffer fourth = cache.Take(256 << 10, &made);
+  EXPECT_TRUE(made);
+}
+
 TEST(BufferCache, KeepsTheLargestBuffersUpToItsBounds) {
   BufferCache cache(64, 2, 256 << 10);
   AlignedBuffer a = cache.Take(8 << 10), b = cache.Take(64 << 10), c = cache.Take(128 << 10),

@@ -438,6 +438,7 @@ Status PoolImpl::StartIntentLog() {
   lo.enabled = options_.intent_log;
   lo.unsafe_skip_flush = unsafe_.log_ack_before_flush;
   lo.use_fua = !unsafe_.log_flush_not_fua;
+  lo.pretouch = options_.arc_pretouch_bytes > 0;
   lo.sync_kick_percent = options_.intent_log_sync_kick_percent;
   lo.max_pending_bytes = zil::IntentLogOptions::PendingBytesFor(
       std::min(txg_->options().dirty_max_bytes, arc_->c_max() / 2));

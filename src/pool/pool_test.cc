@@ -100,6 +100,22 @@ TEST_F(PoolTest, WritesSurviveFlushAndReopen) {
   ExpectClean();
 }
 
+// --arc-pretouch also has the intent log make its kept memory at open; a
+// pool without it makes that memory as writes need it.
+TEST_F(PoolTest, ThePretouchOptionReachesTheIntentLog) {
+  auto zil_stat = [this](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
+  EXPECT_EQ(zil_stat("pretouched_bytes"), 0);
+  PoolOptions po;
+  po.arc_pretouch_bytes = 8 * kMiB;
+  Reopen({}, po);
+  EXPECT_GE(zil_stat("pretouched_bytes"), int64_t{16 * kMiB}) << "at least the block buffers";
+  auto v = MakeVolume("vol0", 8 * kMiB);
+  std::vector<uint8_t> a = Pattern(4096, 2);
+  for (uint64_t off = 0; off < 2 * kMiB; off += 8192) ASSERT_TRUE(v->Write(off, a).ok());
+  ASSERT_TRUE(v->Flush().ok());
+  EXPECT_EQ(zil_stat("copy_chunks_made"), 0) << "the log's copies went to pretouched chunks";
+}
+
 TEST_F(PoolTest, PartialWritesAcrossTxgsReadModifyWrite) {
   auto v = MakeVolume("v", 1 * kMiB, 64 * 1024);
   std::vector<uint8_t> model(1 * kMiB, 0);

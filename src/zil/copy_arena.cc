@@ -2,6 +2,7 @@
 #include "zil/copy_arena.h"
 
 #include <cstring>
+#include <memory>
 
 #include "base/check.h"
 
@@ -44,13 +45,14 @@ CopyArena::~CopyArena() {
   for (Chunk* c : kept_) delete c;
 }
 
-CopyArena::Ref CopyArena::Copy(std::span<const uint8_t> data) {
+CopyArena::Ref CopyArena::Copy(std::span<const uint8_t> data, bool* made) {
   ARC_CHECK(!data.empty() && data.size() <= kChunkBytes);
+  if (made != nullptr) *made = false;
   Ref ref;
   {
     MutexLock l(&mu_);
     if (current_ == nullptr || kChunkBytes - current_->used_bytes < data.size()) {
-      if (!NextChunk()) return ref;
+      if (!NextChunk(made)) return ref;
     }
     ref.arena_ = this;
     ref.chunk_ = current_;
@@ -64,7 +66,25 @@ CopyArena::Ref CopyArena::Copy(std::span<const uint8_t> data) {
   return ref;
 }
 
-bool CopyArena::NextChunk() {
+uint64_t CopyArena::Prefill(uint32_t chunks) {
+  uint64_t made_bytes = 0;
+  for (uint32_t i = 0; i < chunks; i++) {
+    {
+      MutexLock l(&mu_);
+      if (kept_.size() >= options_.retain_chunks || chunks_ >= options_.max_chunks) break;
+      chunks_++;  // counted now, so that Copy meanwhile stays within max_chunks
+    }
+    auto c = std::make_unique<Chunk>();
+    c->bytes.reset(new uint8_t[kChunkBytes]);
+    std::memset(c->bytes.get(), 0, kChunkBytes);  // each page written once, outside the lock
+    made_bytes += kChunkBytes;
+    MutexLock l(&mu_);
+    Retire(c.release());  // kept, unless chunks Copy let go of filled the kept list meanwhile
+  }
+  return made_bytes;
+}
+
+bool CopyArena::NextChunk(bool* made) {
   Chunk* next = nullptr;
   if (!kept_.empty()) {
     next = kept_.back();
@@ -74,6 +94,7 @@ bool CopyArena::NextChunk() {
     next->bytes.reset(new uint8_t[kChunkBytes]);
     chunks_++;
     chunks_made_.fetch_add(1, std::memory_order_relaxed);
+    if (made != nullptr) *made = true;
   } else {
     return false;
   }

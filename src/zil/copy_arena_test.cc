@@ -58,6 +58,30 @@ TEST(CopyArenaTest, KeptChunksAreBoundedAndTheRestFreed) {
   EXPECT_EQ(arena.chunks(), 3u) << "two kept and the current one";
 }
 
+TEST(CopyArenaTest, PrefilledChunksServeCopiesWithoutMakingOne) {
+  CopyArena arena(CopyArena::Options{.max_chunks = 8, .retain_chunks = 4});
+  EXPECT_EQ(arena.Prefill(6), 4 * CopyArena::kChunkBytes) << "no more than retain_chunks kept";
+  EXPECT_EQ(arena.chunks(), 4u);
+  EXPECT_EQ(arena.kept_chunks(), 4u);
+  std::vector<CopyArena::Ref> refs;
+  bool made = true;
+  for (int i = 0; i < 4 * 256; i++) {
+    refs.push_back(arena.Copy(Bytes(4096, static_cast<uint8_t>(i)), &made));
+    ASSERT_FALSE(made) << "copy " << i << " made a chunk with four prefilled";
+  }
+  EXPECT_EQ(arena.chunks_made(), 0u);
+  EXPECT_EQ(arena.chunks(), 4u);
+  for (int i = 0; i < 4 * 256; i++) EXPECT_TRUE(Holds(refs[i], 4096, static_cast<uint8_t>(i))) << i;
+  refs.push_back(arena.Copy(Bytes(16, 7), &made));
+  EXPECT_TRUE(made) << "the fifth chunk is made";
+  EXPECT_EQ(arena.chunks_made(), 1u);
+  EXPECT_EQ(arena.Prefill(8), 3 * CopyArena::kChunkBytes) << "no more than max_chunks in all";
+  EXPECT_EQ(arena.chunks(), 8u);
+  refs.clear();
+  EXPECT_EQ(arena.kept_chunks(), 4u) << "sealed chunks kept up to retain_chunks";
+  EXPECT_EQ(arena.chunks(), 5u) << "four kept and the current one; the rest freed";
+}
+
 TEST(CopyArenaTest, AtTheChunkLimitACopyIsRefusedUntilAChunkIsFree) {
   CopyArena arena(CopyArena::Options{.max_chunks = 2, .retain_chunks = 1});
   CopyArena::Ref a = arena.Copy(Bytes(CopyArena::kChunkBytes, 1));

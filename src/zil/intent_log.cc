@@ -234,6 +234,9 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
       buffers_allocated(r->AddCounter("zil", "buffers_allocated", stats::Unit::kOps,
                                       "log block buffers allocated (the rest reuse an "
                                       "earlier batch's)")),
+      copy_chunks_made(r->AddCounter("zil", "copy_chunks_made", stats::Unit::kOps,
+                                     "1 MiB chunks for change copies made on a writer's path "
+                                     "(the rest reuse kept or pretouched ones)")),
       gathers(r->AddCounter("zil", "gathers", stats::Unit::kOps,
                             "times the log writer waited for the callers of the last batch to "
                             "append again before writing the next")),
@@ -244,6 +247,9 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
       copy_bytes(r->AddGauge("zil", "copy_bytes", stats::Unit::kBytes,
                              "memory of the change copies' chunks (1 MiB each), in use and "
                              "kept for reuse")),
+      pretouched_bytes(r->AddGauge("zil", "pretouched_bytes", stats::Unit::kBytes,
+                                   "memory the log made and wrote once when it started "
+                                   "(pretouch): copy chunks and block buffers")),
       pending_bytes(r->AddGauge("zil", "pending_bytes", stats::Unit::kBytes,
                                 "copies of changes not yet in the log")),
       arena_used_bytes(r->AddGauge("zil", "arena_used_bytes", stats::Unit::kBytes,
@@ -330,6 +336,13 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
       copies_(CopyArenaFor(options.max_pending_bytes)),
       buffers_(io::BufferAlignmentFor(*env.device), kSpareBuffers,
                options.max_block_bytes, kSpareBytes) {
+  if (options_.pretouch) {
+    const uint64_t chunks = copies_.Prefill(CopyArenaFor(options_.max_pending_bytes).retain_chunks);
+    const uint64_t blocks = buffers_.Prefill(
+        std::min<uint64_t>(kSpareBuffers, kSpareBytes / options_.max_block_bytes),
+        options_.max_block_bytes);
+    stats_.pretouched_bytes->Set(static_cast<int64_t>(chunks + blocks));
+  }
   MutexLock l(&mu_);
   arena_ = start.header;
   // The chain being replayed keeps its guid and stays the replay start
@@ -382,7 +395,9 @@ uint64_t IntentLog::Append(format::LogRecordType type, uint64_t volume_guid, uin
   // While overflowed the copy would be dropped: do not make it (a stale
   // answer here is settled under mu_ in AppendPending).
   if (write && !overflowed_hint_.load(std::memory_order_relaxed)) {
-    p.copy = copies_.Copy({data, length});
+    bool made = false;
+    p.copy = copies_.Copy({data, length}, &made);
+    if (made) stats_.copy_chunks_made->Add();
   }
   return AppendPending(std::move(p), write ? data : nullptr);
 }
@@ -413,7 +428,9 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
   } else {
     if (uncopied != nullptr && !p.copy) {
       // Append saw an overflow that has ended since: copy now.
-      p.copy = copies_.Copy({uncopied, p.rec.length});
+      bool made = false;
+      p.copy = copies_.Copy({uncopied, p.rec.length}, &made);
+      if (made) stats_.copy_chunks_made->Add();
     }
     if (pending_bytes_ + size > options_.max_pending_bytes || (uncopied != nullptr && !p.copy)) {
       // Too much unlogged change to keep (or no room for this copy): drop

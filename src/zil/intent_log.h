@@ -83,6 +83,14 @@ struct IntentLogOptions {
   // in the arena) writes them with FUA (durable at completion) instead of
   // a write and a device flush; false: always flush.
   bool use_fua = true;
+  // Makes the memory a busy log keeps (its kept copy chunks, a MiB per MiB
+  // of max_pending_bytes, and its kSpareBuffers block buffers) when the
+  // log starts, each page written once, instead of at the first changes
+  // that need it: where a page's first touch is costly (a hypervisor trip
+  // on some virtual machines) a new log otherwise copies its first burst
+  // of changes at the page-fault rate. A pool sets it with
+  // arc_pretouch_bytes.
+  bool pretouch = false;
   // Test only: acknowledge a commit without its device flush, so that the
   // crash harness can show it notices.
   bool unsafe_skip_flush = false;
@@ -157,10 +165,12 @@ struct IntentLogStats {
   stats::Counter* replayed_records; // applied at open
   stats::Counter* writer_batches;   // batches the log writer thread wrote
   stats::Counter* buffers_allocated;  // block buffers allocated, not reused
+  stats::Counter* copy_chunks_made;   // copy chunks made for a change, not reused
   stats::Counter* gathers;          // times the writer waited for callers to append (Gather)
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
   stats::Gauge* copy_bytes;         // memory of the copies' chunks, in use and kept
+  stats::Gauge* pretouched_bytes;   // memory made and written once at start (pretouch)
   stats::Gauge* pending_bytes;      // changes kept (copies or held buffers) not yet logged
   stats::Gauge* arena_used_bytes;
 };

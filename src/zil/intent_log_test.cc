@@ -606,6 +606,38 @@ TEST_F(IntentLogTest, CopiesDroppedAtTheCapReuseTheirMemory) {
   EXPECT_EQ(r.records[0].data, std::vector<uint8_t>(4096, 7));
 }
 
+// A pretouched log makes its kept memory when it starts: a txg's worth of
+// small writes up to the pending limit and its commits take chunks and
+// block buffers from it, none made on a writer's path; without pretouch
+// the same writes make their chunks and buffers as they go.
+TEST_F(IntentLogTest, APretouchedLogMakesNoMemoryOnTheWritersPath) {
+  for (bool pretouch : {true, false}) {
+    SCOPED_TRACE(pretouch ? "pretouch" : "no pretouch");
+    IntentLogOptions o = Flushing();
+    o.max_pending_bytes = 4 << 20;
+    o.pretouch = pretouch;
+    auto log = FreshLog(8 << 20, o);
+    // Kept copy chunks: a MiB per MiB of the pending limit, and one.
+    EXPECT_EQ(Stat("pretouched_bytes"), pretouch ? (5 + 16) << 20 : 0);
+    const format::IntentLogHeader start = log->HeaderFor(1);
+    for (int i = 0; i < 900; i++) Write(*log, 2, 4096 * i, 4096, static_cast<uint8_t>(i));
+    ASSERT_TRUE(log->Commit().ok());  // ~3.6 MiB of records: four blocks
+    EXPECT_EQ(Stat("dropped_copies"), 0);
+    if (pretouch) {
+      EXPECT_EQ(Stat("copy_chunks_made"), 0);
+      EXPECT_EQ(Stat("buffers_allocated"), 0);
+    } else {
+      EXPECT_EQ(Stat("copy_chunks_made"), 4);  // 900 copies of 4 KiB, 256 to a chunk
+      EXPECT_GE(Stat("buffers_allocated"), 4);
+    }
+    LogReplay r = Read(start);
+    ASSERT_EQ(r.records.size(), 900u) << r.end;
+    for (int i = 0; i < 900; i += 97) {
+      EXPECT_EQ(r.records[i].data, std::vector<uint8_t>(4096, static_cast<uint8_t>(i))) << i;
+    }
+  }
+}
+
 TEST_F(IntentLogTest, ReplayStopsAtATornBlockAndNeverPastIt) {
   auto log = FreshLog(1 << 20);
   const format::IntentLogHeader start = log->HeaderFor(1);
