@@ -24,6 +24,7 @@ See bench/nbd/README.md.
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -31,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,9 +51,16 @@ START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 300
 SETTLE_TIMEOUT_S = 600
 PRETOUCH_STILL_S = 3
+# The machine-stall watch (StallWatch): its tick, and the gap it reports.
+STALL_TICK_S = 0.001
+STALL_MIN_S = 0.010
 # Where arcstore serve ran each request (src/nbd/server.cc, "Requests run
 # inline"): printed per run as a share of the row's requests.
 INLINE_STATS = ["nbd.requests_inline", "nbd.requests_may_wait"]
+# Where arcstore's writers waited (src/volume/volume_impl.cc, "Writer
+# waits"): printed per run, in ms over the run, by place.
+WAIT_PLACES = ["space", "buffer", "throttle", "lock", "rmw_read"]
+WAIT_STATS = [f"volumes.writer_wait_{p}_ns" for p in WAIT_PLACES]
 TRANSPORTS = ["unix", "tcp-netns"]
 # The two namespaces' addresses (a /24 of their own: the namespaces see no
 # other network) and the first server's port; each server has its own.
@@ -399,7 +408,7 @@ class Server:
         older than these stats)."""
         if self.pool is None:
             return None
-        return self.live_stats(INLINE_STATS, required=False)
+        return self.live_stats(INLINE_STATS + WAIT_STATS, required=False)
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
@@ -433,14 +442,44 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class StallWatch:
+    """Times when no CPU ran this runner, from a thread that sleeps
+    STALL_TICK_S at a time and notes every wake-up STALL_MIN_S or more
+    after the one before: on a virtual machine whose host stops it, every
+    server's requests in flight wait that long too, whatever the server
+    does (docs/observability.md, "Machine stalls")."""
+
+    def __init__(self):
+        self.stalls = []  # (start, seconds), time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        last = time.monotonic()
+        while not self._stop.wait(STALL_TICK_S):
+            now = time.monotonic()
+            if now - last >= STALL_MIN_S:
+                self.stalls.append((last, now - last))
+            last = now
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
 def fio_run(server, row, cfg):
     """One fio run of one row; returns the figures the table shows."""
     env = dict(os.environ, NBD_URI=server.uri, RUNTIME=str(cfg.runtime), RAMP=str(cfg.ramp),
                SIZE=str(cfg.size))
     load = os.getloadavg()[0]
     cpu0, t0 = cpu_seconds(server.proc.pid), time.monotonic()
-    out = run_cmd(server.net.fio(row), f"{server.label} {row}",
-                  timeout_s=cfg.runtime + cfg.ramp + 120, env=env)
+    with StallWatch() as watch:
+        out = run_cmd(server.net.fio(row), f"{server.label} {row}",
+                      timeout_s=cfg.runtime + cfg.ramp + 120, env=env)
     # The server's CPU over the whole fio run (ramp included), in CPUs.
     cpus = (cpu_seconds(server.proc.pid) - cpu0) / (time.monotonic() - t0)
     j = json.loads(out[out.index("{"):])["jobs"][0]
@@ -452,9 +491,16 @@ def fio_run(server, row, cfg):
     # The server's CPU per request, in microseconds: its CPU seconds per
     # second over the run divided by the requests completed per second.
     cpu_us = cpus / d["iops"] * 1e6 if d["iops"] else float("inf")
+    # The slowest one-second sample (the job files' iopsavgtime) against the
+    # run's mean: how steady the server kept the client.
+    low_pct = (100.0 * d["iops_min"] / d["iops_mean"]
+               if d.get("iops_samples", 0) > 0 and d.get("iops_mean", 0) > 0 else float("nan"))
     return {"iops": d["iops"], "mibps": d["bw_bytes"] / (1 << 20), "p50_us": us("50.000000"),
             "p99_us": us("99.000000"), "p999_us": us("99.900000"), "server_cpus": cpus,
-            "load1": load, "cpu_us_per_req": cpu_us}
+            "load1": load, "cpu_us_per_req": cpu_us, "low_second_pct": low_pct,
+            "machine_stalls": len(watch.stalls),
+            "machine_stall_ms": 1000 * sum(d for _, d in watch.stalls),
+            "machine_stall_worst_ms": 1000 * max((d for _, d in watch.stalls), default=0)}
 
 
 def median_row(runs):
@@ -465,18 +511,23 @@ def fmt(v):
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
 
+def low(pct):
+    return "-" if math.isnan(pct) else f"{pct:.0f}"
+
+
 def print_table(results, cfg):
     over = "" if cfg.transport == "unix" else ", over TCP between two network namespaces"
     print(f"\n## NBD benchmark: median of {cfg.runs} run(s), runtime {cfg.runtime} s, "
           f"ramp {cfg.ramp} s, export {cfg.size >> 20} MiB{over}\n")
-    print("| row | server | IOPS | MiB/s | p50 us | p99 us | p99.9 us | server CPUs | "
-          "load avg (1 min) |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    print("| row | server | IOPS | MiB/s | p50 us | p99 us | p99.9 us | lowest second, % of mean | "
+          "server CPUs | load avg (1 min) |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for row in cfg.rows:
         for s in cfg.labels:
             m = results[row][s]
             print(f"| {row} | {s} | {fmt(m['iops'])} | {fmt(m['mibps'])} | {fmt(m['p50_us'])} | "
-                  f"{fmt(m['p99_us'])} | {fmt(m['p999_us'])} | {m['server_cpus']:.2f} | "
+                  f"{fmt(m['p99_us'])} | {fmt(m['p999_us'])} | {low(m['low_second_pct'])} | "
+                  f"{m['server_cpus']:.2f} | "
                   f"{m['load1']:.1f} |")
 
 
@@ -736,13 +787,21 @@ def main(argv):
                         after = s.inline_counters()
                         m["inline"], m["may_wait"] = (after[k] - before[k] for k in INLINE_STATS)
                         where = f", inline {m['inline']:,}, submitted on may-wait {m['may_wait']:,}"
+                        waits = [(p, (after[k] - before[k]) / 1e6) for p, k in
+                                 zip(WAIT_PLACES, WAIT_STATS) if k in after and k in before]
+                        if waits:
+                            where += ", writers waited (ms) " + " ".join(
+                                f"{p} {ms:,.0f}" for p, ms in waits)
                     runs[row][s.label].append(m)
                     cpu = "" if cfg.transport == "unix" else \
                         f", server CPU {m['cpu_us_per_req']:.1f} us/request"
+                    stalls = (f", machine stalls of 10 ms or more {m['machine_stalls']} "
+                              f"({m['machine_stall_ms']:,.0f} ms, worst "
+                              f"{m['machine_stall_worst_ms']:.0f})")
                     print(f"run {i + 1}/{cfg.runs} {row} {s.label}: {m['iops']:,.0f} IOPS "
                           f"{m['mibps']:,.1f} MiB/s p50 {m['p50_us']:.1f} us "
-                          f"p99 {m['p99_us']:.1f} us (load {m['load1']:.1f}){cpu}{where}",
-                          flush=True)
+                          f"p99 {m['p99_us']:.1f} us p99.9 {m['p999_us']:,.0f} us "
+                          f"(load {m['load1']:.1f}){cpu}{where}{stalls}", flush=True)
         sessions = {s.label: s.tls_sessions() for s in servers}
         sessions = {k: v for k, v in sessions.items() if v is not None}
         # Report before stopping: arcstore syncs what is dirty on the way out.

@@ -30,11 +30,19 @@ for row in rows:
         assert m["iops"] > 0 and m["p50_us"] > 0 and m["p99_us"] >= m["p50_us"], (row, s, m)
         # Serving takes some CPU; no more than the machine has.
         assert 0 < m["server_cpus"] <= os.cpu_count() + 0.5, (row, s, m["server_cpus"])
+        # fio's one-second samples: the slowest is at most the mean.
+        low = m["low_second_pct"]
+        assert low != low or 0 <= low <= 100.5, (row, s, low)
+        # The runner's machine-stall watch (one run: the median is the run).
+        assert m["machine_stall_worst_ms"] <= m["machine_stall_ms"] + 1e-6, (row, s, m)
+        assert (m["machine_stalls"] == 0) == (m["machine_stall_ms"] == 0), (row, s, m)
         line = re.search(rf"^\| {row} \| {s} \| [0-9,.]+ \| [0-9,.]+ \| [0-9,.]+ \| [0-9,.]+ \| "
-                         rf"[0-9,.]+ \| [0-9.]+ \| [0-9.]+ \|$", out, re.M)
+                         rf"[0-9,.]+ \| ([0-9]+|-) \| [0-9.]+ \| [0-9.]+ \|$", out, re.M)
         assert line, f"no table row for {row} {s}"
 for p in servers[1:]:
     assert re.search(rf"^\| row \|.*\b{p}\b", out, re.M), f"no ratio column for {p}"
+assert len(re.findall(r"^run 1/1 .*, machine stalls of 10 ms or more [0-9]+ \(", out, re.M)) == \
+    len(rows) * len(servers), "a run line without its machine stalls"
 assert "### goals" in out and "randwrite-4k-qd1 within 10% of nbdkit-memory" in out
 print(f"every server's rows printed: {len(rows)} rows x {len(servers)} servers")
 PY
