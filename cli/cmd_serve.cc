@@ -37,6 +37,7 @@
 #include "cli/commands.h"
 #include "net/listen.h"
 #include "nbd/server.h"
+#include "stats/machine_stalls.h"
 #include "tools/source/control.h"
 #include "tools/source/socket_server.h"
 
@@ -265,6 +266,11 @@ void Serve(const ServeArgs& a) {
   Result<std::unique_ptr<nbd::Server>> server =
       nbd::Server::Start(options, exports, &(*pool)->stats());
   if (!server.ok()) throw CommandFailed("serve: " + server.status().ToString());
+  // The machine's stalls in the pool's stats (module machine), for stat,
+  // the metrics and doctor.
+  Result<std::unique_ptr<stats::MachineStallMonitor>> stalls =
+      stats::MachineStallMonitor::Start(StallOptions{}, DefaultClock(), &(*pool)->stats());
+  if (!stalls.ok()) throw CommandFailed("serve: stall watch: " + stalls.status().ToString());
   Observers observers = StartObservers(**pool, a);
   WarnIfInsecure(options);
   std::printf("serving %zu volume(s) of %s on %s\n", exports.size(), a.pool_path.c_str(),
@@ -289,6 +295,7 @@ void Serve(const ServeArgs& a) {
   if (a.print_stats) {
     std::fprintf(stderr, "%s", stats::ToKstatText((*pool)->stats().TakeSnapshot()).c_str());
   }
+  stalls->reset();
   server->reset();
   exports.clear();
   Status closed = (*pool)->Close();

@@ -1,4 +1,4 @@
-// See stall_watch.h for what a machine stall is and how it is seen.
+// See stall_watch.h.
 #include "bench/stall_watch.h"
 
 #include <algorithm>
@@ -7,38 +7,6 @@
 #include "bench/fio_format.h"
 
 namespace arcstore::bench {
-
-Status StallOptions::Validate() const {
-  if (period_ns < 1'000'000 || period_ns > 100'000'000) {
-    return Status::InvalidArgument("StallOptions.period_ns " + std::to_string(period_ns) +
-                                   ": must be 1 ms to 100 ms");
-  }
-  if (threshold_ns < 2 * period_ns) {
-    return Status::InvalidArgument("StallOptions.threshold_ns " + std::to_string(threshold_ns) +
-                                   ": must be at least two periods (" +
-                                   std::to_string(2 * period_ns) + ")");
-  }
-  return Status::Ok();
-}
-
-void StallRecorder::Wake(uint64_t due_ns, uint64_t woke_ns) {
-  const uint64_t late = woke_ns > due_ns ? woke_ns - due_ns : 0;
-  if (late < options_.threshold_ns) return;
-  stalls_.stalls++;
-  stalls_.stall_ns += late;
-  stalls_.worst_ns = std::max(stalls_.worst_ns, late);
-  if (stalls_.events.size() < options_.max_events) {
-    stalls_.events.push_back(StallEvent{due_ns > start_ns_ ? due_ns - start_ns_ : 0, late});
-  }
-}
-
-MachineStalls StallRecorder::Result(uint64_t now_ns) const {
-  MachineStalls out = stalls_;
-  out.threshold_ns = options_.threshold_ns;
-  out.start_ns = start_ns_;
-  out.watched_ns = now_ns > start_ns_ ? now_ns - start_ns_ : 0;
-  return out;
-}
 
 uint64_t IosDuringStalls(const MachineStalls& s, std::span<const SlowIo> ios) {
   // Both lists are in time order (events as seen, I/Os by start within a
@@ -73,17 +41,6 @@ std::string StallText(const MachineStalls& s, std::span<const SlowIo> slow_ios) 
                       static_cast<unsigned long long>(IosDuringStalls(s, slow_ios)));
   }
   return line + "\n";
-}
-
-void WatchStalls(const StallOptions& options, Clock* clock, const std::atomic<bool>* done,
-                 MachineStalls* out) {
-  StallRecorder recorder(options, clock->NowNs());
-  while (!done->load(std::memory_order_acquire)) {
-    const uint64_t due = clock->NowNs() + options.period_ns;
-    clock->SleepUntilNs(due);
-    recorder.Wake(due, clock->NowNs());
-  }
-  *out = recorder.Result(clock->NowNs());
 }
 
 }  // namespace arcstore::bench

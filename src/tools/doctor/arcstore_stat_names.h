@@ -44,6 +44,14 @@ inline constexpr std::string_view kNsSuffix = "_ns";
 inline constexpr std::array<std::string_view, 5> kWriterWaitPlaces = {"space", "buffer", "throttle",
                                                                       "lock", "rmw_read"};
 
+// The machine's stalls (module machine; stats/machine_stalls.h): times no
+// CPU ran `arcstore serve` for 10 ms or more, their length summed, the time
+// watched and the longest.
+inline constexpr std::string_view kMachineStalls = "machine.stalls";
+inline constexpr std::string_view kMachineStallNs = "machine.stall_ns";
+inline constexpr std::string_view kMachineWatchedNs = "machine.watched_ns";
+inline constexpr std::string_view kMachineWorstStallNs = "machine.worst_stall_ns";
+
 // The write throttle (module txg): dirty_max, and the writes it delayed or
 // blocked at dirty_max with the time they spent.
 inline constexpr std::string_view kDirtyMax = "txg.dirty_max_bytes";

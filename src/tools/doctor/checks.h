@@ -76,6 +76,7 @@ void CheckColdCache(CheckContext& ctx);
 void CheckSyncReasons(CheckContext& ctx);
 void CheckRmw(CheckContext& ctx);
 void CheckWriterWaits(CheckContext& ctx);
+void CheckMachineStalls(CheckContext& ctx);
 void CheckNoProgress(CheckContext& ctx);
 void CheckSmallWrites(CheckContext& ctx);
 // The dominant holder kind, for findings about pinned buffers: "handle_cache

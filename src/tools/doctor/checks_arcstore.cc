@@ -129,8 +129,10 @@ std::string WaitNsName(std::string_view place) {
   return Name(names::kWriterWaitPrefix, place) + std::string(names::kNsSuffix);
 }
 
-// What a writer's wait at `place` means, and what removes it.
-const char* WriterWaitAdvice(std::string_view place) {
+// What a writer's wait at `place` means, and what removes it. `growing`:
+// the ARC is well below its target, so a buffer wait is new memory being
+// mapped, not eviction.
+const char* WriterWaitAdvice(std::string_view place, bool growing) {
   if (place == "throttle") {
     return "The write throttle is the one place writers are meant to wait: it slows them to "
            "the pace at which txgs reach the device (see throttle_driven_syncs).";
@@ -138,6 +140,12 @@ const char* WriterWaitAdvice(std::string_view place) {
   if (place == "space") {
     return "Writers waited for txg syncs to free pool space: the pool is nearly full. Free "
            "space (trim, destroy volumes) or grow the pool.";
+  }
+  if (place == "buffer" && growing) {
+    return "Writers waited for new buffers while the ARC grew (its size well below c): memory "
+           "new to the process is costly at its first touch on some machines (virtual "
+           "machines above all). `arcstore serve --arc-pretouch SIZE` writes that memory once "
+           "ahead of the writers.";
   }
   if (place == "buffer") {
     return "Writers waited for the ARC to evict before they had a buffer: the ARC is at its "
@@ -182,7 +190,41 @@ void CheckWriterWaits(CheckContext& ctx) {
       if (ctx.view.Has(n)) f.evidence.push_back(ctx.Count(n));
     }
   }
-  f.advice = WriterWaitAdvice(top);
+  const auto size = ctx.Opt("size"), c = ctx.Opt("c");
+  const bool growing = size && c && *c > 0 && *size < *c / 10 * 9;
+  if (top == "buffer") {
+    for (const char* n : {"size", "c"}) {
+      if (ctx.view.Has(n)) f.evidence.push_back(ctx.Bytes(n));
+    }
+  }
+  f.advice = WriterWaitAdvice(top, growing);
+  ctx.Add(std::move(f));
+}
+
+// The host stopped the server (arcstore serve's stall watch): a share of
+// the time watched long enough that requests' tails of tens of
+// milliseconds are the machine's, whatever the engine's own figures say.
+void CheckMachineStalls(CheckContext& ctx) {
+  const auto stalls = ctx.Opt(names::kMachineStalls);
+  const auto stall_ns = ctx.Opt(names::kMachineStallNs);
+  const auto watched_ns = ctx.Opt(names::kMachineWatchedNs);
+  if (!stalls || !stall_ns || !watched_ns || *watched_ns <= 0) return;
+  if (*stalls < static_cast<int64_t>(ctx.opt.min_machine_stalls)) return;
+  const double pct = 100.0 * static_cast<double>(*stall_ns) / static_cast<double>(*watched_ns);
+  if (pct < ctx.opt.machine_stall_pct) return;
+  Finding f{"machine_stalls", Severity::kWarning, "", {}, ""};
+  f.title = "the host stopped the server " + std::to_string(*stalls) +
+            " times for 10 ms or more, " + Pct(pct) + " of the time watched";
+  f.evidence = {ctx.Count(names::kMachineStalls), ctx.Count(names::kMachineStallNs),
+                ctx.Count(names::kMachineWatchedNs)};
+  if (ctx.view.Has(names::kMachineWorstStallNs)) {
+    f.evidence.push_back(ctx.Count(names::kMachineWorstStallNs));
+  }
+  f.advice = "No CPU ran the process then: the virtual machine's CPU quota (a VM whose CPUs "
+             "and I/O pass it is stopped for the rest of each period) or steal. Every request "
+             "in flight waits as long, so tail latencies of that size are the machine's, not "
+             "the engine's. Give the VM more CPU or a higher quota, or put less CPU and I/O on "
+             "it at once.";
   ctx.Add(std::move(f));
 }
 

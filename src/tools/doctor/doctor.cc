@@ -90,7 +90,8 @@ Status DoctorOptions::Validate() const {
               {"low_memory_pct", low_memory_pct},       {"near_max_pct", near_max_pct},
               {"ghost_hit_pct", ghost_hit_pct},         {"low_hit_ratio_pct", low_hit_ratio_pct},
               {"prefetch_used_low_pct", prefetch_used_low_pct},
-              {"l2_hdr_warn_pct", l2_hdr_warn_pct},     {"l2_hdr_crit_pct", l2_hdr_crit_pct}};
+              {"l2_hdr_warn_pct", l2_hdr_warn_pct},     {"l2_hdr_crit_pct", l2_hdr_crit_pct},
+              {"machine_stall_pct", machine_stall_pct}};
   for (const auto& p : pcts)
     if (!(p.v >= 0 && p.v <= 100))
       return Status::InvalidArgument(std::string(p.name) + " must be in [0, 100], got " +
@@ -206,6 +207,7 @@ Report Diagnose(const StatsView& view, const DoctorOptions& options) {
       internal::CheckDnodes,          internal::CheckArcPrune,       internal::CheckL2arc,
       internal::CheckColdCache,       internal::CheckSyncReasons,    internal::CheckRmw,
       internal::CheckNoProgress,      internal::CheckSmallWrites,    internal::CheckWriterWaits,
+      internal::CheckMachineStalls,
   };
   for (Fn check : kChecks) check(ctx);
   if (report.Worst() == Severity::kInfo) {

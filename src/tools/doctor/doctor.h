@@ -89,6 +89,8 @@ struct DoctorOptions {
   uint64_t min_disk_writes = 1000;     // device writes, for their average size
   uint64_t min_writer_waits = 100;     // writes that waited (volumes.writer_waits_*)
   uint64_t min_writer_wait_ns = 1'000'000'000;  // ... and the time at the dominant place
+  double machine_stall_pct = 2;        // time the host stopped the server (machine.stall_ns)
+  uint64_t min_machine_stalls = 10;    // ... in at least this many stalls
   // dirty_max below default / this ratio is "small"; the default is
   // min(memory_all_bytes / 4, 4 GiB), as the engine derives it.
   double dirty_max_small_ratio = 8;

@@ -140,6 +140,35 @@ TEST(ArcstoreChecks, ReadModifyWriteMisses) {
   EXPECT_EQ(good.Diagnose().Find("rmw_misses"), nullptr);
 }
 
+// The server's stall watch: the host stopping it for a share of the time
+// is a warning that names the share; a few stalls, or a small share, none.
+TEST(ArcstoreChecks, MachineStallsAreTheHosts) {
+  StatSet vm;
+  vm.Counter("machine.stalls", 500)
+      .Counter("machine.stall_ns", 10'800'000'000)
+      .Counter("machine.watched_ns", 120'000'000'000)
+      .Gauge("worst_stall_ns", 134'000'000, "machine");
+  Report r = vm.Diagnose();
+  const Finding* f = r.Find("machine_stalls");
+  ASSERT_NE(f, nullptr) << RenderText(r);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->title.find("500 times"), std::string::npos) << f->title;
+  EXPECT_NE(f->title.find("9% of the time"), std::string::npos) << f->title;
+  EXPECT_EQ(f->evidence.size(), 4u);
+
+  StatSet rare;  // 1% of the time
+  rare.Counter("machine.stalls", 50)
+      .Counter("machine.stall_ns", 1'200'000'000)
+      .Counter("machine.watched_ns", 120'000'000'000);
+  EXPECT_EQ(rare.Diagnose().Find("machine_stalls"), nullptr);
+  StatSet few;  // a large share, but two stalls
+  few.Counter("machine.stalls", 2)
+      .Counter("machine.stall_ns", 300'000'000)
+      .Counter("machine.watched_ns", 1'000'000'000);
+  EXPECT_EQ(few.Diagnose().Find("machine_stalls"), nullptr);
+  EXPECT_EQ(StatSet{}.Diagnose().Find("machine_stalls"), nullptr) << "no watch, no verdict";
+}
+
 TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
   StatSet lock;
   lock.Counter("volumes.writer_waits_lock", 900)
@@ -161,6 +190,25 @@ TEST(ArcstoreChecks, WriterWaitsNameThePlaceThatDominates) {
   const Finding* t = rt.Find("writer_waits_throttle");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->severity, Severity::kInfo);
+
+  // Buffer waits of an ARC far below its target are new memory, not
+  // eviction: the advice says so.
+  auto buffer_waits = [](int64_t size) {
+    StatSet s;
+    s.Counter("volumes.writer_waits_buffer", 30000)
+        .Counter("volumes.writer_wait_buffer_ns", 2'000'000'000)
+        .Gauge("size", size)
+        .Gauge("c", 12 * GiB);
+    return s.Diagnose();
+  };
+  Report rg = buffer_waits(2 * GiB);
+  const Finding* g = rg.Find("writer_waits_buffer");
+  ASSERT_NE(g, nullptr) << RenderText(rg);
+  EXPECT_NE(g->advice.find("--arc-pretouch"), std::string::npos) << g->advice;
+  Report ra = buffer_waits(12 * GiB);
+  const Finding* a = ra.Find("writer_waits_buffer");
+  ASSERT_NE(a, nullptr);
+  EXPECT_NE(a->advice.find("evict"), std::string::npos) << a->advice;
 
   // No place with most of the time, or too few waits: no verdict.
   StatSet spread;
