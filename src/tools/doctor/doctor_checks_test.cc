@@ -156,7 +156,7 @@ TEST(ArcstoreChecks, MachineStallsAreTheHosts) {
   EXPECT_NE(f->title.find("9% of the time"), std::string::npos) << f->title;
   EXPECT_EQ(f->evidence.size(), 4u);
 
-  StatSet rare;  // 1% of the time
+  StatSet rare;  // a small share of the time
   rare.Counter("machine.stalls", 50)
       .Counter("machine.stall_ns", 1'200'000'000)
       .Counter("machine.watched_ns", 120'000'000'000);
