@@ -68,6 +68,8 @@ class StallRecorder {
   uint64_t Wake(uint64_t due_ns, uint64_t woke_ns);
   // The stalls so far, watched up to `now_ns`.
   MachineStalls Result(uint64_t now_ns) const;
+  // The longest stall so far (0: none).
+  uint64_t worst_ns() const { return stalls_.worst_ns; }
 
  private:
   const StallOptions options_;

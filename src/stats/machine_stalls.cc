@@ -43,7 +43,7 @@ MachineStallMonitor::~MachineStallMonitor() {
 void MachineStallMonitor::Run() {
   NameThisThread("stall_watch");
   StallRecorder recorder(options_, clock_->NowNs());
-  uint64_t last = clock_->NowNs(), worst = 0;
+  uint64_t last = clock_->NowNs();
   while (!done_.load(std::memory_order_acquire)) {
     const uint64_t due = clock_->NowNs() + options_.period_ns;
     clock_->SleepUntilNs(due);
@@ -54,10 +54,7 @@ void MachineStallMonitor::Run() {
     if (late == 0) continue;
     stalls_->Add();
     stall_ns_->Add(late);
-    if (late > worst) {
-      worst = late;
-      worst_ns_->Set(static_cast<int64_t>(worst));
-    }
+    worst_ns_->Set(static_cast<int64_t>(recorder.worst_ns()));
   }
 }
 

@@ -104,6 +104,7 @@ class CopyArena {
   // them (never more than retain_chunks kept or max_chunks in all).
   // Returns the bytes made.
   uint64_t Prefill(uint32_t chunks);
+  uint32_t retain_chunks() const { return options_.retain_chunks; }
 
   // Chunks that exist (live and kept), and those kept with no copy.
   uint32_t chunks();

@@ -337,7 +337,7 @@ IntentLog::IntentLog(const IntentLogOptions& options, const IntentLogEnv& env,
       buffers_(io::BufferAlignmentFor(*env.device), kSpareBuffers,
                options.max_block_bytes, kSpareBytes) {
   if (options_.pretouch) {
-    const uint64_t chunks = copies_.Prefill(CopyArenaFor(options_.max_pending_bytes).retain_chunks);
+    const uint64_t chunks = copies_.Prefill(copies_.retain_chunks());
     const uint64_t blocks = buffers_.Prefill(
         std::min<uint64_t>(kSpareBuffers, kSpareBytes / options_.max_block_bytes),
         options_.max_block_bytes);
