@@ -81,6 +81,7 @@ struct BenchArgs {
   std::string arc_max;
   std::string arc_policy = "arc";
   std::string arc_pretouch;
+  std::string arc_grow_ahead;
   std::string recordsize = "128K";
   bool cold = false;
   bool sparse = false;
@@ -231,6 +232,9 @@ void OpenRunPool(const BenchArgs& a, const JobSet& set, RunPool* rp) {
   if (!a.arc_pretouch.empty()) {
     po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
     po.arc_pretouch_wait = true;  // the jobs start on memory already written
+  }
+  if (!a.arc_grow_ahead.empty()) {
+    po.arc_grow_ahead_bytes = SizeArg("--arc-grow-ahead", a.arc_grow_ahead);
   }
   po.intent_log = !a.no_intent_log;
   po.io.backend = a.io_backend;
@@ -461,6 +465,9 @@ void AddBenchCommand(CLI::App& app) {
   c->add_option("--arc-pretouch", args.arc_pretouch,
                 "ARC memory written once before the jobs start, as a server that has been up a "
                 "few seconds has it (serve --arc-pretouch; e.g. 2G; default none)");
+  c->add_option("--arc-grow-ahead", args.arc_grow_ahead,
+                "memory a background thread keeps ready ahead of a growing ARC (serve "
+                "--arc-grow-ahead; default 64M; 0: writers map new buffers themselves)");
   c->add_option("--recordsize", args.recordsize, "record size of volumes the bench creates");
   c->add_flag("--cold", args.cold, "empty the pool's cache before each stonewalled batch");
   c->add_option("--io-backend", args.io_backend, "pool device backend: auto, io_uring or psync");

@@ -52,6 +52,7 @@ struct ServeArgs {
   std::string arc_max;
   std::string arc_policy = "arc";
   std::string arc_pretouch;
+  std::string arc_grow_ahead;
   std::string io_backend = "auto";
   // The server's threads wait on clients; the sync runs in their idle time
   // (PoolOptions::txg_sync_nice).
@@ -247,6 +248,9 @@ void Serve(const ServeArgs& a) {
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
   po.arc_policy = a.arc_policy;
   if (!a.arc_pretouch.empty()) po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
+  if (!a.arc_grow_ahead.empty()) {
+    po.arc_grow_ahead_bytes = SizeArg("--arc-grow-ahead", a.arc_grow_ahead);
+  }
   if (!a.read_only) {
     // A writable open rewrites the pool at Close: check the exports on a
     // read-only open first, so that a refused command changes nothing.
@@ -340,6 +344,9 @@ void AddServeCommand(CLI::App& app) {
                 "ARC memory written once ahead of need, in the background, so that writers of a "
                 "growing ARC do not pay a page's first touch; the intent log's copy memory too "
                 "(e.g. 2G; default none)");
+  c->add_option("--arc-grow-ahead", a.arc_grow_ahead,
+                "memory a background thread keeps ready ahead of a growing ARC, in huge pages "
+                "where the kernel has them (default 64M; 0: writers map new buffers themselves)");
   c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_option("--sync-nice", a.sync_nice,
                 "nice value of the txg sync thread, 0..19 (default 19; 0: as the request threads)");

@@ -123,6 +123,12 @@ struct PoolOptions {
   // Open returns only once that memory is written (a benchmark's start);
   // false = in the background (a server's start).
   bool arc_pretouch_wait = false;
+  // While the ARC grows (a fresh server, a burst of writes), memory kept
+  // ready ahead of it by a background thread, in huge pages where the
+  // kernel has them, so that new buffers cost their writers nothing at
+  // first touch; within the room below the ARC's target. 0 = none (each
+  // new buffer mapped by its writer); at most 1 GiB.
+  uint64_t arc_grow_ahead_bytes = 64ull << 20;
   // Dirty data limit; 0 = min(25% of the memory limit, 4 GiB).
   uint64_t dirty_max_bytes = 0;
   uint64_t txg_timeout_ns = 5ull * 1000 * 1000 * 1000;

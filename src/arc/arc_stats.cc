@@ -66,7 +66,7 @@ void Arc::RegisterStats() {
       .inline_slabs = counter("buf_inline_slabs", Unit::kOps,
                               "slabs an allocation mapped itself, the filler having none ready"),
       .reserve_hits = counter("buf_reserve_hits", Unit::kOps,
-                              "buffers and slabs cut from the pretouched reserve instead of mapped"),
+                              "buffers and slabs cut from the reserve (pretouched or grown ahead) instead of mapped"),
   });
   s.reserve_forced = counter("reserve_forced", Unit::kOps,
                              "allocations let past c + 1.5 ovf because eviction could free nothing");
@@ -148,9 +148,9 @@ void Arc::RegisterStats() {
         [this] { return static_cast<int64_t>(buffers_.Stats().spare_bytes); });
   gauge("buf_cached_bytes", Unit::kBytes, "freed buffers kept for reuse (mapped and heap)",
         [this] { return static_cast<int64_t>(buffers_.Stats().cached_bytes); });
-  gauge("buf_reserve_bytes", Unit::kBytes, "the pretouched reserve, mapped and written once, not handed out",
+  gauge("buf_reserve_bytes", Unit::kBytes, "the reserve: warm memory the filler made (pretouch, grow-ahead), not handed out",
         [this] { return static_cast<int64_t>(buffers_.Stats().reserve_bytes); });
-  gauge("buf_pretouched_bytes", Unit::kBytes, "memory the filler wrote once for the reserve, in all",
+  gauge("buf_pretouched_bytes", Unit::kBytes, "memory the filler made warm for the reserve, in all",
         [this] { return static_cast<int64_t>(buffers_.Stats().pretouched_bytes); });
   gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {
     MutexLock l(&evict_mu_);

@@ -25,6 +25,10 @@ constexpr uint64_t kMaxSlabBytes = 4ull << 20;
 constexpr uint64_t kMaxPretouchBytes = 64ull << 30;
 // The reserve is mapped and touched in chunks of at most this.
 constexpr uint64_t kReserveChunkBytes = 64ull << 20;
+// ... and while the ARC grows, in chunks of at most this, so that the
+// first of them is ready soon after the filler is asked.
+constexpr uint64_t kGrowChunkBytes = 8ull << 20;
+constexpr uint64_t kMaxGrowAheadBytes = 1ull << 30;
 // A class takes its buffers from slabs when a slab holds this many.
 constexpr uint64_t kMinPiecesPerSlab = 8;
 
@@ -54,31 +58,6 @@ void Poison(const uint8_t*, uint64_t) {}
 void Unpoison(const uint8_t*, uint64_t) {}
 #endif
 
-// One write per page from user space, and one by the kernel on the
-// process's behalf (a read from /dev/zero): what makes a page cheap to use
-// on a machine whose hypervisor builds the page tables it walks itself on
-// first touch, one set for the guest's user mode and one for its kernel.
-// A page touched in one mode only is still cold in the other: a recv into
-// a page the process has written, or a checksum of a page a recv filled,
-// pays the hypervisor's fault again. Writing zeros into zero-filled pages
-// changes nothing in them; without /dev/zero only the user-mode half is
-// done.
-void TouchPages(uint8_t* p, uint64_t bytes) {
-  for (uint64_t at = 0; at < bytes; at += kPageBytes) {
-    reinterpret_cast<volatile uint8_t*>(p)[at] = 0;
-  }
-  const int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  constexpr uint64_t kStepBytes = 1 << 20;
-  for (uint64_t at = 0; at < bytes;) {
-    const ssize_t n = read(fd, p + at, std::min(kStepBytes, bytes - at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    at += static_cast<uint64_t>(n);
-  }
-  close(fd);
-}
-
 }  // namespace
 
 Status BufferAllocatorOptions::Validate() const {
@@ -90,6 +69,10 @@ Status BufferAllocatorOptions::Validate() const {
   }
   if (pretouch_bytes > kMaxPretouchBytes) {
     return Status::InvalidArgument("arc options: buffers.pretouch_bytes must be <= 64 GiB");
+  }
+  if (grow_ahead_bytes > kMaxGrowAheadBytes) {
+    return Status::InvalidArgument("arc options: buffers.grow_ahead_bytes must be <= 1 GiB, not " +
+                                   std::to_string(grow_ahead_bytes));
   }
   if (slab_bytes != 0 &&
       (!IsPowerOfTwo(slab_bytes) || slab_bytes < kMinSlabBytes || slab_bytes > kMaxSlabBytes)) {
@@ -170,7 +153,9 @@ uint8_t* BufferAllocator::Map(uint64_t bytes) {
 }
 
 uint8_t* BufferAllocator::MapFresh(uint64_t bytes, bool* from_reserve) {
-  if (uint8_t* p = TakeReserved(bytes); p != nullptr) {
+  uint8_t* p = TakeReserved(bytes);
+  AskToGrow();
+  if (p != nullptr) {
     *from_reserve = true;
     reserve_hits_.fetch_add(1, std::memory_order_relaxed);
     if (counters_.reserve_hits != nullptr) counters_.reserve_hits->Add();
@@ -180,22 +165,37 @@ uint8_t* BufferAllocator::MapFresh(uint64_t bytes, bool* from_reserve) {
   return MapPages(bytes);
 }
 
-uint64_t BufferAllocator::ReserveTargetBytes() const {
-  if (options_.pretouch_bytes == 0) return 0;
-  const uint64_t room = room_ ? room_() : 0;
-  const uint64_t cached = cached_bytes_.load(std::memory_order_relaxed);
-  return std::min(options_.pretouch_bytes, room > cached ? room - cached : 0);
+void BufferAllocator::AskToGrow() {
+  const uint64_t ahead = options_.grow_ahead_bytes;
+  if (ahead == 0) return;
+  const uint64_t have = reserve_bytes_.load(std::memory_order_relaxed);
+  // Not growing: the ARC is at its target (no room to fill).
+  if (have >= ahead / 2 || have >= RoomForReserve()) return;
+  MutexLock l(&filler_mu_);
+  if (reserve_goal_bytes_ >= ahead) return;  // asked already
+  reserve_goal_bytes_ = ahead;
+  filler_cv_.Signal();
 }
 
-bool BufferAllocator::FillReserve() {
-  const uint64_t target = ReserveTargetBytes();
+uint64_t BufferAllocator::RoomForReserve() const {
+  const uint64_t room = room_ ? room_() : 0;
+  const uint64_t cached = cached_bytes_.load(std::memory_order_relaxed);
+  return room > cached ? room - cached : 0;
+}
+
+uint64_t BufferAllocator::ReserveTargetBytes() const {
+  const uint64_t most = std::max(options_.pretouch_bytes, options_.grow_ahead_bytes);
+  if (most == 0) return 0;
+  return std::min(most, RoomForReserve());
+}
+
+bool BufferAllocator::FillReserve(uint64_t goal_bytes) {
+  const uint64_t target = std::min(goal_bytes, RoomForReserve());
   const uint64_t have = reserve_bytes_.load(std::memory_order_relaxed);
   if (have >= target) return false;
-  const uint64_t bytes = PageRound(std::min(kReserveChunkBytes, target - have));
-  uint8_t* p = MapPages(bytes);
-  (void)madvise(p, bytes, MADV_NOHUGEPAGE);  // slabs are cut from it too
-  (void)madvise(p, bytes, MADV_POPULATE_WRITE);
-  TouchPages(p, bytes);
+  const uint64_t chunk_bytes = goal_bytes > options_.grow_ahead_bytes ? kReserveChunkBytes : kGrowChunkBytes;
+  const uint64_t bytes = PageRound(std::min(chunk_bytes, target - have));
+  uint8_t* p = MapWarmPages(bytes);
   maps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.maps != nullptr) counters_.maps->Add();
   mapped_bytes_.fetch_add(bytes, std::memory_order_relaxed);
@@ -329,11 +329,14 @@ uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
 
 void BufferAllocator::StartFiller() {
   if (filler_.joinable()) return;
-  if (SourceOf(kPageBytes) != Source::kSlab && options_.pretouch_bytes == 0) return;
+  if (SourceOf(kPageBytes) != Source::kSlab && options_.pretouch_bytes == 0 &&
+      options_.grow_ahead_bytes == 0) {
+    return;
+  }
   {
     MutexLock l(&filler_mu_);
     filler_stop_ = false;
-    reserve_wanted_ = options_.pretouch_bytes != 0;
+    reserve_goal_bytes_ = options_.pretouch_bytes;
     reserve_filled_ = options_.pretouch_bytes == 0;
   }
   filler_ = std::thread([this] {
@@ -362,13 +365,15 @@ void BufferAllocator::WaitReserveFilled() {
 void BufferAllocator::FillerMain() {
   for (;;) {
     uint32_t wanted = 0;
-    bool reserve = false;
+    uint64_t goal_bytes = 0;
     {
       MutexLock l(&filler_mu_);
-      while (!filler_stop_ && filler_wanted_ == 0 && !reserve_wanted_) filler_cv_.Wait(&filler_mu_);
+      while (!filler_stop_ && filler_wanted_ == 0 && reserve_goal_bytes_ == 0) {
+        filler_cv_.Wait(&filler_mu_);
+      }
       if (filler_stop_) return;
       wanted = std::exchange(filler_wanted_, 0);
-      reserve = std::exchange(reserve_wanted_, false);
+      goal_bytes = reserve_goal_bytes_;
     }
     for (int c = 0; c < kClasses; c++) {
       if ((wanted & (1u << c)) == 0) continue;
@@ -387,11 +392,12 @@ void BufferAllocator::FillerMain() {
     }
     // A chunk at a time, so that slabs asked for meanwhile and a stop wait
     // for one chunk at most.
-    if (reserve) {
-      const bool more = FillReserve();
+    if (goal_bytes != 0) {
+      const bool more = FillReserve(goal_bytes);
       MutexLock l(&filler_mu_);
-      reserve_wanted_ = more;
-      if (!more) {
+      // A larger goal set meanwhile (growth during the fill) stays asked.
+      if (!more && reserve_goal_bytes_ <= goal_bytes) reserve_goal_bytes_ = 0;
+      if (!more && !reserve_filled_) {
         reserve_filled_ = true;
         reserve_filled_cv_.SignalAll();
       }

@@ -43,9 +43,9 @@
 //                                         slab's next piece, else the ready
 //                                         slab (filler asked for another),
 //                                         else a slab cut from the
-//                                         pretouched reserve or mapped inline
+//                                         reserve or mapped inline
 //                   --bytes < map_min--> new[]
-//                   --otherwise---------> cut from the pretouched reserve,
+//                   --otherwise---------> cut from the reserve,
 //                                         else mmap(round_up(bytes, page)),
 //                                         populated (MADV_POPULATE_WRITE)
 //   Free(buf)       --power of two, cache below the limit--> push
@@ -58,7 +58,7 @@
 // Free or Trim); besides it, at most two slabs per slab class (the rest of
 // the current one and the ready one; slab_bytes is at most 4 MiB) are
 // resident and not yet handed out (spare_bytes), and so is what is left of
-// the pretouched reserve (reserve_bytes, at most pretouch_bytes and the
+// the reserve (reserve_bytes, at most ReserveTargetBytes(), within the
 // room); everything else resident is in use by the ARC (and counted in its
 // size). A class's slabs span at
 // most the peak of its pieces resident at once plus two slabs (the filler
@@ -81,31 +81,45 @@
 // size classes) Trim() gives back what no longer fits; the ARC calls it on
 // every Tick() and after c or c_max moves.
 //
-// The pretouched reserve. Memory new to the process is costly at its first
-// touch on a virtual machine whose hypervisor builds the page tables it
-// walks itself on demand, one set for the guest's user mode and one for
-// its kernel: on this project's machines a page's first access from user
+// The reserve. Memory new to the process is costly at its first touch on
+// a virtual machine whose hypervisor builds the page tables it walks
+// itself on demand, one set for the guest's user mode and one for its
+// kernel: on this project's machines a page's first access from user
 // space costs dozens of times a copy into it, populated or not, its first
 // access by the kernel on the process's behalf (a recv into it) as much
 // again, and each costs nothing the second time. A pool whose ARC grows (a
 // fresh server, the first txgs of a burst of writes) pays both on every
 // new buffer: the connection's recv into it, then the txg sync's checksum
-// of it. With pretouch_bytes set, the filler keeps up to that much
-// memory (bounded by the room, less what the cache holds) mapped,
-// populated and written once in each mode, in chunks of up to kReserveChunkBytes;
-// a buffer or slab that would be mapped is cut from it instead. It is
-// filled when the filler starts (a server pretouches while it is still
-// idle), chunk after chunk until it holds its target, so what the ARC takes
-// while it fills is made up too; after that it is not refilled: what the
-// ARC takes comes back through the cache of freed buffers. Pieces cut from a chunk are
-// unmapped on their own like any mapped buffer; a chunk's tail too small
-// for a request the reserve can serve from a later chunk is unmapped, and a
-// request larger than the whole reserve maps memory of its own. Trim gives the reserve back (whole
-// chunks, newest first) when the room no longer holds it.
+// of it. The reserve is memory the filler made ready ahead of that, in
+// warm chunks (MapWarmPages, base/page_memory.h: huge pages where the
+// kernel has them, which cost about half as much to make and nothing to
+// touch in either mode afterwards); a buffer or slab that would be mapped
+// is cut from it instead. Two things fill it, each bounded by the room
+// (less what the cache holds):
 //
-//   filler:    at start, until the reserve is full --> map, populate and
-//              touch a chunk
-//   Allocate:  would map --> cut from the oldest chunk (reserve_hits)
+// - pretouch_bytes: filled when the filler starts (a server pretouches
+//   while it is still idle), chunk after chunk of up to
+//   kReserveChunkBytes until it holds its target, so what the ARC takes
+//   while it fills is made up too; not refilled after.
+// - Growing ahead (grow_ahead_bytes): each allocation of new memory (cut
+//   from the reserve or mapped) that finds the reserve below half of
+//   grow_ahead_bytes, with room to fill, asks the filler to fill it to
+//   grow_ahead_bytes, in chunks of kGrowChunkBytes. An ARC at its target
+//   has no room, so nothing is filled once it stops growing; what it
+//   takes then comes back through the cache of freed buffers. A writer
+//   that outruns the filler maps its buffers itself, as without it.
+//
+// Pieces cut from a chunk are unmapped on their own like any mapped buffer
+// (splitting only the huge page they lie in); a chunk's tail too small for
+// a request the reserve can serve from a later chunk is unmapped, and a
+// request larger than the whole reserve maps memory of its own. Trim gives
+// the reserve back (whole chunks, newest first) above the larger of the
+// two targets within the room.
+//
+//   filler:    at start, until the reserve holds pretouch_bytes --> a chunk
+//              asked to grow, until it holds grow_ahead_bytes --> a chunk
+//   Allocate:  would map --> cut from the oldest chunk (reserve_hits);
+//              reserve below grow_ahead_bytes / 2 --> ask the filler
 //
 // Thread-safety: Allocate and Free may be called from any thread (a mutex
 // per size class, held only to push or pop, or to map a slab inline when
@@ -144,8 +158,13 @@ struct BufferAllocatorOptions {
   uint64_t slab_bytes = 256 * 1024;
   // Memory the filler thread keeps mapped and touched ahead of need (the
   // pretouched reserve, up to 64 GiB and never beyond the owner's room);
-  // 0 = none. See "The pretouched reserve" above.
+  // 0 = none. See "The reserve" above.
   uint64_t pretouch_bytes = 0;
+  // While the ARC grows into memory new to the process, the filler keeps up
+  // to this much warm memory (base/page_memory.h) in the reserve ahead of
+  // it, never beyond the room (up to 1 GiB; 0 = none: each new buffer is
+  // mapped and populated by the allocating thread). See "Growing ahead".
+  uint64_t grow_ahead_bytes = 64ull << 20;
 
   // Names the first bad field.
   Status Validate() const;
@@ -197,7 +216,7 @@ struct BufferAllocatorStats {
   uint64_t maps = 0;           // mmap calls (buffers and slabs)
   uint64_t unmaps = 0;         // buffers given back (munmap; MADV_DONTNEED of a slab piece)
   uint64_t cache_hits = 0;     // allocations served from the cache
-  uint64_t reserve_bytes = 0;  // the pretouched reserve, not handed out yet
+  uint64_t reserve_bytes = 0;  // the reserve (pretouched, grown ahead), not handed out yet
   uint64_t reserve_hits = 0;   // buffers and slabs cut from the reserve
   uint64_t pretouched_bytes = 0;  // written once by the filler, in all
 };
@@ -232,13 +251,13 @@ class BufferAllocator {
   // delete[] or munmap) until the cache fits the limit.
   void Trim();
   // Starts the thread that maps and populates slabs ahead of their use and
-  // keeps the pretouched reserve (named arc_slabs); nothing when no size
-  // comes from slabs and pretouch_bytes is 0. Without it, slabs are mapped
-  // inline and there is no reserve. StopFiller (or destruction) ends it, dropping
+  // fills the reserve (named arc_slabs); nothing when no size comes from
+  // slabs and both pretouch_bytes and grow_ahead_bytes are 0. Without it,
+  // slabs are mapped inline and there is no reserve. StopFiller (or destruction) ends it, dropping
   // what was asked for; call it before detaching the counters.
   void StartFiller();
   void StopFiller();
-  // Returns once the filler has filled the pretouched reserve (or stopped,
+  // Returns once the filler has filled the reserve to pretouch_bytes (or stopped,
   // or was never started).
   void WaitReserveFilled();
   const BufferAllocatorOptions& options() const { return options_; }
@@ -278,12 +297,17 @@ class BufferAllocator {
   uint8_t* MapSlabFresh(bool* from_reserve);
   void TrimCache();
   void FillerMain();
-  // The reserve's target now: pretouch_bytes, at most the room the cache
-  // leaves.
+  // The room less what the cache holds: the most the reserve may hold.
+  uint64_t RoomForReserve() const;
+  // The most the reserve keeps (Trim's bound): the larger of pretouch_bytes
+  // and grow_ahead_bytes, at most RoomForReserve().
   uint64_t ReserveTargetBytes() const;
-  // Maps, populates and touches one chunk and adds it to the reserve;
-  // false when the reserve is full.
-  bool FillReserve();
+  // Maps one warm chunk toward goal_bytes (at most RoomForReserve()) and
+  // adds it to the reserve; false when the reserve holds that already.
+  bool FillReserve(uint64_t goal_bytes);
+  // Called on every allocation of new memory: asks the filler to fill the
+  // reserve to grow_ahead_bytes once it is below half of that.
+  void AskToGrow();
   // `bytes` (page-rounded) cut from the reserve, or nullptr.
   uint8_t* TakeReserved(uint64_t bytes);
   // Gives back whole chunks, newest first, while the reserve is above its
@@ -309,7 +333,9 @@ class BufferAllocator {
   CondVar filler_cv_;
   bool filler_stop_ ARC_GUARDED_BY(filler_mu_) = false;
   uint32_t filler_wanted_ ARC_GUARDED_BY(filler_mu_) = 0;  // a bit per class
-  bool reserve_wanted_ ARC_GUARDED_BY(filler_mu_) = false;
+  // The reserve size the filler fills toward: pretouch_bytes at start,
+  // grow_ahead_bytes while the ARC grows; 0 = nothing asked.
+  uint64_t reserve_goal_bytes_ ARC_GUARDED_BY(filler_mu_) = 0;
   bool reserve_filled_ ARC_GUARDED_BY(filler_mu_) = false;
   CondVar reserve_filled_cv_;  // WaitReserveFilled's
   std::thread filler_;

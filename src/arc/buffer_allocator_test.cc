@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -353,6 +354,62 @@ TEST(BufferAllocatorTest, AChunksTailTooSmallIsGivenBack) {
   a.AttachRoom({});
 }
 
+// Waits until `done(stats)` holds; false after 10 s (the filler never got
+// there).
+template <typename Done>
+bool WaitForStats(const BufferAllocator& a, Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done(a.Stats())) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// A growing ARC: its first new buffer is mapped by the writer and asks the
+// filler for grow_ahead_bytes of warm memory, which the next buffers are
+// cut from; below half of it the filler is asked again; never beyond the
+// room.
+TEST(BufferAllocatorTest, GrowingAheadKeepsWarmMemoryReadyWithinTheRoom) {
+  std::atomic<uint64_t> room_bytes{64 * kMiB};
+  BufferAllocator a(BufferAllocatorOptions{
+      .map_min_bytes = 64 * kKiB, .cache_bytes = 0, .slab_bytes = 0, .grow_ahead_bytes = 8 * kMiB});
+  a.AttachRoom([&room_bytes] { return room_bytes.load(); });
+  a.StartFiller();
+  std::vector<ArcBuffer> bufs;
+  bufs.push_back(a.Allocate(128 * kKiB));
+  EXPECT_EQ(a.Stats().reserve_hits, 0u);
+  ASSERT_TRUE(WaitForStats(a, [](const BufferAllocatorStats& s) { return s.reserve_bytes == 8 * kMiB; }))
+      << "reserve " << a.Stats().reserve_bytes;
+  EXPECT_EQ(a.Stats().pretouched_bytes, 8 * kMiB);
+  const uint64_t maps = a.Stats().maps;
+  // Half of it: no new mapping, nothing asked yet.
+  for (int i = 0; i < 32; i++) bufs.push_back(a.Allocate(128 * kKiB));
+  for (ArcBuffer& b : bufs) std::memset(b.get(), 0x3c, b.bytes());
+  EXPECT_EQ(a.Stats().reserve_hits, 32u);
+  EXPECT_EQ(a.Stats().maps, maps);
+  EXPECT_EQ(a.Stats().reserve_bytes, 4 * kMiB);
+  // One more takes it below half: filled to 8 MiB again.
+  bufs.push_back(a.Allocate(128 * kKiB));
+  ASSERT_TRUE(WaitForStats(a, [](const BufferAllocatorStats& s) { return s.reserve_bytes == 8 * kMiB; }))
+      << "reserve " << a.Stats().reserve_bytes;
+  EXPECT_EQ(a.Stats().pretouched_bytes, 12 * kMiB + 128 * kKiB);
+  // The ARC near its target: the room bounds the reserve, and Trim gives
+  // back whole chunks, newest first, until it fits.
+  a.StopFiller();
+  room_bytes = 4 * kMiB;
+  a.Trim();
+  EXPECT_EQ(a.Stats().reserve_bytes, 4 * kMiB - 128 * kKiB);
+  room_bytes = 0;
+  a.Trim();
+  EXPECT_EQ(a.Stats().reserve_bytes, 0u);
+  const uint64_t in_use = 34 * 128 * kKiB;
+  EXPECT_EQ(a.Stats().mapped_bytes, in_use);
+  bufs.clear();
+  EXPECT_EQ(a.Stats().mapped_bytes, 0u);
+  a.AttachRoom({});
+}
+
 TEST(BufferAllocatorTest, NoMappingMeansTheHeapForEverySize) {
   BufferAllocator a(BufferAllocatorOptions{.map_min_bytes = 0, .cache_bytes = 0});
   ArcBuffer b = a.Allocate(kMiB);
@@ -367,6 +424,8 @@ TEST(BufferAllocatorTest, OptionsNameTheBadField) {
   s = BufferAllocatorOptions{.pretouch_bytes = 65 * kGiB}.Validate();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("pretouch_bytes"), std::string::npos) << s.ToString();
+  s = BufferAllocatorOptions{.grow_ahead_bytes = 2 * kGiB}.Validate();
+  EXPECT_NE(s.message().find("buffers.grow_ahead_bytes"), std::string::npos) << s.ToString();
   s = BufferAllocatorOptions{.cache_bytes = 2 * kGiB}.Validate();
   EXPECT_NE(s.message().find("buffers.cache_bytes"), std::string::npos) << s.ToString();
   for (uint64_t slab : {96 * kKiB, 32 * kKiB, 128 * kMiB}) {

@@ -102,6 +102,8 @@ TEST_F(BadOptionsTest, PoolOptions) {
        {"arc_min_bytes", "exceeds arc_max_bytes"}},
       {"ARC pretouch too large", [](PoolOptions& o) { o.arc_pretouch_bytes = 65 * kGiB; },
        {"arc_pretouch_bytes", "exceeds 64 GiB"}},
+      {"ARC grow-ahead too large", [](PoolOptions& o) { o.arc_grow_ahead_bytes = 2 * kGiB; },
+       {"arc_grow_ahead_bytes", "exceeds 1 GiB"}},
       {"dirty max too small", [](PoolOptions& o) { o.dirty_max_bytes = 4096; },
        {"dirty_max_bytes", "below 1 MiB"}},
       {"too many work threads", [](PoolOptions& o) { o.work_threads = 1000; },
@@ -297,6 +299,8 @@ TEST_F(BadOptionsTest, CommandLine) {
       {"bench --pool POOL --arc-pretouch 65G", {"arc_pretouch_bytes", "exceeds 64 GiB"}},
       {"bench --pool POOL --arc-pretouch abc", {"--arc-pretouch", "'abc'"}},
       {"serve POOL --socket DIR/s --arc-pretouch 65G", {"arc_pretouch_bytes", "exceeds 64 GiB"}},
+      {"serve POOL --socket DIR/s --arc-grow-ahead 2G", {"arc_grow_ahead_bytes", "exceeds 1 GiB"}},
+      {"bench --pool POOL --arc-grow-ahead 2G", {"arc_grow_ahead_bytes", "exceeds 1 GiB"}},
       {"bench --pool POOL --output-format xml", {"output format 'xml'", "normal, json or json+"}},
       {"bench --pool POOL DIR/nosuch.fio", {"cannot open job file", "nosuch.fio"}},
       // sim

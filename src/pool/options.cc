@@ -48,6 +48,10 @@ Status PoolOptions::Validate() const {
     return Status::InvalidArgument("arc_pretouch_bytes " + std::to_string(arc_pretouch_bytes) +
                                    " exceeds 64 GiB");
   }
+  if (arc_grow_ahead_bytes > kGiB) {
+    return Status::InvalidArgument("arc_grow_ahead_bytes " + std::to_string(arc_grow_ahead_bytes) +
+                                   " exceeds 1 GiB");
+  }
   if (dirty_max_bytes != 0 && dirty_max_bytes < kMiB) {
     return Status::InvalidArgument("dirty_max_bytes " + std::to_string(dirty_max_bytes) +
                                    " is below 1 MiB");

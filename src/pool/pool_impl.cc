@@ -375,6 +375,7 @@ Result<MemoryMonitor*> PoolImpl::StartArc() {
   ao.c_min_bytes = options_.arc_min_bytes;
   ARC_CHECK(arc::ParsePolicyKind(options_.arc_policy, &ao.policy));  // validated
   ao.buffers.pretouch_bytes = options_.arc_pretouch_bytes;
+  ao.buffers.grow_ahead_bytes = options_.arc_grow_ahead_bytes;
   ao.wait_for_pretouch = options_.arc_pretouch_wait;
   arc::ArcEnv ae;
   ae.clock = clock_;
