@@ -1,11 +1,9 @@
 // The ARC's buffer allocator: see buffer_allocator.h for the model.
 #include "arc/buffer_allocator.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 
 #include <algorithm>
 #include <utility>
@@ -31,10 +29,6 @@ constexpr uint64_t kGrowChunkBytes = 8ull << 20;
 constexpr uint64_t kMaxGrowAheadBytes = 1ull << 30;
 // A class takes its buffers from slabs when a slab holds this many.
 constexpr uint64_t kMinPiecesPerSlab = 8;
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels say EINVAL
-#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ARC_ASAN 1
@@ -144,7 +138,7 @@ uint8_t* BufferAllocator::Map(uint64_t bytes) {
   bool from_reserve = false;
   uint8_t* p = MapFresh(PageRound(bytes), &from_reserve);
   if (!from_reserve) {
-    (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
+    PopulatePages(p, bytes);
     maps_.fetch_add(1, std::memory_order_relaxed);
     if (counters_.maps != nullptr) counters_.maps->Add();
     mapped_bytes_.fetch_add(PageRound(bytes), std::memory_order_relaxed);
@@ -193,7 +187,8 @@ bool BufferAllocator::FillReserve(uint64_t goal_bytes) {
   const uint64_t target = std::min(goal_bytes, RoomForReserve());
   const uint64_t have = reserve_bytes_.load(std::memory_order_relaxed);
   if (have >= target) return false;
-  const uint64_t chunk_bytes = goal_bytes > options_.grow_ahead_bytes ? kReserveChunkBytes : kGrowChunkBytes;
+  const uint64_t chunk_bytes =
+      goal_bytes > options_.grow_ahead_bytes ? kReserveChunkBytes : kGrowChunkBytes;
   const uint64_t bytes = PageRound(std::min(chunk_bytes, target - have));
   uint8_t* p = MapWarmPages(bytes);
   maps_.fetch_add(1, std::memory_order_relaxed);
@@ -280,7 +275,7 @@ uint8_t* BufferAllocator::MapSlabFresh(bool* from_reserve) {
   uint8_t* slab = MapFresh(options_.slab_bytes, from_reserve);
   if (!*from_reserve) {
     (void)madvise(slab, options_.slab_bytes, MADV_NOHUGEPAGE);
-    (void)madvise(slab, options_.slab_bytes, MADV_POPULATE_WRITE);
+    PopulatePages(slab, options_.slab_bytes);
   }
   return slab;
 }

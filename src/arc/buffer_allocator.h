@@ -163,7 +163,7 @@ struct BufferAllocatorOptions {
   // While the ARC grows into memory new to the process, the filler keeps up
   // to this much warm memory (base/page_memory.h) in the reserve ahead of
   // it, never beyond the room (up to 1 GiB; 0 = none: each new buffer is
-  // mapped and populated by the allocating thread). See "Growing ahead".
+  // mapped and populated by the allocating thread). See "The reserve" above.
   uint64_t grow_ahead_bytes = 64ull << 20;
 
   // Names the first bad field.
@@ -253,12 +253,13 @@ class BufferAllocator {
   // Starts the thread that maps and populates slabs ahead of their use and
   // fills the reserve (named arc_slabs); nothing when no size comes from
   // slabs and both pretouch_bytes and grow_ahead_bytes are 0. Without it,
-  // slabs are mapped inline and there is no reserve. StopFiller (or destruction) ends it, dropping
-  // what was asked for; call it before detaching the counters.
+  // slabs are mapped inline and there is no reserve. StopFiller (or
+  // destruction) ends it, dropping what was asked for; call it before
+  // detaching the counters.
   void StartFiller();
   void StopFiller();
-  // Returns once the filler has filled the reserve to pretouch_bytes (or stopped,
-  // or was never started).
+  // Returns once the filler has filled the reserve to pretouch_bytes (or
+  // stopped, or was never started).
   void WaitReserveFilled();
   const BufferAllocatorOptions& options() const { return options_; }
 

@@ -27,6 +27,10 @@ void UnmapPages(uint8_t* data, uint64_t bytes) {
       << "unmapping " << bytes << " bytes: " << std::strerror(errno);
 }
 
+void PopulatePages(uint8_t* p, uint64_t bytes) {
+  (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
+}
+
 uint8_t* MapWarmPages(uint64_t bytes) {
   const uint64_t rounded = PageRound(bytes);
   uint8_t* p = nullptr;
@@ -46,7 +50,7 @@ uint8_t* MapWarmPages(uint64_t bytes) {
     // them off) populates small pages, which TouchPages then warms.
     (void)madvise(p, rounded / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
   }
-  (void)madvise(p, rounded, MADV_POPULATE_WRITE);
+  PopulatePages(p, rounded);
   (void)madvise(p, rounded, MADV_NOHUGEPAGE);
   TouchPages(p, rounded);
   return p;
