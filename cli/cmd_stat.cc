@@ -6,8 +6,10 @@
 //   arcstore txgs POOL [--json]
 //
 // stat --json prints one stats snapshot per line (stats/wire.h), the first
-// at once and then one per interval: the samples `arcstore plot arc` and
-// `plot throttle` read.
+// at once and, with INTERVAL, one per interval after it (COUNT of them):
+// the samples `arcstore plot arc` and `plot throttle` read. Without
+// INTERVAL it prints the one snapshot and returns (the text columns wait
+// one second, for the rates of their first row).
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +61,7 @@ void AddStat(CLI::App& app) {
     tools::OpenedSource src = OpenSource(a->source);
     if (a->json) {
       Print(stats::ToWireJson(OrFail(src.source->TakeSnapshot(), "stat")) + "\n");
+      if (a->sampling.interval_s <= 0) return;
       SampleLoop(*src.source, a->sampling, [](const stats::Snapshot&, const stats::Snapshot& cur, double) {
         Print(stats::ToWireJson(cur) + "\n");
       });

@@ -53,12 +53,16 @@ stop_server() {
 
 # arcstore_serve PREFIX POOL ARGS...: starts `arcstore serve POOL ARGS...`
 # ($ARCSTORE) with its output in PREFIX.out and PREFIX.err, waits for its
-# "serving" line, and sets ARCSTORE_PID.
+# "serving" line, and sets ARCSTORE_PID. With SERVE_NETNS set, the server
+# runs in that network namespace (`ip netns exec` execs it: the PID is the
+# server's).
 arcstore_serve() {
   local prefix=$1 pool=$2
   shift 2
   [[ -x "${ARCSTORE:-}" ]] || fail "ARCSTORE is not set to the arcstore binary"
-  "$ARCSTORE" serve "$pool" "$@" >"$prefix.out" 2>"$prefix.err" &
+  local in_ns=()
+  [[ -n "${SERVE_NETNS:-}" ]] && in_ns=(ip netns exec "$SERVE_NETNS")
+  "${in_ns[@]}" "$ARCSTORE" serve "$pool" "$@" >"$prefix.out" 2>"$prefix.err" &
   ARCSTORE_PID=$!
   for _ in $(seq 1 1000); do
     grep -q '^serving ' "$prefix.out" 2>/dev/null && return 0

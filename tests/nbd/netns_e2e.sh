@@ -53,16 +53,10 @@ if "$ARCSTORE" serve "$P" --listen "0.0.0.0:0" --no-control >"$W/refused.out" 2>
 fi
 grep -q -- "--tls require" "$W/refused.out" || fail "refusal does not say why: $(cat "$W/refused.out")"
 
-ip netns exec "$NS_S" "$ARCSTORE" serve "$P" --listen "$SRV_IP:10809" --tls require \
+SERVE_NETNS=$NS_S arcstore_serve "$W/serve" "$P" --listen "$SRV_IP:10809" --tls require \
   --tls-certificates "$W/srv" --tls-verify-peer --tls-psk "$W/keys.psk" --access "$W/access" \
-  --no-control >"$W/serve.out" 2>"$W/serve.err" &
-NBD_SERVER_PID=$!
-for _ in $(seq 1 1000); do
-  grep -q '^serving ' "$W/serve.out" 2>/dev/null && break
-  kill -0 "$NBD_SERVER_PID" 2>/dev/null || { cat "$W/serve.err" >&2; fail "serve exited at start"; }
-  sleep 0.01
-done
-grep -q '^serving ' "$W/serve.out" || fail "serve did not start"
+  --no-control
+NBD_SERVER_PID=$ARCSTORE_PID
 
 H=$SRV_IP:10809
 X509="nbds://$H/vol0?tls-certificates=$W/good"

@@ -66,6 +66,9 @@ head -1 <<<"$out" | grep -Eq '^ +time +read +hit% +arcsz +c +dirty +dlim +txg$' 
 # stat --json: samples (the first at once), which plot reads.
 "$ARCSTORE" stat "$P" --json 0.1 3 >"$NBD_WORK/samples"
 [[ $(grep -c '"format":"arcstore-stats-v1"' "$NBD_WORK/samples") -eq 4 ]] || fail "stat --json samples"
+# Without INTERVAL: one snapshot, and no second one after it.
+[[ $("$ARCSTORE" stat "$P" --json | grep -c '"format":"arcstore-stats-v1"') -eq 1 ]] ||
+  fail "stat --json without INTERVAL printed other than one snapshot"
 "$ARCSTORE" plot arc "$NBD_WORK/samples" -o "$NBD_WORK/arc" | grep -q '(4 points' || fail "plot arc"
 [[ -s "$NBD_WORK/arc.png" && -s "$NBD_WORK/arc.svg" ]] || fail "plot arc wrote no image"
 
