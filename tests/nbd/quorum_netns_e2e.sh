@@ -147,10 +147,10 @@ done
   fail "the quorum's export is not ${VOL_MIB} MiB: $(cat "$W/qemu-nbd.out")"
 
 # 1. fio through the quorum, replica 2 killed mid-run. The rate keeps the
-#    writes going for about three seconds, so that the kill lands in them.
+#    writes going for about four seconds, so that the kill lands in them.
 #    fio runs in the work directory, where it leaves its verify state.
 (cd "$W" && exec fio --name=quorum --ioengine=nbd --uri="nbd+unix:///?socket=$W/q.sock" \
-  --rw=randwrite --bs=64k --size="${VOL_MIB}M" --iodepth=8 --fsync=16 --rate=16m --verify=crc32c \
+  --rw=randwrite --bs=64k --size="${VOL_MIB}M" --iodepth=8 --fsync=16 --rate=12m --verify=crc32c \
   --verify_fatal=1 --output-format=json --output="$W/fio.json") &
 FIO=$!
 for _ in $(seq 1 1000); do
@@ -160,6 +160,8 @@ for _ in $(seq 1 1000); do
 done
 (($(written_bytes 2) >= 8 << 20)) || fail "replica 2 did not take 8 MiB of fio's writes"
 kill -0 "$FIO" 2>/dev/null || fail "fio ended before the kill"
+at_kill=$(written_bytes 2)
+((at_kill < VOL_MIB << 20)) || fail "replica 2 had taken all of fio's writes before the kill"
 kill -KILL "${PIDS[2]}"
 wait "${PIDS[2]}" 2>/dev/null || true
 PIDS[2]=0
