@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 ROWS = ["randwrite-4k-qd1", "randwrite-4k-qd32", "randread-4k-qd1", "randread-4k-qd32",
-        "write-1m-qd8", "randwrite-4k-fsync", "randwrite-4k-fsync-8j"]
+        "write-1m-qd8", "read-1m-qd8", "randwrite-4k-fsync", "randwrite-4k-fsync-8j"]
 QUICK_ROWS = ["randwrite-4k-qd1", "randread-4k-qd32"]
 # Every server the issue names; "arcstore-mem" (nbd_test_server: the same
 # NBD server over an in-memory volume) is there to tell the protocol
@@ -552,8 +552,8 @@ def print_ratios(results, cfg):
 
 
 def metric(row):
-    """What a row is measured by: MiB/s on the 1 MiB row, IOPS otherwise."""
-    return "mibps" if row.startswith("write-1m") else "iops"
+    """What a row is measured by: MiB/s on the 1 MiB rows, IOPS otherwise."""
+    return "mibps" if "-1m-" in row else "iops"
 
 
 def tls_cost(results, row, name):
@@ -595,7 +595,7 @@ def print_tls(results, cfg):
         return
     both = cfg.tls_modes == [False, True]
     print("\n### TLS (X.509, required by the server) against plaintext\n")
-    print("IOPS (MiB/s on the 1 MiB row). TLS cost: 1 - TLS / plaintext. CPU: the server's "
+    print("IOPS (MiB/s on the 1 MiB rows). TLS cost: 1 - TLS / plaintext. CPU: the server's "
           "user+system CPU per request, microseconds. Last column: arcstore+tls / the "
           "server's TLS figure.\n")
     if both:

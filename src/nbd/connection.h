@@ -145,8 +145,9 @@ class Connection {
   uint64_t record_bytes_ = 0;
   ExportStats* export_stats_ = nullptr;
 
-  // Data buffers of this connection's requests, reused (at most 1 MiB kept).
-  PayloadCache buffers_{1 << 20};
+  // Data buffers of this connection's requests, reused: at most 1 MiB of
+  // small ones and 8 MiB of large ones kept (eight 1 MiB READs in flight).
+  PayloadCache buffers_{1 << 20, 8 << 20};
 
   std::atomic<bool> stopping_{false};
   std::atomic<bool> broken_{false};

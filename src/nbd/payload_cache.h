@@ -5,17 +5,25 @@
 // buffer per request; glibc serves that size outside its thread cache and
 // first consolidates every small chunk freed since (malloc_consolidate,
 // unlink_chunk: about a fifth of a connection thread's time in 4 KiB
-// random reads of cached data). Buffers of up to kMaxBytes are rounded up
-// to a power of two (at least kMinBytes) and kept on a free list per size
-// when given back, up to `max_cached_bytes` in all; larger ones are plain
-// allocations.
+// random reads of cached data). A large one (a 1 MiB READ) is worse: it is
+// taken on the connection's thread and given back on an engine thread, and
+// glibc hands the freed memory back to the kernel (a heap trimmed with
+// MADV_DONTNEED, or a mapping unmapped), so every request's buffer is new
+// memory, faulted in page by page while the read copies into it. On a
+// virtual machine each such fault is a trip to the hypervisor: 1 MiB reads
+// of cached data at queue depth 8 spent most of their server time there.
+//
+// Buffers are rounded up to a power of two (at least kMinBytes) and kept on
+// a free list per size when given back: small ones (up to kSmallMaxBytes)
+// up to `max_cached_bytes` in all, large ones (up to kMaxBytes) up to
+// `max_cached_large_bytes` in all, so that a connection keeps about one
+// queue's worth of its large buffers warm. Past a cap, and above kMaxBytes,
+// a buffer is simply freed.
 //
 // Not io::BufferCache (the block reader's, the intent log's and the txg
 // writer's): those hand out aligned AlignedBuffers (zero-filled when made),
-// which are page mappings from 64 KiB up, and an NBD request of up to 32 MiB that
-// is not kept would then be mapped and unmapped (a TLB shootdown) per
-// request; payloads need neither alignment nor zeroing, and new[] lets
-// glibc keep large blocks in its heap once it has freed one.
+// which are page mappings from 64 KiB up; payloads need neither alignment
+// nor zeroing.
 //
 // Thread-safety: Take and Give from any thread (a request's buffer is
 // given back by whichever thread completes it). Buffers are plain new[]
@@ -36,9 +44,11 @@ namespace arcstore::nbd {
 class PayloadCache {
  public:
   static constexpr size_t kMinBytes = 4096;
-  static constexpr size_t kMaxBytes = 64 * 1024;
+  static constexpr size_t kSmallMaxBytes = 64 * 1024;
+  static constexpr size_t kMaxBytes = 32 * 1024 * 1024;  // the largest NBD payload
 
-  explicit PayloadCache(size_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
+  PayloadCache(size_t max_cached_bytes, size_t max_cached_large_bytes)
+      : max_cached_bytes_(max_cached_bytes), max_cached_large_bytes_(max_cached_large_bytes) {}
 
   // A buffer of at least `bytes`.
   std::unique_ptr<uint8_t[]> Take(size_t bytes) {
@@ -50,7 +60,7 @@ class PayloadCache {
       if (!list.empty()) {
         std::unique_ptr<uint8_t[]> b = std::move(list.back());
         list.pop_back();
-        cached_bytes_ -= kMinBytes << c;
+        CachedOf(c) -= kMinBytes << c;
         return b;
       }
     }
@@ -62,28 +72,41 @@ class PayloadCache {
     if (buffer == nullptr || bytes > kMaxBytes) return;
     const size_t c = ClassOf(bytes);
     MutexLock l(&mu_);
-    if (cached_bytes_ + (kMinBytes << c) > max_cached_bytes_) return;  // freed
-    cached_bytes_ += kMinBytes << c;
+    size_t& cached = CachedOf(c);
+    const size_t cap = IsLarge(c) ? max_cached_large_bytes_ : max_cached_bytes_;
+    if (cached + (kMinBytes << c) > cap) return;  // freed
+    cached += kMinBytes << c;
     free_[c].push_back(std::move(buffer));
   }
 
+  // Bytes kept: small buffers, large ones.
   size_t cached_bytes() {
     MutexLock l(&mu_);
     return cached_bytes_;
   }
+  size_t cached_large_bytes() {
+    MutexLock l(&mu_);
+    return cached_large_bytes_;
+  }
 
  private:
-  static constexpr size_t kClasses = 5;  // 4, 8, 16, 32 and 64 KiB
+  static constexpr size_t kClasses = 14;  // 4 KiB, 8 KiB, ... 32 MiB
   static_assert(kMaxBytes == kMinBytes << (kClasses - 1));
   static size_t ClassOf(size_t bytes) {
     const size_t rounded = std::bit_ceil(bytes < kMinBytes ? kMinBytes : bytes);
     return static_cast<size_t>(std::countr_zero(rounded / kMinBytes));
   }
+  static bool IsLarge(size_t c) { return (kMinBytes << c) > kSmallMaxBytes; }
+  size_t& CachedOf(size_t c) ARC_REQUIRES(mu_) {
+    return IsLarge(c) ? cached_large_bytes_ : cached_bytes_;
+  }
 
   const size_t max_cached_bytes_;
+  const size_t max_cached_large_bytes_;
   Mutex mu_;
   std::array<std::vector<std::unique_ptr<uint8_t[]>>, kClasses> free_ ARC_GUARDED_BY(mu_);
   size_t cached_bytes_ ARC_GUARDED_BY(mu_) = 0;
+  size_t cached_large_bytes_ ARC_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace arcstore::nbd

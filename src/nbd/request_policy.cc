@@ -40,7 +40,9 @@ bool RequestPolicy::RunsAlone(uint16_t command, uint64_t length, bool idle,
 }
 
 bool RequestPolicy::MayRunHinted(uint16_t command, uint64_t length, bool fua) const {
-  return options_.inline_requests_that_do_not_wait && ShortDataCommand(command, length) && !fua;
+  const bool eligible = ShortDataCommand(command, length) ||
+                        (command == kCmdRead && length <= kInlineMaxReadBytes);
+  return options_.inline_requests_that_do_not_wait && eligible && !fua;
 }
 
 bool RequestPolicy::Dispatched(bool run_inline, bool write, bool fua) {

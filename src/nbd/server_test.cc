@@ -857,7 +857,7 @@ TEST(TransportTest, ReadSomeNowNeverWaits) {
 // Request buffers come back for reuse by size class, up to the byte cap;
 // large ones are never kept.
 TEST(PayloadCacheTest, ReusesBuffersBySizeUpToItsCap) {
-  PayloadCache cache(16 * 1024);
+  PayloadCache cache(16 * 1024, 0);
   std::unique_ptr<uint8_t[]> a = cache.Take(4096);
   uint8_t* const a_ptr = a.get();
   cache.Give(std::move(a), 4096);
@@ -877,8 +877,32 @@ TEST(PayloadCacheTest, ReusesBuffersBySizeUpToItsCap) {
   EXPECT_EQ(cache.cached_bytes(), 16384u);
   cache.Give(std::move(b), 4096);  // past the cap: freed
   EXPECT_EQ(cache.cached_bytes(), 16384u);
-  cache.Give(cache.Take(1 << 20), 1 << 20);  // larger than 64 KiB: never kept
+  cache.Give(cache.Take(1 << 20), 1 << 20);  // large, and no room for large ones: freed
   EXPECT_EQ(cache.cached_bytes(), 16384u);
+  EXPECT_EQ(cache.cached_large_bytes(), 0u);
+}
+
+// Large buffers (a 1 MiB READ's) are kept under their own cap, so that a
+// connection's queue of them stays warm; past the largest payload nothing
+// is kept.
+TEST(PayloadCacheTest, KeepsLargeBuffersUpToTheirOwnCap) {
+  PayloadCache cache(4096, 2 << 20);
+  std::unique_ptr<uint8_t[]> a = cache.Take(1 << 20), b = cache.Take(600 * 1024);
+  uint8_t* const a_ptr = a.get();
+  uint8_t* const b_ptr = b.get();
+  b[(1 << 20) - 1] = 1;  // 600 KiB rounds up to the 1 MiB class
+  std::unique_ptr<uint8_t[]> c = cache.Take(1 << 20);
+  cache.Give(std::move(a), 1 << 20);
+  cache.Give(std::move(b), 600 * 1024);
+  EXPECT_EQ(cache.cached_large_bytes(), 2u << 20);
+  cache.Give(std::move(c), 1 << 20);  // past the large cap: freed
+  EXPECT_EQ(cache.cached_large_bytes(), 2u << 20);
+  EXPECT_EQ(cache.cached_bytes(), 0u) << "large buffers do not count against the small cap";
+  std::unique_ptr<uint8_t[]> d = cache.Take(700 * 1024), e = cache.Take(1 << 20);
+  EXPECT_TRUE((d.get() == a_ptr && e.get() == b_ptr) || (d.get() == b_ptr && e.get() == a_ptr));
+  EXPECT_EQ(cache.cached_large_bytes(), 0u);
+  cache.Give(cache.Take(PayloadCache::kMaxBytes + 1), PayloadCache::kMaxBytes + 1);
+  EXPECT_EQ(cache.cached_large_bytes(), 0u) << "above the largest payload: never kept";
 }
 
 }  // namespace

@@ -261,7 +261,11 @@ void VolumeImpl::NoteSequential(uint64_t record) {
   prefetcher_.NoteDemandRead(record);
 }
 
+// A record already in the ARC is not queued: its read ahead would be a hit
+// that only costs a task on the work queue, ahead of demand requests there
+// (a sequential reader of cached data queues one per record it reads).
 void VolumeImpl::ReadAhead(uint64_t record) {
+  if (env_.arc->Cached(KeyOf(record))) return;
   env_.work->Run([this, record] {
     if (!closed_.load(std::memory_order_acquire)) {
       (void)HoldCommitted(record, arc::AccessKind::kPrefetch);  // a failed prefetch is no error
