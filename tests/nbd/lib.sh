@@ -72,6 +72,48 @@ arcstore_serve() {
   fail "serve $pool did not start"
 }
 
+# arcstore_stop PID PREFIX: SIGTERM to the server that arcstore_serve
+# PREFIX started, which must exit 0 (else its PREFIX.err is shown).
+arcstore_stop() {
+  local pid=$1 prefix=$2 rc=0
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  [[ $rc -eq 0 ]] || { cat "$prefix.err" >&2; fail "serve ($prefix) exited with status $rc"; }
+}
+
+# quorum_opts CHILD...: qemu's quorum block driver over the given children,
+# vote threshold 2, rewrite-corrupted on; each CHILD is the comma-separated
+# options of a child's protocol node (e.g. driver=nbd,server.type=...).
+quorum_opts() {
+  local q="driver=quorum,vote-threshold=2,rewrite-corrupted=on" i=0 child opt
+  local parts=()
+  for child in "$@"; do
+    q+=",children.$i.driver=raw"
+    IFS=, read -ra parts <<<"$child"
+    for opt in "${parts[@]}"; do q+=",children.$i.file.$opt"; done
+    i=$((i + 1))
+  done
+  echo "$q"
+}
+
+# qemu_io_ok OPTS COMMAND...: qemu-io --image-opts OPTS with each command;
+# fails on any error, since qemu-io itself exits 0 after a failed command.
+# QEMU_IO_CMD, when set (an array), is the qemu-io command line to use (e.g.
+# under `ip netns exec`, with --object options).
+qemu_io_ok() {
+  local opts=$1
+  shift
+  local args=() c out
+  for c in "$@"; do args+=(-c "$c"); done
+  local cmd=(qemu-io)
+  [[ -n "${QEMU_IO_CMD+set}" ]] && cmd=("${QEMU_IO_CMD[@]}")
+  out=$("${cmd[@]}" --image-opts "$opts" "${args[@]}" 2>&1) || fail "qemu-io exited non-zero: $out"
+  if grep -qiE "error|fail|pattern verification" <<<"$out"; then
+    fail "qemu-io ${*}: $out"
+  fi
+  return 0
+}
+
 # start_nbdkit_memory SOCKET SIZE: the differential peer.
 start_nbdkit_memory() {
   require nbdkit

@@ -46,34 +46,13 @@ serve() {
 }
 
 stop() {
-  local i=$1 rc=0
-  kill -TERM "${PIDS[$i]}"
-  wait "${PIDS[$i]}" || rc=$?
-  PIDS[$i]=0
-  [[ $rc -eq 0 ]] || { cat "$NBD_WORK/serve$i.err" >&2; fail "replica $i exited with status $rc"; }
+  arcstore_stop "${PIDS[$1]}" "$NBD_WORK/serve$1"
+  PIDS[$1]=0
 }
 
 replica() { echo "driver=nbd,server.type=unix,server.path=$NBD_WORK/s$1.sock,export=vol0"; }
-QUORUM="driver=quorum,vote-threshold=2,rewrite-corrupted=on"
-for i in 0 1 2; do
-  QUORUM+=",children.$i.driver=raw,children.$i.file.driver=nbd"
-  QUORUM+=",children.$i.file.server.type=unix,children.$i.file.server.path=$NBD_WORK/s$i.sock"
-  QUORUM+=",children.$i.file.export=vol0"
-done
-
-# io OPTS COMMAND...: qemu-io with each command; fails on any error, since
-# qemu-io itself exits 0 after a failed command.
-io() {
-  local opts=$1
-  shift
-  local args=()
-  for c in "$@"; do args+=(-c "$c"); done
-  local out
-  out=$(qemu-io --image-opts "$opts" "${args[@]}" 2>&1) || fail "qemu-io exited non-zero: $out"
-  if grep -qiE "error|fail|pattern verification" <<<"$out"; then
-    fail "qemu-io ${*}: $out"
-  fi
-}
+QUORUM=$(quorum_opts "$(replica 0)" "$(replica 1)" "$(replica 2)")
+io() { qemu_io_ok "$@"; }
 
 # expect_pattern I OFFSET LENGTH BYTE: replica I holds BYTE over the range.
 expect_pattern() { io "$(replica "$1")" "read -P $4 $2 $3"; }

@@ -78,11 +78,8 @@ serve() {
   PIDS[$i]=$ARCSTORE_PID
 }
 stop() {
-  local i=$1 rc=0
-  kill -TERM "${PIDS[$i]}"
-  wait "${PIDS[$i]}" || rc=$?
-  PIDS[$i]=0
-  [[ $rc -eq 0 ]] || { cat "$W/serve$i.err" >&2; fail "replica $i exited with status $rc"; }
+  arcstore_stop "${PIDS[$1]}" "$W/serve$1"
+  PIDS[$1]=0
 }
 # stat_value I MODULE NAME: one counter of replica I's running server.
 stat_value() {
@@ -95,22 +92,15 @@ print(next(s["value"] for s in d["stats"]
 written_bytes() { stat_value "$1" nbd_export.vol0 write_bytes; }
 
 OX="tls-creds-x509,id=t0,dir=$W/good,endpoint=client"
-Q="driver=quorum,vote-threshold=2,rewrite-corrupted=on"
-for i in 0 1 2; do
-  Q+=",children.$i.driver=raw,children.$i.file.driver=nbd,children.$i.file.server.type=inet"
-  Q+=",children.$i.file.server.host=${IP[$i]},children.$i.file.server.port=10809"
-  Q+=",children.$i.file.export=vol0,children.$i.file.tls-creds=t0"
-done
-
-# quorum_read OFFSET LENGTH: reads through a quorum opened for the purpose
-# (qemu-io exits 0 even after a failed command: its output is checked).
-quorum_read() {
-  local out
-  out=$(in_cli qemu-io --object "$OX" --image-opts "$Q" -c "read $1 $2" 2>&1) ||
-    fail "qemu-io read $1 $2 exited non-zero: $out"
-  grep -qiE "error|fail" <<<"$out" && fail "qemu-io read $1 $2: $out"
-  return 0
+child() {
+  echo "driver=nbd,server.type=inet,server.host=${IP[$1]},server.port=10809,export=vol0,tls-creds=t0"
 }
+Q=$(quorum_opts "$(child 0)" "$(child 1)" "$(child 2)")
+
+# quorum_read OFFSET LENGTH: reads through a quorum opened for the purpose,
+# on the client host.
+QEMU_IO_CMD=(ip netns exec "$NS_C" qemu-io --object "$OX")
+quorum_read() { qemu_io_ok "$Q" "read $1 $2"; }
 
 # replica_copies: each replica's whole volume, read from the client host
 # over TLS straight from its server, into $W/rI.
