@@ -81,6 +81,15 @@ arcstore_stop() {
   [[ $rc -eq 0 ]] || { cat "$prefix.err" >&2; fail "serve ($prefix) exited with status $rc"; }
 }
 
+# fsck_clean POOL...: `arcstore fsck` passes on each pool (else its output
+# is shown).
+fsck_clean() {
+  local p
+  for p in "$@"; do
+    "$ARCSTORE" fsck "$p" >"$p.fsck" 2>&1 || { cat "$p.fsck" >&2; fail "fsck of $p"; }
+  done
+}
+
 # quorum_opts CHILD...: qemu's quorum block driver over the given children,
 # vote threshold 2, rewrite-corrupted on; each CHILD is the comma-separated
 # options of a child's protocol node (e.g. driver=nbd,server.type=...).

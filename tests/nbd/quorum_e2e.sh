@@ -134,8 +134,5 @@ expect_pattern 0 8M 64K 0x77
 echo "damaged replica: quorum read from the other two, rewrite healed it"
 
 for i in 0 1 2; do stop "$i"; done
-for i in 0 1 2; do
-  "$ARCSTORE" fsck "$NBD_WORK/p$i.pool" >"$NBD_WORK/fsck$i.out" 2>&1 ||
-    { cat "$NBD_WORK/fsck$i.out" >&2; fail "fsck of replica $i"; }
-done
+fsck_clean "$NBD_WORK"/p{0,1,2}.pool
 echo "PASS: three replicas under qemu's quorum driver"

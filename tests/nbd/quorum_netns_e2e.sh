@@ -207,8 +207,5 @@ cmp -s "$W/r0" "$W/r1" || fail "replicas 0 and 1 differ after the resync"
 echo "ok   a read of the whole volume through the quorum (the resync) healed replica 2"
 
 for i in 0 1 2; do stop "$i"; done
-for i in 0 1 2; do
-  "$ARCSTORE" fsck "$W/p$i.pool" >"$W/fsck$i.out" 2>&1 ||
-    { cat "$W/fsck$i.out" >&2; fail "fsck of replica $i"; }
-done
+fsck_clean "$W"/p{0,1,2}.pool
 echo "PASS: three replicas on three hosts under qemu's quorum driver, over TLS"
