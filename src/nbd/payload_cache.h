@@ -10,8 +10,8 @@
 // glibc hands the freed memory back to the kernel (a heap trimmed with
 // MADV_DONTNEED, or a mapping unmapped), so every request's buffer is new
 // memory, faulted in page by page while the read copies into it. On a
-// virtual machine each such fault is a trip to the hypervisor: 1 MiB reads
-// of cached data at queue depth 8 spent most of their server time there.
+// virtual machine each such fault is a trip to the hypervisor, and 1 MiB
+// reads of cached data then spend most of their server time in them.
 //
 // Buffers are rounded up to a power of two (at least kMinBytes) and kept on
 // a free list per size when given back: small ones (up to kSmallMaxBytes)
