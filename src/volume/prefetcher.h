@@ -7,7 +7,8 @@
 // ReadAhead callback it was given, never asking twice for a record of the
 // same stream; a read of any other record (but the last one again) starts a
 // new stream. It decides what to read; the callback reads (the volume queues
-// a prefetch read of the record on the pool's work queue).
+// a prefetch read of the record on the pool's work queue, unless the ARC
+// already holds it).
 //
 // Thread-safety: NoteDemandRead may be called from any thread; the stream
 // state has its own lock, which is not held while ReadAhead runs. ReadAhead
