@@ -8,11 +8,14 @@
 // connection thread waits for them, VolumeRequest::caller_waits) from the
 // submitted ones (the engine path), records which threads made the
 // synchronous ones, and answers MayWait as the test says.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -152,8 +155,9 @@ class InlineTest : public ::testing::Test {
 };
 
 // One request at a time: every short data command, a FUA write and a flush
-// run on the connection's thread without asking the hint; long writes go
-// to the engine.
+// run on the connection's thread without asking the hint; a long write is
+// not short enough for that rule and asks the hint, which says it may wait
+// here, so it goes to the engine.
 TEST_F(InlineTest, ARequestAloneRunsOnTheConnectionThread) {
   Start();
   RawClient c(options_.socket_path);
@@ -177,9 +181,10 @@ TEST_F(InlineTest, ARequestAloneRunsOnTheConnectionThread) {
   EXPECT_EQ(volume_->hint_calls(), 0) << "a request alone does not need the hint";
 
   EXPECT_EQ(c.Do(kCmdWrite, 0, static_cast<uint32_t>(big.size()), 0, &big), 0u);
-  EXPECT_EQ(volume_->submits(), 1) << "a 128 KiB write goes to the engine";
+  EXPECT_EQ(volume_->submits(), 1) << "a 128 KiB write the hint says may wait goes to the engine";
   EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
-  EXPECT_EQ(Stat("requests_may_wait"), 0);
+  EXPECT_EQ(volume_->hint_calls(), 1);
+  EXPECT_EQ(Stat("requests_may_wait"), 1);
 }
 
 // A client that flushes after each write (fio's fsync=1, a database's
@@ -301,6 +306,42 @@ TEST_F(InlineTest, PipelinedRequestsThatWillNotWaitRunInline) {
   EXPECT_EQ(volume_->sync_threads(), 1u);
   EXPECT_EQ(Stat("requests_inline"), total);
   EXPECT_EQ(Stat("requests_may_wait"), 0);
+}
+
+// Long WRITEs behind other requests: up to RequestPolicy's
+// kInlineMaxHintedBytes one the volume says will not wait runs inline (its
+// payload received into the volume's own buffers all the same); a longer
+// one, and a FUA one, go to the engine. The data is right either way.
+TEST_F(InlineTest, PipelinedLongWritesThatWillNotWaitRunInlineUpTo1MiB) {
+  volume_->set_may_wait([](VolumeOp, uint64_t, uint64_t) { return false; });
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  constexpr uint32_t k1M = 1 << 20;
+  const std::vector<uint8_t> a(k1M, 0xa1), b(k1M, 0xb2), longer(k1M + 4096, 0xc3), fua(k1M, 0xd4);
+  Batch writes;
+  writes.Add(kCmdWrite, 0, k1M, 0, &a);
+  writes.Add(kCmdWrite, k1M, k1M, 0, &b);
+  writes.Add(kCmdWrite, 2 * k1M, k1M + 4096, 0, &longer);
+  writes.Add(kCmdWrite, 4 * k1M, k1M, kCmdFlagFua, &fua);
+  c.Send(writes.bytes());
+  std::vector<uint64_t> cookies = Replies(c, writes.count(), 0);
+  std::sort(cookies.begin(), cookies.end());
+  EXPECT_EQ(cookies, (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(volume_->submits(), 2) << "the write longer than 1 MiB and the FUA write";
+  EXPECT_EQ(Stat("requests_inline"), 2);
+  EXPECT_EQ(volume_->sync_threads(), 1u);
+  const std::pair<uint64_t, const std::vector<uint8_t>*> expected[] = {
+      {0, &a}, {k1M, &b}, {2 * k1M, &longer}, {4 * k1M, &fua}};
+  for (const auto& [offset, data] : expected) {
+    for (uint64_t done = 0; done < data->size(); done += k1M) {
+      const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(k1M, data->size() - done));
+      std::vector<uint8_t> got;
+      ASSERT_EQ(c.Do(kCmdRead, offset + done, n, 0, nullptr, &got), 0u);
+      EXPECT_EQ(got, std::vector<uint8_t>(data->begin() + done, data->begin() + done + n))
+          << "at " << offset + done;
+    }
+  }
 }
 
 // The hint decides request by request: the ones it says may wait go to

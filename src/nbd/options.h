@@ -82,10 +82,10 @@ struct ServerOptions {
   // from disk, a flush) the connection reads nothing more.
   bool inline_idle_requests = true;
   // At any queue depth, a short READ, WRITE, TRIM or WRITE_ZEROES, or a READ
-  // of up to 1 MiB, without FUA runs on the connection's thread when the
-  // volume's hint (Volume::MayWait) says it will not wait: a cache hit, a
-  // write the throttle lets through. Misses and throttled writes are
-  // submitted.
+  // or WRITE of up to 1 MiB, without FUA runs on the connection's thread
+  // when the volume's hint (Volume::MayWait) says it will not wait: a cache
+  // hit, a write the throttle lets through. Misses and throttled writes
+  // are submitted.
   bool inline_requests_that_do_not_wait = true;
   // A client that flushes after each write (a database's commits, fio's
   // fsync=1) gets its flush started early: once the reply to a WRITE

@@ -8,9 +8,9 @@
 //     alone   nothing else in flight and nothing buffered past the
 //             request's payload: a short data command or a FLUSH runs
 //             inline whatever it may wait for (a client at queue depth 1)
-//     hinted  otherwise a short data command, or a READ of up to
-//             kInlineMaxReadBytes, without FUA runs inline when the volume
-//             says it will not wait (Volume::MayWait)
+//     hinted  otherwise a short data command, or a READ or WRITE of up
+//             to kInlineMaxHintedBytes, without FUA runs inline when the
+//             volume says it will not wait (Volume::MayWait)
 //   replies held back by inline requests are sent at least every
 //   kMaxInlineBurst inline requests
 //
@@ -36,8 +36,9 @@ namespace arcstore::nbd {
 class RequestPolicy {
  public:
   static constexpr uint32_t kInlineMaxBytes = 64 * 1024;  // longer: never inline
-  // but READs the volume will serve from memory, up to this length.
-  static constexpr uint32_t kInlineMaxReadBytes = 1024 * 1024;
+  // but READs the volume will serve from memory and WRITEs it will take
+  // without waiting, up to this length.
+  static constexpr uint32_t kInlineMaxHintedBytes = 1024 * 1024;
   static constexpr uint32_t kMaxInlineBurst = 16;
   static constexpr int kScoreFlushing = 4;
   static constexpr int kScoreMax = 8;
@@ -65,8 +66,8 @@ class RequestPolicy {
   // `buffered_bytes`, input already received past the request's header.
   bool RunsAlone(uint16_t command, uint64_t length, bool idle, uint64_t buffered_bytes) const;
   // Whether the "hinted" rule asks the volume at all (then RunsHinted
-  // decides with its answer): a short data command, or a READ of up to
-  // kInlineMaxReadBytes, without FUA.
+  // decides with its answer): a short data command, or a READ or WRITE of
+  // up to kInlineMaxHintedBytes, without FUA.
   bool MayRunHinted(uint16_t command, uint64_t length, bool fua) const;
 
   // The request was dispatched: inline or not, a WRITE or not, with FUA or

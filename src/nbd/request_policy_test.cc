@@ -53,19 +53,24 @@ TEST(RequestPolicy, AloneMeansIdleWithNothingBufferedPastThePayload) {
   EXPECT_FALSE(q.RunsAlone(kCmdRead, k4K, true, 0));
 }
 
-TEST(RequestPolicy, HintedForShortDataAndReadsUpTo1MiBWithoutFua) {
+TEST(RequestPolicy, HintedForShortDataAndReadsAndWritesUpTo1MiBWithoutFua) {
   std::atomic<int> flushing{0};
   RequestPolicy p({}, &flushing);
   EXPECT_TRUE(p.MayRunHinted(kCmdRead, k4K, /*fua=*/false));
   EXPECT_TRUE(p.MayRunHinted(kCmdWrite, k4K, false));
   EXPECT_FALSE(p.MayRunHinted(kCmdWrite, k4K, /*fua=*/true));
   EXPECT_FALSE(p.MayRunHinted(kCmdFlush, 0, false));
-  // A READ served from memory is a copy and a send on either thread: up to
-  // 1 MiB it runs inline; longer writes and zeroing never do.
+  // A READ served from memory is a copy and a send on either thread, and a
+  // WRITE's payload is received on the connection's thread either way: up
+  // to 1 MiB they run inline; longer ones, and long zeroing, never do.
   EXPECT_TRUE(p.MayRunHinted(kCmdRead, k1M, false));
   EXPECT_FALSE(p.MayRunHinted(kCmdRead, k1M + 1, false));
-  EXPECT_FALSE(p.MayRunHinted(kCmdWrite, 128 * 1024, false));
-  EXPECT_FALSE(p.MayRunHinted(kCmdWriteZeroes, k1M, false));
+  EXPECT_TRUE(p.MayRunHinted(kCmdWrite, 128 * 1024, false));
+  EXPECT_TRUE(p.MayRunHinted(kCmdWrite, k1M, false));
+  EXPECT_FALSE(p.MayRunHinted(kCmdWrite, k1M, /*fua=*/true));
+  EXPECT_FALSE(p.MayRunHinted(kCmdWrite, k1M + 1, false));
+  EXPECT_FALSE(p.MayRunHinted(kCmdWriteZeroes, 128 * 1024, false));
+  EXPECT_FALSE(p.MayRunHinted(kCmdTrim, k1M, false));
 
   RequestPolicy::Options off;
   off.inline_requests_that_do_not_wait = false;

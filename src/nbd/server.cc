@@ -68,16 +68,19 @@
 //    cost more than a 4 KiB operation. A flush commits the intent log on
 //    the calling thread either way.
 //  - Will not wait: otherwise (other requests in flight or buffered), a
-//    short READ, WRITE, TRIM or WRITE_ZEROES, or a READ of up to 1 MiB,
-//    without FUA runs inline when the volume's hint, Volume::MayWait, says
-//    it will finish in memory (an ARC or dirty-copy hit, a write the
-//    throttle lets through: see volume/volume_hint.cc). Everything else
-//    (misses, throttled writes, FLUSH, FUA, CACHE, BLOCK_STATUS, longer
-//    requests) is submitted, so a cold random-read workload keeps its disk
-//    reads in parallel. A long READ from memory is a copy and a send on
-//    either thread; submitted, it adds an engine thread's wake-up, and the
-//    reply waits for the socket on that thread (bench/nbd/results.md, run
-//    R, measures both ways).
+//    short READ, WRITE, TRIM or WRITE_ZEROES, or a READ or WRITE of up to
+//    1 MiB, without FUA runs inline when the volume's hint,
+//    Volume::MayWait, says it will finish in memory (an ARC or dirty-copy
+//    hit, a write the throttle lets through: see volume/volume_hint.cc).
+//    Everything else (misses, throttled writes, FLUSH, FUA, CACHE,
+//    BLOCK_STATUS, longer requests) is submitted, so a cold random-read
+//    workload keeps its disk reads in parallel. A long READ from memory is
+//    a copy and a send on either thread, and a long WRITE's payload is
+//    received on the connection's thread either way, into buffers its
+//    records then adopt, leaving the volume little more than bookkeeping;
+//    submitted, each adds an engine thread's wake-up, and the reply waits
+//    for the socket on that thread (bench/nbd/results.md, runs R and S,
+//    measure both ways).
 // The hint may be wrong: a "will not wait" that waits holds the reader
 // (and so the client's other requests) for that long; a wrong "may wait"
 // costs a handoff. Correctness never depends on it: the operation is the
