@@ -220,8 +220,11 @@ bool Connection::HandleRequest(const uint8_t* h) {
   Dispatch(r);
   // (A WRITE to a read-only export was refused above.) A long run of
   // inline requests (a client keeping its queue full of cache hits) still
-  // gets its replies in bounded batches.
-  if (policy_.Dispatched(run_inline, write, (r->flags & kCmdFlagFua) != 0)) FlushPending();
+  // gets its replies in bounded batches, and a long inline request its
+  // reply at once.
+  if (policy_.Dispatched(run_inline, write, (r->flags & kCmdFlagFua) != 0, r->length)) {
+    FlushPending();
+  }
   return true;
 }
 

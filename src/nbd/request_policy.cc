@@ -45,9 +45,10 @@ bool RequestPolicy::MayRunHinted(uint16_t command, uint64_t length, bool fua) co
   return options_.inline_requests_that_do_not_wait && eligible && !fua;
 }
 
-bool RequestPolicy::Dispatched(bool run_inline, bool write, bool fua) {
+bool RequestPolicy::Dispatched(bool run_inline, bool write, bool fua, uint64_t length) {
   candidate_ = run_inline && write && !fua;
-  return run_inline && ++inline_burst_ >= kMaxInlineBurst;
+  if (!run_inline) return false;
+  return ++inline_burst_ >= kMaxInlineBurst || length > kInlineMaxBytes;
 }
 
 bool RequestPolicy::TakeCommitAhead() {

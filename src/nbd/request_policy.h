@@ -12,7 +12,9 @@
 //             to kInlineMaxHintedBytes, without FUA runs inline when the
 //             volume says it will not wait (Volume::MayWait)
 //   replies held back by inline requests are sent at least every
-//   kMaxInlineBurst inline requests
+//   kMaxInlineBurst inline requests, and at once after an inline request
+//   longer than kInlineMaxBytes (its client waits for that reply to send
+//   its next long request; the reply is small beside the request)
 //
 //   commit ahead, before the reader waits for the next request:
 //     score   FLUSH after WRITE +1, WRITE after WRITE -2, in [0, kScoreMax];
@@ -71,8 +73,9 @@ class RequestPolicy {
   bool MayRunHinted(uint16_t command, uint64_t length, bool fua) const;
 
   // The request was dispatched: inline or not, a WRITE or not, with FUA or
-  // not. True when the replies held back must be sent now (the burst).
-  bool Dispatched(bool run_inline, bool write, bool fua);
+  // not, of `length` bytes. True when the replies held back must be sent
+  // now (the burst, or a long inline request).
+  bool Dispatched(bool run_inline, bool write, bool fua, uint64_t length);
   // The replies held back were sent.
   void RepliesSent() { inline_burst_ = 0; }
 

@@ -83,16 +83,30 @@ TEST(RequestPolicy, HeldRepliesGoEverySixteenInlineRequests) {
   RequestPolicy p({}, &flushing);
   for (int round = 0; round < 3; round++) {
     for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) {
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, false, false)) << "round " << round << " #" << i;
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, false, false)) << "submitted ones do not count";
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, false, false, k4K)) << "round " << round << " #" << i;
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, false, false, k4K)) << "submitted ones do not count";
     }
-    EXPECT_TRUE(p.Dispatched(true, false, false)) << "round " << round;
+    EXPECT_TRUE(p.Dispatched(true, false, false, k4K)) << "round " << round;
     p.RepliesSent();
   }
   // Replies sent for another reason restart the count.
-  for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) p.Dispatched(true, false, false);
+  for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) p.Dispatched(true, false, false, k4K);
   p.RepliesSent();
-  EXPECT_FALSE(p.Dispatched(true, false, false));
+  EXPECT_FALSE(p.Dispatched(true, false, false, k4K));
+}
+
+// A client sending long requests waits for their replies to send more: the
+// reply of a long inline request goes at once, a submitted one's on the
+// engine thread as always.
+TEST(RequestPolicy, ALongInlineRequestsReplyGoesAtOnce) {
+  std::atomic<int> flushing{0};
+  RequestPolicy p({}, &flushing);
+  EXPECT_TRUE(p.Dispatched(/*run_inline=*/true, /*write=*/true, false, k1M));
+  p.RepliesSent();
+  EXPECT_TRUE(p.Dispatched(true, /*write=*/false, false, RequestPolicy::kInlineMaxBytes + 1));
+  p.RepliesSent();
+  EXPECT_FALSE(p.Dispatched(true, true, false, RequestPolicy::kInlineMaxBytes)) << "a short one waits";
+  EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, true, false, k1M));
 }
 
 TEST(RequestPolicy, ScoreRisesWithWriteFlushPairsAndFallsWithWriteRuns) {
@@ -142,27 +156,27 @@ TEST(RequestPolicy, CommitsAheadOncePerInlineWriteOfTheOneFlushingClient) {
   ASSERT_TRUE(p.flushing());
 
   p.NoteCommand(kCmdWrite);
-  p.Dispatched(/*run_inline=*/true, /*write=*/true, /*fua=*/false);
+  p.Dispatched(/*run_inline=*/true, /*write=*/true, /*fua=*/false, k4K);
   EXPECT_TRUE(p.TakeCommitAhead());
   EXPECT_FALSE(p.TakeCommitAhead()) << "once per WRITE";
 
   // Not after a submitted WRITE, a FUA WRITE, or a READ.
   p.NoteCommand(kCmdFlush);
   p.NoteCommand(kCmdWrite);
-  p.Dispatched(false, true, false);
+  p.Dispatched(false, true, false, k4K);
   EXPECT_FALSE(p.TakeCommitAhead());
   p.NoteCommand(kCmdFlush);
   p.NoteCommand(kCmdWrite);
-  p.Dispatched(true, true, /*fua=*/true);
+  p.Dispatched(true, true, /*fua=*/true, k4K);
   EXPECT_FALSE(p.TakeCommitAhead());
   p.NoteCommand(kCmdRead);
-  p.Dispatched(true, false, false);
+  p.Dispatched(true, false, false, k4K);
   EXPECT_FALSE(p.TakeCommitAhead());
 
   // A new command uses the candidate up.
   p.NoteCommand(kCmdFlush);
   p.NoteCommand(kCmdWrite);
-  p.Dispatched(true, true, false);
+  p.Dispatched(true, true, false, k4K);
   p.NoteCommand(kCmdFlush);
   EXPECT_FALSE(p.TakeCommitAhead());
 }
@@ -174,7 +188,7 @@ TEST(RequestPolicy, NoCommitAheadWhileAnotherClientFlushesOrWhenOff) {
   WriteFlush(p, RequestPolicy::kScoreFlushing);
   WriteFlush(other, RequestPolicy::kScoreFlushing);
   p.NoteCommand(kCmdWrite);
-  p.Dispatched(true, true, false);
+  p.Dispatched(true, true, false, k4K);
   EXPECT_FALSE(p.TakeCommitAhead()) << "two flushing clients share log commits already";
   for (int i = 0; i < 10; i++) other.NoteCommand(kCmdWrite);
   EXPECT_EQ(flushing.load(), 1);
@@ -186,14 +200,14 @@ TEST(RequestPolicy, NoCommitAheadWhileAnotherClientFlushesOrWhenOff) {
   RequestPolicy q(off, &alone);
   WriteFlush(q, RequestPolicy::kScoreFlushing);
   q.NoteCommand(kCmdWrite);
-  q.Dispatched(true, true, false);
+  q.Dispatched(true, true, false, k4K);
   EXPECT_FALSE(q.TakeCommitAhead());
 
   // Below the score: no commit ahead.
   RequestPolicy r({}, &alone);
   WriteFlush(r, RequestPolicy::kScoreFlushing - 1);
   r.NoteCommand(kCmdWrite);
-  r.Dispatched(true, true, false);
+  r.Dispatched(true, true, false, k4K);
   EXPECT_FALSE(r.TakeCommitAhead());
 }
 
