@@ -40,8 +40,9 @@ bool RequestPolicy::RunsAlone(uint16_t command, uint64_t length, bool idle,
 }
 
 bool RequestPolicy::MayRunHinted(uint16_t command, uint64_t length, bool fua) const {
-  const bool eligible = ShortDataCommand(command, length) ||
-                        ((command == kCmdRead || command == kCmdWrite) && length <= kInlineMaxHintedBytes);
+  const bool eligible =
+      ShortDataCommand(command, length) ||
+      ((command == kCmdRead || command == kCmdWrite) && length <= kInlineMaxHintedBytes);
   return options_.inline_requests_that_do_not_wait && eligible && !fua;
 }
 

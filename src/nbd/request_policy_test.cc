@@ -83,14 +83,17 @@ TEST(RequestPolicy, HeldRepliesGoEverySixteenInlineRequests) {
   RequestPolicy p({}, &flushing);
   for (int round = 0; round < 3; round++) {
     for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) {
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, false, false, k4K)) << "round " << round << " #" << i;
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, false, false, k4K)) << "submitted ones do not count";
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, false, false, k4K))
+          << "round " << round << " #" << i;
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, false, false, k4K))
+          << "submitted ones do not count";
     }
     EXPECT_TRUE(p.Dispatched(true, false, false, k4K)) << "round " << round;
     p.RepliesSent();
   }
   // Replies sent for another reason restart the count.
-  for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) p.Dispatched(true, false, false, k4K);
+  for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++)
+    p.Dispatched(true, false, false, k4K);
   p.RepliesSent();
   EXPECT_FALSE(p.Dispatched(true, false, false, k4K));
 }
@@ -105,7 +108,8 @@ TEST(RequestPolicy, ALongInlineRequestsReplyGoesAtOnce) {
   p.RepliesSent();
   EXPECT_TRUE(p.Dispatched(true, /*write=*/false, false, RequestPolicy::kInlineMaxBytes + 1));
   p.RepliesSent();
-  EXPECT_FALSE(p.Dispatched(true, true, false, RequestPolicy::kInlineMaxBytes)) << "a short one waits";
+  EXPECT_FALSE(p.Dispatched(true, true, false, RequestPolicy::kInlineMaxBytes))
+      << "a short one waits";
   EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, true, false, k1M));
 }
 

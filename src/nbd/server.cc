@@ -93,9 +93,12 @@
 // large write's bytes are copied once, by the kernel, on their way in.
 // Inline replies are held back (below); after 16 inline requests in a row
 // they are sent even though more requests are buffered, so a client whose
-// queue stays full of hits gets its replies in bounded batches. Counted in
-// nbd.requests_inline (run inline) and nbd.requests_may_wait (submitted
-// because the hint said so); ServerOptions::inline_idle_requests and
+// queue stays full of hits gets its replies in bounded batches, and after
+// an inline request longer than 64 KiB at once: its client waits for that
+// reply to send its next long request, and over TCP the reader, with the
+// window full of those payloads, would rarely find nothing buffered.
+// Counted in nbd.requests_inline (run inline) and nbd.requests_may_wait
+// (submitted because the hint said so); ServerOptions::inline_idle_requests and
 // inline_requests_that_do_not_wait turn the two cases off. The rules of
 // this paragraph and the next are one class, RequestPolicy
 // (request_policy.h), tested on its own.
@@ -131,8 +134,9 @@
 // different replies never interleave. Small replies made on the reader
 // thread (inline completions, error replies) while more requests are
 // already buffered are held back and written together just before the
-// reader would wait (for input or for a slot): a client with 32 requests in
-// flight is woken once per batch, not once per reply. Completions on other
+// reader would wait (for input or for a slot), after 16 inline requests, or
+// after a long one: a client with 32 requests in flight is woken once per
+// batch, not once per reply. Completions on other
 // threads write at once (after whatever is held back). A READ with structured replies first
 // asks the volume for block status and sends unwritten or trimmed ranges as
 // OFFSET_HOLE chunks (a read made only of holes never touches the data).
