@@ -6,7 +6,8 @@
 //                       [--insecure]
 //                       [--export VOL ...] [--read-only] [--max-connections N]
 //                       [--max-in-flight N] [--max-payload SIZE] [--socket-mode MODE]
-//                       [--sync-nice N] [--poll-us N] [--max-pollers N]
+//                       [--sync-nice N] [--sync-kick PERCENT]
+//                       [--poll-us N] [--max-pollers N]
 //                       [--control PATH | --no-control] [--metrics 127.0.0.1:PORT]
 //
 // The control socket (default POOL.ctl) answers the observability tools
@@ -57,6 +58,7 @@ struct ServeArgs {
   // The server's threads wait on clients; the sync runs in their idle time
   // (PoolOptions::txg_sync_nice).
   int sync_nice = 19;
+  uint32_t sync_kick = PoolOptions().txg_sync_kick_percent;
   // A server's connection threads poll for their client's next request
   // before they sleep (ServerOptions::poll_window_ns).
   uint64_t poll_us = 50;
@@ -245,6 +247,7 @@ void Serve(const ServeArgs& a) {
   po.intent_log = !a.no_intent_log;
   po.io.backend = a.io_backend;
   po.txg_sync_nice = a.sync_nice;
+  po.txg_sync_kick_percent = a.sync_kick;
   if (!a.arc_max.empty()) po.arc_max_bytes = SizeArg("--arc-max", a.arc_max);
   po.arc_policy = a.arc_policy;
   if (!a.arc_pretouch.empty()) po.arc_pretouch_bytes = SizeArg("--arc-pretouch", a.arc_pretouch);
@@ -350,6 +353,10 @@ void AddServeCommand(CLI::App& app) {
   c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_option("--sync-nice", a.sync_nice,
                 "nice value of the txg sync thread, 0..19 (default 19; 0: as the request threads)");
+  c->add_option("--sync-kick", a.sync_kick,
+                "the open txg's new dirty data, in percent of the dirty limit, that starts its "
+                "sync, 1..100 (default 30)")
+      ->check(CLI::Range(1, 100));
   c->add_option("--poll-us", a.poll_us,
                 "longest a connection thread polls for the next request before it sleeps, "
                 "adapted per client (default 50; 0: never poll)");

@@ -132,6 +132,11 @@ struct PoolOptions {
   // Dirty data limit; 0 = min(25% of the memory limit, 4 GiB).
   uint64_t dirty_max_bytes = 0;
   uint64_t txg_timeout_ns = 5ull * 1000 * 1000 * 1000;
+  // The open txg's sync starts once its new dirty data passes this
+  // percentage of the dirty limit (1..100). Rewrites of records already
+  // dirty in the open txg add none, so a working set of rewrites below it
+  // reaches the disk once per txg timeout.
+  uint32_t txg_sync_kick_percent = 30;
   // Pool space that new data never takes, on top of the allocator's
   // metadata reserve (max(1/64 of the pool, 4 MiB)): room for the metadata
   // of the txgs in flight. 1/2^space_slop_shift of the pool, at most 1 GiB;

@@ -77,6 +77,11 @@ Status PoolOptions::Validate() const {
                                    std::to_string(intent_log_sync_kick_percent) +
                                    " out of bounds [0, 50]");
   }
+  if (txg_sync_kick_percent < 1 || txg_sync_kick_percent > 100) {
+    return Status::InvalidArgument("txg_sync_kick_percent " +
+                                   std::to_string(txg_sync_kick_percent) +
+                                   " out of bounds [1, 100]");
+  }
   if (txg_sync_nice < 0 || txg_sync_nice > 19) {
     return Status::InvalidArgument("txg_sync_nice " + std::to_string(txg_sync_nice) +
                                    " out of bounds [0, 19]");

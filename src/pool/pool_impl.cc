@@ -403,6 +403,7 @@ Status PoolImpl::StartTxgs(MemoryMonitor* monitor, uint64_t first_txg) {
                           ? options_.dirty_max_bytes
                           : txg::TxgOptions::DirtyMaxFor(reading.ok() ? reading->limit_bytes : 0);
   t.timeout_ns = options_.txg_timeout_ns;
+  t.sync_kick_percent = options_.txg_sync_kick_percent;
   t.sync_thread_nice = options_.txg_sync_nice;
   ARC_RETURN_IF_ERROR(t.Validate());
   txg_ = std::make_unique<txg::TxgManager>(

@@ -34,7 +34,7 @@ class SpaceTest : public ::testing::TestWithParam<uint32_t> {
     // threshold, no log kicks within reach.
     po.txg_timeout_ns = 600 * kNsPerSec;
     po.dirty_max_bytes = 4 * kGiB;
-    // c fixed at 1 GiB: the ARC's dirty limit (c/2, kick at 20% of it) is
+    // c fixed at 1 GiB: the ARC's dirty limit (c/2, kick at 30% of it) is
     // out of reach too.
     po.arc_max_bytes = 1 * kGiB;
     po.arc_min_bytes = 1 * kGiB;

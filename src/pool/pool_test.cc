@@ -1140,6 +1140,56 @@ TEST_F(PoolTest, AFillingLogArenaAsksForTxgSyncs) {
   }
 }
 
+// A record rewritten in the open txg adds no dirty bytes: a working set
+// below the sync kick (txg_sync_kick_percent of dirty_max), rewritten many
+// times, stays in one txg and reaches the device once; the same working
+// set above a lower kick makes the txg go early.
+TEST_F(PoolTest, RewritesOfAWorkingSetBelowTheKickReachTheDiskOnce) {
+  constexpr uint32_t kRecord = 64 * 1024;
+  constexpr uint64_t kWorkingSet = 4 * kMiB;
+  constexpr int kPasses = 8;
+  // Returns the txgs the passes made, after a Sync() commits them.
+  auto run = [&](uint32_t kick_percent) -> std::vector<txg::TxgRecord> {
+    PoolOptions po;
+    po.dirty_max_bytes = 16 * kMiB;  // a 30% kick is 4.8 MiB, 20% is 3.2 MiB
+    po.txg_sync_kick_percent = kick_percent;
+    po.arc_max_bytes = 64 * kMiB;
+    po.arc_min_bytes = 64 * kMiB;  // the ARC's dirty limit (c/2) is out of reach
+    po.intent_log_sync_kick_percent = 0;
+    po.space_sync_kick_percent = 0;
+    Reopen({}, po);
+    const std::string name = "v" + std::to_string(kick_percent);
+    auto v = MakeVolume(name, 16 * kMiB, kRecord, "off");
+    const uint64_t before = pool_->txgs().last_committed_txg();
+    for (int pass = 0; pass < kPasses; pass++) {
+      EXPECT_TRUE(v->Write(0, Pattern(kWorkingSet, pass)).ok());
+    }
+    EXPECT_TRUE(pool_->Sync().ok());
+    std::vector<uint8_t> out(kWorkingSet);
+    EXPECT_TRUE(v->Read(0, out).ok());
+    EXPECT_EQ(out, Pattern(kWorkingSet, kPasses - 1)) << "kick " << kick_percent;
+    std::vector<txg::TxgRecord> made;
+    for (const txg::TxgRecord& r : pool_->txgs().History()) {
+      if (r.txg > before && r.ndirty_bytes > 0) made.push_back(r);
+    }
+    return made;
+  };
+
+  const std::vector<txg::TxgRecord> below = run(30);
+  ASSERT_EQ(below.size(), 1u) << "the working set stays in one txg";
+  EXPECT_EQ(below[0].ndirty_bytes, kWorkingSet) << "rewrites add no dirty bytes";
+  EXPECT_NE(below[0].reason, txg::SyncReason::kDirtyThreshold);
+  EXPECT_GE(below[0].nwritten_bytes, kWorkingSet);
+  EXPECT_LT(below[0].nwritten_bytes, 2 * kWorkingSet) << "each record written once";
+
+  const std::vector<txg::TxgRecord> above = run(20);
+  ASSERT_GE(above.size(), 2u) << "a kick below the working set ends txgs early";
+  EXPECT_EQ(above[0].reason, txg::SyncReason::kDirtyThreshold);
+  uint64_t written = 0;
+  for (const txg::TxgRecord& r : above) written += r.nwritten_bytes;
+  EXPECT_GT(written, 2 * kWorkingSet);
+}
+
 TEST_F(PoolTest, ConcurrentFlushesAreAllDurableWithoutTxgSyncs) {
   auto v = MakeVolume("v", 8 * kMiB, 4096);
   constexpr int kThreads = 8, kEach = 50;

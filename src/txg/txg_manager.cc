@@ -21,12 +21,17 @@
 //
 // Why the open txg goes (SyncReason, recorded per txg):
 //   timeout          it has been open timeout_ns (5 s) with dirty data
-//   dirty_threshold  its OWN dirty bytes passed sync_kick_percent (20%)
-//                    of dirty_max
+//   dirty_threshold  its OWN dirty bytes passed sync_kick_percent (30%)
+//                    of dirty_max: half the delay line, so the syncing
+//                    txg and the next open one reach the delay only when
+//                    the disk falls behind. A record already dirty in the
+//                    open txg adds nothing (Assign's dirty_bytes are new
+//                    copies), so rewrites of a working set below the kick
+//                    reach the disk once per timeout.
 //   arc_dirty_limit  a writer would take the pool's unsynced bytes past
 //                    the ARC's dirty limit (50% of c); the writer waits.
 //                    Also the kick when that limit is below dirty_max:
-//                    the open txg's own dirty bytes passed 20% of it (the
+//                    the open txg's own dirty bytes passed 30% of it (the
 //                    kick compares with the effective limit, min(dirty_max,
 //                    c/2), so a small c makes small early txgs rather than
 //                    writers stalled for a whole sync at the limit)
@@ -376,7 +381,7 @@ Result<TxgHold> TxgManager::AssignImpl(uint64_t dirty_bytes, bool throttle) {
   t->rec.ndirty_bytes += dirty_bytes;
   unsynced_bytes_ += dirty_bytes;
   // The kick compares with the effective limit min(dirty_max, ARC limit):
-  // with a small c, txgs of 20% of c/2 go early, so writers seldom meet
+  // with a small c, txgs of 30% of c/2 go early, so writers seldom meet
   // the ARC limit itself (and wait for a whole sync and its flushes).
   const uint64_t effective = EffectiveDirtyMax();
   const bool arc_bound = effective < options_.dirty_max_bytes;

@@ -47,7 +47,12 @@ std::string_view SyncReasonName(SyncReason reason);
 struct TxgOptions {
   uint64_t timeout_ns = 5 * kNsPerSec;
   uint64_t dirty_max_bytes = 4 * kGiB;   // a pool sets DirtyMaxFor(its memory limit)
-  uint32_t sync_kick_percent = 20;       // of dirty_max, on the open txg's bytes
+  // The open txg's own dirty bytes, in percent of dirty_max, that start its
+  // sync. Half the delay line: the syncing txg and the next open one
+  // together reach delay_min_percent only when the disk falls behind. A
+  // record rewritten in the open txg adds no dirty bytes, so a working set
+  // of rewrites below the kick is written once per timeout.
+  uint32_t sync_kick_percent = 30;
   uint32_t async_write_min_percent = 30; // async-write concurrency ramp start
   uint32_t async_write_max_percent = 60; // ... and end
   uint32_t delay_min_percent = 60;       // writers are delayed from here

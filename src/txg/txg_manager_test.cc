@@ -180,11 +180,11 @@ TEST(TxgManagerTest, DirtyThresholdKicksAndAKickDuringASyncMarksTheNextTxg) {
   log.HoldSyncOf(1, &in_sync1, &release_sync1);
   TxgManager m(Opts(100 * kMiB), &clock, &reg, log.Fn(), 1);
   m.Start();
-  { ASSERT_TRUE(m.AssignNoThrottle(21 * kMiB).ok()); }  // > 20% of dirty_max
+  { ASSERT_TRUE(m.AssignNoThrottle(31 * kMiB).ok()); }  // > 30% of dirty_max
   in_sync1.get_future().wait();
   EXPECT_EQ(Row(m, 1).reason, SyncReason::kDirtyThreshold);
   {
-    Result<TxgHold> h = m.AssignNoThrottle(21 * kMiB);  // kicks while txg 1 syncs
+    Result<TxgHold> h = m.AssignNoThrottle(31 * kMiB);  // kicks while txg 1 syncs
     ASSERT_EQ(h->txg(), 2u);
   }
   EXPECT_EQ(Row(m, 2).state, TxgState::kOpen) << "the kick only marks txg 2 to go next";
@@ -403,7 +403,7 @@ TEST(TxgManagerTest, ArcDirtyLimitCapsUnsyncedBytes) {
 }
 
 // With the ARC's limit below dirty_max, the kick compares with it: the open
-// txg goes once its own dirty bytes pass 20% of the ARC limit, recorded as
+// txg goes once its own dirty bytes pass 30% of the ARC limit, recorded as
 // arc_dirty_limit, before any writer has to wait at the limit.
 TEST(TxgManagerTest, ArcDirtyLimitBelowDirtyMaxKicksEarly) {
   ManualClock clock;
@@ -417,7 +417,7 @@ TEST(TxgManagerTest, ArcDirtyLimitBelowDirtyMaxKicksEarly) {
   TxgManager m(o, &clock, &reg, log.Fn(), 1);
   mp = &m;
   m.Start();
-  { ASSERT_TRUE(m.Assign(2 * kMiB - 64 * kKiB).ok()); }  // under 20% of the limit
+  { ASSERT_TRUE(m.Assign(3 * kMiB - 64 * kKiB).ok()); }  // under 30% of the limit
   EXPECT_EQ(m.open_txg(), 1u);
   { ASSERT_TRUE(m.Assign(64 * kKiB).ok()); }  // past it
   // The wait names its own reason only when nothing had requested the sync.
@@ -426,11 +426,11 @@ TEST(TxgManagerTest, ArcDirtyLimitBelowDirtyMaxKicksEarly) {
   EXPECT_EQ(reg.TakeSnapshot().Get("txg", "memory_throttle_count"), 0);
   ASSERT_TRUE(m.Stop().ok());
   // Without an ARC limit below dirty_max the same bytes stay in the open
-  // txg (the kick is 20% of dirty_max).
+  // txg (the kick is 30% of dirty_max).
   stats::Registry reg2;
   TxgManager plain(Opts(1000 * kMiB), &clock, &reg2, [](uint64_t) { return Status::Ok(); }, 1);
   plain.Start();
-  { ASSERT_TRUE(plain.Assign(2 * kMiB + 1).ok()); }
+  { ASSERT_TRUE(plain.Assign(3 * kMiB + 1).ok()); }
   EXPECT_EQ(reg2.TakeSnapshot().Get("txg", "syncs_dirty_threshold"), 0);
   EXPECT_EQ(plain.open_txg(), 1u);
   ASSERT_TRUE(plain.Stop().ok());
