@@ -59,7 +59,8 @@ print(f"latency windows (mean per window): highest {max(lat):.3f} ms")
 PY
   awk -F', ' '/^#/ { next } { n++; d += $3 - $2 } END { printf "txg syncs meeting the job: %d, mean sync %.2f s\n", n, d / n / 1000 }' "$p"_txg.2.log
   sed -n '/^randwrite-4K/,/^  cpu/p' "$p.report.txt" | grep -E "^  write: IOPS|99\.99th|^    clat \(" | sed 's/^ *//'
-  grep -E "arcstore     : ARC hit" "$p.report.txt" | sed 's/^ *//'
+  # The random-write job's summary (it has a hit ratio only when it read).
+  grep -E "^  arcstore     : (ARC hit|c=)" "$p.report.txt" | tail -1 | sed 's/^ *//'
   grep -E "^  machine      :" "$p.report.txt" | tail -1 | sed 's/^ *//'
 }
 
