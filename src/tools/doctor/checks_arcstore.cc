@@ -59,11 +59,11 @@ void CheckThresholdSyncs(CheckContext& ctx, int64_t total) {
       f.severity = Severity::kWarning;
       f.title += ": dirty_max (" + FormatSignedBytes(*dirty_max) + ") is small for " +
                  FormatSignedBytes(*mem.all) + " of memory";
-      f.advice = "Each txg is synced once its new dirty bytes pass 30% of dirty_max (serve "
-                 "--sync-kick), and writers are delayed from 60% of it, so a small dirty_max "
-                 "means frequent small syncs and waiting writers. Raise dirty_max "
-                 "(PoolOptions.dirty_max_bytes; default min(25% of memory, 4 GiB)); the "
-                 "effective limit is min(dirty_max, c / 2).";
+      f.advice = "Each txg is synced once its new dirty bytes pass the sync kick (30% of "
+                 "dirty_max unless serve --sync-kick says otherwise), and writers are delayed "
+                 "from 60% of dirty_max, so a small dirty_max means frequent small syncs and "
+                 "waiting writers. Raise dirty_max (PoolOptions.dirty_max_bytes; default "
+                 "min(25% of memory, 4 GiB)); the effective limit is min(dirty_max, c / 2).";
       ctx.Add(std::move(f));
       return;
     }
