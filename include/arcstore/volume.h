@@ -169,8 +169,9 @@ class Volume {
   // thread of its own (the NBD server's connection thread) asks it to
   // decide whether to run one there or submit it. Cheap, never blocks, and
   // may be wrong either way: a wrong answer costs time, never correctness,
-  // since the operation itself decides what it waits for. The default: it
-  // may wait.
+  // since the operation itself decides what it waits for. For kFlush
+  // (offset and length ignored) the question is whether the flush may wait
+  // for a txg sync rather than only a log write. The default: it may wait.
   virtual bool MayWait(VolumeOp /*op*/, uint64_t /*offset*/, uint64_t /*length*/) {
     return true;
   }

@@ -241,8 +241,12 @@ void Connection::MaybeCommitAhead() {
 
 bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {
   // Alone (a client at queue depth 1): inline whatever it may wait for,
-  // FLUSH and FUA included, unless more input arrives with its payload.
-  const bool alone = policy_.RunsAlone(r->type, r->length, idle, reader_.buffered());
+  // FLUSH and FUA included, unless more input arrives with its payload or
+  // the commit would wait for a txg sync.
+  const bool fua = (r->flags & kCmdFlagFua) != 0;
+  const bool commit_would_sync = idle && RequestPolicy::Commits(r->type, fua) && CommitWouldSync();
+  const bool alone =
+      policy_.RunsAlone(r->type, r->length, fua, idle, reader_.buffered(), commit_would_sync);
   if (alone) {
     // In place only when the payload is exactly what is buffered: then
     // nothing is left behind it and it runs inline.
@@ -253,8 +257,7 @@ bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {
     if (reader_.buffered() == 0) return true;
   }
   // Otherwise: only what the volume says will not wait.
-  const bool hinted =
-      policy_.MayRunHinted(r->type, r->length, (r->flags & kCmdFlagFua) != 0) && !VolumeMayWait(*r);
+  const bool hinted = policy_.MayRunHinted(r->type, r->length, fua) && !VolumeMayWait(*r);
   if (!alone && !ReadPayload(r, /*in_place=*/hinted)) {
     *ok = false;
     return false;
@@ -271,6 +274,12 @@ bool Connection::VolumeMayWait(const Request& r) {
     default: break;
   }
   const bool wait = volume_->MayWait(op, r.offset, r.length);
+  if (wait) stats_->requests_may_wait->Add();
+  return wait;
+}
+
+bool Connection::CommitWouldSync() {
+  const bool wait = volume_->MayWait(VolumeOp::kFlush, 0, 0);
   if (wait) stats_->requests_may_wait->Add();
   return wait;
 }

@@ -81,6 +81,9 @@ class Connection {
   // The volume's hint for a short data command without FUA; a "may wait"
   // is counted in nbd.requests_may_wait.
   bool VolumeMayWait(const Request& r);
+  // The volume's hint that a log commit now would wait for a txg sync
+  // (Volume::MayWait of a flush); counted in requests_may_wait when so.
+  bool CommitWouldSync();
   // Reads a WRITE's payload into r->data, or for a WRITE of at least a
   // record into buffers the volume lends (r->prepared), or, when
   // `in_place`, takes it where it lies in the reader's buffer if it is all

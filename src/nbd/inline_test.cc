@@ -1,5 +1,6 @@
 // Which requests the NBD connection runs on its own thread (server.cc,
-// "Requests run inline"): a request alone on its connection always; at any
+// "Requests run inline"): a request alone on its connection always (but a
+// FLUSH or FUA write whose commit would wait for a txg sync); at any
 // queue depth a short data command the volume's hint says will not wait;
 // everything else through Submit. And the replies of a long run of inline
 // requests leave in bounded batches.
@@ -12,12 +13,15 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "nbd/server.h"
 #include "testing/memory_volume.h"
@@ -46,20 +50,32 @@ class CountingVolume final : public Volume {
       if (req.op == VolumeOp::kRead && before_sync_read_) before_sync_read_(req.offset);
       if (req.op == VolumeOp::kFlush) flushes_++;
     }
+    if (req.op == VolumeOp::kFlush && hold_.valid()) {
+      done = [hold = hold_, done = std::move(done)](Status s) {
+        hold.wait();
+        done(std::move(s));
+      };
+    }
     inner_->Submit(std::move(req), std::move(done));
   }
+  // Unless the test says otherwise, data commands may wait and a flush's
+  // commit writes a log block (it would not wait for a txg sync).
   bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override {
-    hint_calls_++;
-    return may_wait_ ? may_wait_(op, offset, length) : true;
+    (op == VolumeOp::kFlush ? commit_hint_calls_ : hint_calls_)++;
+    return may_wait_ ? may_wait_(op, offset, length) : op != VolumeOp::kFlush;
   }
 
   // Set before the server starts.
   void set_may_wait(MayWaitFn fn) { may_wait_ = std::move(fn); }
+  // Every FLUSH, inline or submitted, completes only once `release` is
+  // ready.
+  void hold_flushes(std::shared_future<void> release) { hold_ = std::move(release); }
   void set_before_sync_read(std::function<void(uint64_t)> fn) { before_sync_read_ = std::move(fn); }
 
   int submits() const { return submits_; }
   int sync_calls() const { return sync_calls_; }
-  int hint_calls() const { return hint_calls_; }
+  int hint_calls() const { return hint_calls_; }  // of data commands
+  int commit_hint_calls() const { return commit_hint_calls_; }
   int flushes() const { return flushes_; }
   size_t sync_threads() {
     MutexLock l(&mu_);
@@ -76,7 +92,8 @@ class CountingVolume final : public Volume {
   const std::shared_ptr<Volume> inner_;
   MayWaitFn may_wait_;
   std::function<void(uint64_t)> before_sync_read_;
-  std::atomic<int> submits_{0}, sync_calls_{0}, hint_calls_{0}, flushes_{0};
+  std::shared_future<void> hold_;
+  std::atomic<int> submits_{0}, sync_calls_{0}, hint_calls_{0}, commit_hint_calls_{0}, flushes_{0};
   Mutex mu_;
   std::set<std::thread::id> threads_ ARC_GUARDED_BY(mu_);
 };
@@ -179,12 +196,52 @@ TEST_F(InlineTest, ARequestAloneRunsOnTheConnectionThread) {
   EXPECT_EQ(volume_->sync_threads(), 1u) << "every inline request ran on the connection thread";
   EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
   EXPECT_EQ(volume_->hint_calls(), 0) << "a request alone does not need the hint";
+  EXPECT_EQ(volume_->commit_hint_calls(), 2) << "but the FUA write's and the FLUSH's commits";
 
   EXPECT_EQ(c.Do(kCmdWrite, 0, static_cast<uint32_t>(big.size()), 0, &big), 0u);
   EXPECT_EQ(volume_->submits(), 1) << "a 128 KiB write the hint says may wait goes to the engine";
   EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
   EXPECT_EQ(volume_->hint_calls(), 1);
   EXPECT_EQ(Stat("requests_may_wait"), 1);
+}
+
+// A FLUSH or FUA write alone whose commit the volume says would wait for a
+// txg sync is submitted, so the reader goes on: a request sent behind the
+// FLUSH while it waits is answered first. (A client such as the kernel or
+// nbdfuse sends independent requests on one connection.)
+TEST_F(InlineTest, ACommitThatWouldSyncATxgLeavesTheReaderFree) {
+  volume_->set_may_wait([](VolumeOp op, uint64_t, uint64_t) { return op == VolumeOp::kFlush; });
+  std::promise<void> release;
+  volume_->hold_flushes(release.get_future().share());
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", false), 0);
+  // Were the FLUSH to hold the reader, the READ's reply would never come:
+  // the receive gives up after 10 s instead of hanging the test.
+  const timeval limit{10, 0};
+  ASSERT_EQ(setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)), 0);
+  std::vector<uint8_t> w(4096, 0x61);
+  ASSERT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), 0u);
+  c.SendRequest(kCmdFlush, 0, 0, /*cookie=*/100);
+  c.SendRequest(kCmdRead, 0, 4096, /*cookie=*/101);
+  Chunk read;
+  const bool got = c.ReadChunk(&read, 4096);
+  release.set_value();
+  ASSERT_TRUE(got) << "the READ behind the waiting FLUSH was not answered";
+  EXPECT_EQ(read.cookie, 101u);
+  EXPECT_EQ(read.payload, w);
+  Chunk flush;
+  ASSERT_TRUE(c.ReadChunk(&flush));
+  EXPECT_EQ(flush.cookie, 100u);
+  EXPECT_EQ(flush.error, 0u);
+  // A FUA write alone goes to the engine too.
+  std::vector<uint8_t> w2(4096, 0x62), r;
+  ASSERT_EQ(c.Do(kCmdWrite, 4096, 4096, kCmdFlagFua, &w2), 0u);
+  ASSERT_EQ(c.Do(kCmdRead, 4096, 4096, 0, nullptr, &r), 0u);
+  EXPECT_EQ(r, w2);
+  EXPECT_EQ(volume_->submits(), 2) << "the FLUSH and the FUA write";
+  EXPECT_EQ(volume_->commit_hint_calls(), 2);
+  EXPECT_EQ(Stat("requests_may_wait"), 2);
 }
 
 // A client that flushes after each write (fio's fsync=1, a database's

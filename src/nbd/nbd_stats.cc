@@ -48,7 +48,8 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
   requests_may_wait =
       registry_->AddCounter("nbd", "requests_may_wait", Unit::kOps,
                             "requests submitted to the engine because the volume said they may "
-                            "wait (a cache miss, a throttled write)");
+                            "wait (a cache miss, a throttled write, a commit that would sync a "
+                            "txg)");
   commits_ahead =
       registry_->AddCounter("nbd", "commits_ahead", Unit::kOps,
                             "volume flushes started after a WRITE, before the client's FLUSH "

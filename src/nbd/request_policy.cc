@@ -32,9 +32,15 @@ bool RequestPolicy::ShortDataCommand(uint16_t command, uint64_t length) {
                                        command == kCmdTrim || command == kCmdWriteZeroes);
 }
 
-bool RequestPolicy::RunsAlone(uint16_t command, uint64_t length, bool idle,
-                              uint64_t buffered_bytes) const {
+bool RequestPolicy::Commits(uint16_t command, bool fua) {
+  return command == kCmdFlush ||
+         (fua && (command == kCmdWrite || command == kCmdTrim || command == kCmdWriteZeroes));
+}
+
+bool RequestPolicy::RunsAlone(uint16_t command, uint64_t length, bool fua, bool idle,
+                              uint64_t buffered_bytes, bool commit_would_sync) const {
   const uint64_t payload = command == kCmdWrite ? length : 0;
+  if (commit_would_sync && Commits(command, fua)) return false;
   return options_.inline_idle_requests && idle && buffered_bytes <= payload &&
          (ShortDataCommand(command, length) || command == kCmdFlush);
 }

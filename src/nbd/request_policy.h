@@ -7,7 +7,9 @@
 //   inline (on the reader thread) or submitted:
 //     alone   nothing else in flight and nothing buffered past the
 //             request's payload: a short data command or a FLUSH runs
-//             inline whatever it may wait for (a client at queue depth 1)
+//             inline whatever it may wait for (a client at queue depth 1),
+//             but a FLUSH or FUA write whose log commit the volume says
+//             would wait for a txg sync
 //     hinted  otherwise a short data command, or a READ or WRITE of up
 //             to kInlineMaxHintedBytes, without FUA runs inline when the
 //             volume says it will not wait (Volume::MayWait)
@@ -64,9 +66,18 @@ class RequestPolicy {
 
   // A READ, WRITE, TRIM or WRITE_ZEROES of at most kInlineMaxBytes.
   static bool ShortDataCommand(uint16_t command, uint64_t length);
+  // Whether the request commits the volume's log: a FLUSH, or a data
+  // command with FUA.
+  static bool Commits(uint16_t command, bool fua);
   // The "alone" rule: `idle`, nothing else of the connection in flight;
-  // `buffered_bytes`, input already received past the request's header.
-  bool RunsAlone(uint16_t command, uint64_t length, bool idle, uint64_t buffered_bytes) const;
+  // `buffered_bytes`, input already received past the request's header;
+  // `commit_would_sync`, for a request that Commits(), the volume's hint
+  // that its commit would wait for a txg sync (Volume::MayWait of a
+  // flush). Such a request is submitted: a client that sends independent
+  // requests on one connection (the kernel, nbdfuse) may send more while
+  // it waits, and the reader must not sit out a txg sync meanwhile.
+  bool RunsAlone(uint16_t command, uint64_t length, bool fua, bool idle, uint64_t buffered_bytes,
+                 bool commit_would_sync) const;
   // Whether the "hinted" rule asks the volume at all (then RunsHinted
   // decides with its answer): a short data command, or a READ or WRITE of
   // up to kInlineMaxHintedBytes, without FUA.

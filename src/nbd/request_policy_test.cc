@@ -35,22 +35,45 @@ TEST(RequestPolicy, ShortDataCommandsAreTheFourDataKindsUpTo64KiB) {
 TEST(RequestPolicy, AloneMeansIdleWithNothingBufferedPastThePayload) {
   std::atomic<int> flushing{0};
   RequestPolicy p({}, &flushing);
-  EXPECT_TRUE(p.RunsAlone(kCmdRead, k4K, /*idle=*/true, /*buffered=*/0));
-  EXPECT_FALSE(p.RunsAlone(kCmdRead, k4K, /*idle=*/false, 0));
-  EXPECT_FALSE(p.RunsAlone(kCmdRead, k4K, true, 1)) << "a request is buffered behind the read";
+  const bool nofua = false, nosync = false;
+  EXPECT_TRUE(p.RunsAlone(kCmdRead, k4K, nofua, /*idle=*/true, /*buffered=*/0, nosync));
+  EXPECT_FALSE(p.RunsAlone(kCmdRead, k4K, nofua, /*idle=*/false, 0, nosync));
+  EXPECT_FALSE(p.RunsAlone(kCmdRead, k4K, nofua, true, 1, nosync))
+      << "a request is buffered behind the read";
   // A WRITE's own payload may be buffered; one byte more may not.
-  EXPECT_TRUE(p.RunsAlone(kCmdWrite, k4K, true, k4K));
-  EXPECT_FALSE(p.RunsAlone(kCmdWrite, k4K, true, k4K + 1));
+  EXPECT_TRUE(p.RunsAlone(kCmdWrite, k4K, nofua, true, k4K, nosync));
+  EXPECT_FALSE(p.RunsAlone(kCmdWrite, k4K, nofua, true, k4K + 1, nosync));
   // FLUSH runs alone; long requests and the other commands do not.
-  EXPECT_TRUE(p.RunsAlone(kCmdFlush, 0, true, 0));
-  EXPECT_FALSE(p.RunsAlone(kCmdRead, k1M, true, 0));
-  EXPECT_FALSE(p.RunsAlone(kCmdCache, k4K, true, 0));
-  EXPECT_FALSE(p.RunsAlone(kCmdBlockStatus, k4K, true, 0));
+  EXPECT_TRUE(p.RunsAlone(kCmdFlush, 0, nofua, true, 0, nosync));
+  EXPECT_FALSE(p.RunsAlone(kCmdRead, k1M, nofua, true, 0, nosync));
+  EXPECT_FALSE(p.RunsAlone(kCmdCache, k4K, nofua, true, 0, nosync));
+  EXPECT_FALSE(p.RunsAlone(kCmdBlockStatus, k4K, nofua, true, 0, nosync));
 
   RequestPolicy::Options off;
   off.inline_idle_requests = false;
   RequestPolicy q(off, &flushing);
-  EXPECT_FALSE(q.RunsAlone(kCmdRead, k4K, true, 0));
+  EXPECT_FALSE(q.RunsAlone(kCmdRead, k4K, nofua, true, 0, nosync));
+}
+
+TEST(RequestPolicy, ACommitThatWouldSyncATxgDoesNotRunAlone) {
+  std::atomic<int> flushing{0};
+  RequestPolicy p({}, &flushing);
+  // A FLUSH and the data commands with FUA commit the log; a READ does not.
+  EXPECT_TRUE(RequestPolicy::Commits(kCmdFlush, false));
+  for (uint16_t c : {kCmdWrite, kCmdTrim, kCmdWriteZeroes}) {
+    EXPECT_TRUE(RequestPolicy::Commits(c, /*fua=*/true)) << c;
+    EXPECT_FALSE(RequestPolicy::Commits(c, /*fua=*/false)) << c;
+  }
+  EXPECT_FALSE(RequestPolicy::Commits(kCmdRead, true));
+
+  // Idle and nothing buffered, but the commit would wait for a txg sync:
+  // submitted, so the reader keeps taking the client's other requests.
+  EXPECT_FALSE(p.RunsAlone(kCmdFlush, 0, false, true, 0, /*commit_would_sync=*/true));
+  EXPECT_FALSE(p.RunsAlone(kCmdWrite, k4K, /*fua=*/true, true, k4K, true));
+  EXPECT_TRUE(p.RunsAlone(kCmdWrite, k4K, /*fua=*/true, true, k4K, false));
+  // A request that commits nothing runs alone whatever the log's state.
+  EXPECT_TRUE(p.RunsAlone(kCmdWrite, k4K, /*fua=*/false, true, k4K, true));
+  EXPECT_TRUE(p.RunsAlone(kCmdRead, k4K, /*fua=*/true, true, 0, true));
 }
 
 TEST(RequestPolicy, HintedForShortDataAndReadsAndWritesUpTo1MiBWithoutFua) {

@@ -66,7 +66,12 @@
 //    client sends nothing until it has the reply, so nothing else could
 //    run meanwhile, and the handoff to an engine thread and back would
 //    cost more than a 4 KiB operation. A flush commits the intent log on
-//    the calling thread either way.
+//    the calling thread either way. But a FLUSH or FUA write whose commit
+//    would wait for a txg sync (Volume::MayWait of a flush: the log
+//    dropped copies past its cap, the usual state after seconds of
+//    writes without a flush) is submitted: a client that sends
+//    independent requests on one connection (the kernel, nbdfuse, qemu)
+//    may send more while it waits, and they are read and run meanwhile.
 //  - Will not wait: otherwise (other requests in flight or buffered), a
 //    short READ, WRITE, TRIM or WRITE_ZEROES, or a READ or WRITE of up to
 //    1 MiB, without FUA runs inline when the volume's hint,

@@ -1190,6 +1190,38 @@ TEST_F(PoolTest, RewritesOfAWorkingSetBelowTheKickReachTheDiskOnce) {
   EXPECT_GT(written, 2 * kWorkingSet);
 }
 
+// The hint the NBD server asks before it runs a FLUSH on a connection's
+// thread (Volume::MayWait of a flush): a flush whose changes the log holds
+// writes a log block; once the log dropped copies past its cap the flush
+// syncs a txg, and the hint says so until a txg holds every dropped change.
+TEST_F(PoolTest, AFlushSaysWhenItWouldSyncATxg) {
+  PoolOptions po;
+  po.dirty_max_bytes = 16 * kMiB;  // the log keeps 1 MiB of changes; the kick is 4.8 MiB
+  po.arc_max_bytes = 64 * kMiB;
+  po.arc_min_bytes = 64 * kMiB;
+  po.intent_log_sync_kick_percent = 0;
+  po.space_sync_kick_percent = 0;
+  Reopen({}, po);
+  auto v = MakeVolume("v", 16 * kMiB, 8192, "off");
+  auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
+  EXPECT_FALSE(v->MayWait(VolumeOp::kFlush, 0, 0)) << "nothing to make durable";
+  ASSERT_TRUE(v->Write(0, Pattern(4096, 1)).ok());
+  EXPECT_FALSE(v->MayWait(VolumeOp::kFlush, 0, 0)) << "the commit writes a log block";
+  // 2 MiB of half-record writes (4 MiB of dirty records, below the kick).
+  for (uint64_t i = 1; i <= 512; i++) ASSERT_TRUE(v->Write(i * 8192, Pattern(4096, i)).ok());
+  ASSERT_GT(stat("dropped_copies"), 0);
+  EXPECT_TRUE(v->MayWait(VolumeOp::kFlush, 0, 0));
+  const uint64_t txg = pool_->txgs().last_committed_txg();
+  ASSERT_TRUE(v->Flush().ok());
+  EXPECT_GT(pool_->txgs().last_committed_txg(), txg) << "the flush synced a txg";
+  EXPECT_EQ(stat("fallback_syncs"), 1);
+  EXPECT_FALSE(v->MayWait(VolumeOp::kFlush, 0, 0));
+  ASSERT_TRUE(v->Write(0, Pattern(4096, 2)).ok());
+  EXPECT_FALSE(v->MayWait(VolumeOp::kFlush, 0, 0)) << "the log takes copies again";
+  ASSERT_TRUE(v->Flush().ok());
+  EXPECT_EQ(stat("fallback_syncs"), 1);
+}
+
 TEST_F(PoolTest, ConcurrentFlushesAreAllDurableWithoutTxgSyncs) {
   auto v = MakeVolume("v", 8 * kMiB, 4096);
   constexpr int kThreads = 8, kEach = 50;

@@ -16,6 +16,10 @@
 //          (a new dirty buffer waits for eviction), or a partial record
 //          needs the committed record first (defer_partial_reads off, no
 //          dirty copy and the record not cached).
+//   flush  the commit would wait for a txg sync rather than write a log
+//          block (IntentLog::CommitWouldSync: the log overflowed, has no
+//          arena yet, or is off), or the volume has no log (every flush
+//          syncs a txg). Offset and length are not looked at.
 //
 // Not looked at: the pool's space admission (a writer may wait for txgs to
 // free space when the pool is nearly full), a fragmented partial copy that
@@ -44,6 +48,10 @@ constexpr uint64_t kHintMaxRecords = 64;
 bool VolumeImpl::MayWait(VolumeOp op, uint64_t offset, uint64_t length) {
   // Operations that fail do so at once.
   if (closed_.load(std::memory_order_acquire)) return false;
+  if (op == VolumeOp::kFlush) {
+    if (env_.read_only) return false;  // nothing to make durable
+    return env_.log == nullptr || env_.log->CommitWouldSync();
+  }
   if (!CheckRange("hint", offset, length, entry_.size_bytes).ok() || length == 0) return false;
   const uint64_t first = offset / record_bytes_;
   const uint64_t last = (offset + length - 1) / record_bytes_;

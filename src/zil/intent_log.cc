@@ -593,6 +593,15 @@ void IntentLog::BatchDone(uint64_t id) {
   if (writer_serving_) writer_cv_.Signal();  // a slot is free
 }
 
+bool IntentLog::MustFallBack() const {
+  return !options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_);
+}
+
+bool IntentLog::CommitWouldSync() {
+  MutexLock l(&mu_);
+  return durable_itx_ < last_itx_ && MustFallBack();
+}
+
 Status IntentLog::Fallback(uint64_t id, uint64_t batch_last) {
   stats_.fallback_syncs->Add();
   Status s;
@@ -632,7 +641,7 @@ Status IntentLog::CommitBatch() {
   const uint64_t id = next_batch_id_++;
   inflight_.push_back(Batch{id, batch_last, false});
   std::deque<Pending> batch = TakePending();
-  if (!options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_)) {
+  if (MustFallBack()) {
     batch.clear();  // let go of the holds: the txg sync publishes their buffers
     return Fallback(id, batch_last);
   }

@@ -201,6 +201,11 @@ class IntentLog {
                       arc::ArcHold data);
   // Every change appended before the call is durable when this returns OK.
   Status Commit();
+  // A hint for a caller deciding where to run a Commit: whether it would
+  // wait for a txg sync (the log disabled, no arena yet, or change copies
+  // dropped) rather than write a log block. False when nothing appended
+  // waits to be made durable. Stale as soon as it returns.
+  bool CommitWouldSync();
   // While suppressed, Append records nothing (replay applies the log's own
   // records) and headers keep naming the chain being replayed.
   void SetReplaying(bool replaying);
@@ -277,6 +282,9 @@ class IntentLog {
   Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded)
       ARC_REQUIRES(mu_);
   Status Fallback(uint64_t id, uint64_t batch_last) ARC_REQUIRES(mu_);
+  // Whether a batch must fall back to a txg sync before it is planned: the
+  // log disabled, no arena, or copies dropped that no committed txg holds.
+  bool MustFallBack() const ARC_REQUIRES(mu_);
   // The writer thread: writes batches back to back while callers wait.
   void WriterLoop();
   // A caller's batch is done and callers wait for another: the writer

@@ -521,29 +521,40 @@ TEST_F(IntentLogTest, EachShareOfTheArenaPlacedAsksForOneSync) {
   EXPECT_EQ(kicks_, 3);
 }
 
+// Each fallback is foretold by CommitWouldSync, the hint the NBD server
+// asks before it runs a FLUSH on a connection's reader thread; with
+// nothing to make durable the hint is false whatever the log's state.
 TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
   auto no_arena = NewLog(LogStart{});
+  EXPECT_FALSE(no_arena->CommitWouldSync()) << "nothing appended";
   Write(*no_arena, 2, 0, 4096, 1);
+  EXPECT_TRUE(no_arena->CommitWouldSync());
   ASSERT_TRUE(no_arena->Commit().ok());
   EXPECT_EQ(syncs_, 1);
+  EXPECT_FALSE(no_arena->CommitWouldSync()) << "everything appended is durable";
 
   IntentLogOptions off;
   off.enabled = false;
   auto disabled = FreshLog(1 << 20, off);
   Write(*disabled, 2, 0, 4096, 1);
+  EXPECT_TRUE(disabled->CommitWouldSync());
   ASSERT_TRUE(disabled->Commit().ok());
   EXPECT_EQ(syncs_, 2);
 
   IntentLogOptions small;
   small.max_pending_bytes = 1 << 20;
   auto capped = FreshLog(4 << 20, small);
+  Write(*capped, 2, 0, 4096, 1);
+  EXPECT_FALSE(capped->CommitWouldSync()) << "a copy kept: the commit writes a block";
   for (int i = 0; i < 300; i++) Write(*capped, 2, 0, 4096, 1);  // > 1 MiB of copies
   EXPECT_GT(Stat("dropped_copies"), 0);
+  EXPECT_TRUE(capped->CommitWouldSync());
   ASSERT_TRUE(capped->Commit().ok());
   EXPECT_EQ(syncs_, 3);
   // Once the txg holding them commits, commits use the log again.
   capped->TxgCommitted(2, capped->HeaderFor(2));
   Write(*capped, 3, 0, 4096, 1);
+  EXPECT_FALSE(capped->CommitWouldSync());
   ASSERT_TRUE(capped->Commit().ok());
   EXPECT_EQ(syncs_, 3);
   EXPECT_EQ(Stat("commits"), 1);
