@@ -234,6 +234,9 @@ void Connection::MaybeCommitAhead() {
     MutexLock l(&mu_);
     if (in_flight_ > 0) return;  // the WRITE's reply is not sent yet
   }
+  // A commit that would sync a txg is left to the client's FLUSH, which
+  // goes to the engine (ChooseInline): the reader never sits out a sync.
+  if (volume_->MayWait(VolumeOp::kFlush, 0, 0)) return;
   stats_->commits_ahead->Add();
   // An error here is the log's failure, which the client's FLUSH reports.
   (void)volume_->Flush();

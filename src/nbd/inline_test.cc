@@ -314,6 +314,25 @@ TEST_F(InlineTest, NoFlushStartsEarlyWhenCommitAheadIsOff) {
   EXPECT_EQ(volume_->flushes(), 10);
 }
 
+// A client that flushes after each write, while the volume says a commit
+// would sync a txg: no commit ahead on the reader; each FLUSH goes to the
+// engine.
+TEST_F(InlineTest, ACommitAheadThatWouldSyncATxgIsLeftToTheClientsFlush) {
+  volume_->set_may_wait([](VolumeOp op, uint64_t, uint64_t) { return op == VolumeOp::kFlush; });
+  Start();
+  RawClient c(options_.socket_path);
+  ASSERT_NE(c.Connect("vol", true), 0);
+  std::vector<uint8_t> w(4096, 0x5c);
+  constexpr int kPairs = 10;
+  for (int i = 0; i < kPairs; i++) {
+    ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
+    ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
+  }
+  EXPECT_EQ(Stat("commits_ahead"), 0);
+  EXPECT_EQ(volume_->flushes(), 0) << "no flush ran on the connection thread";
+  EXPECT_EQ(volume_->submits(), kPairs) << "every FLUSH went to the engine";
+}
+
 // Requests that arrive together, all of which the volume says may wait:
 // submitted (at most the last of the batch finds nothing behind it).
 TEST_F(InlineTest, PipelinedRequestsThatMayWaitAreSubmitted) {

@@ -121,8 +121,9 @@
 // client with the pattern: several such
 // clients' FLUSHes already share log commits (one device write and flush
 // for all), and early commits of one write each would split those
-// batches into commits of one write. nbd.commits_ahead;
-// ServerOptions::commit_ahead.
+// batches into commits of one write. Not when the commit would sync a txg
+// (Volume::MayWait of a flush): the client's FLUSH then goes to the engine.
+// nbd.commits_ahead; ServerOptions::commit_ahead.
 //
 // Polling. When the reader finds nothing buffered (waiting for a request,
 // or for more of a WRITE's payload) it first sends what it held back (and
