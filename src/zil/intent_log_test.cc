@@ -237,9 +237,9 @@ TEST_F(IntentLogTest, TheWriterThreadTakesTheQueueWhileTheFirstCallerReturns) {
 }
 
 // Callers that come back after their batch: the writer waits for all of
-// them (their appends end the wait, long before its window would) and
-// writes them as one batch, instead of letting the first one back write
-// alone.
+// them (their appends end the wait, long before its window would), so
+// that their changes go in one batch instead of the first one back
+// writing alone.
 TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
   testing::ManualClock clock;
   auto log = SlowDeviceLog(&clock);
@@ -260,8 +260,12 @@ TEST_F(IntentLogTest, TheWriterGathersTheCallersOfItsLastBatch) {
   for (auto& t : again) t.join();
   EXPECT_EQ(Stat("commits"), 3) << "the two callers share one batch";
   EXPECT_EQ(Stat("records"), 5);
-  EXPECT_EQ(Stat("writer_batches"), 2);
   EXPECT_GE(Stat("gathers"), 1);
+  // Who writes the shared batch depends on timing: the writer, when a
+  // caller's Commit came while it gathered; else the first caller to
+  // commit, with both changes appended by then.
+  EXPECT_GE(Stat("writer_batches"), 1);
+  EXPECT_LE(Stat("writer_batches"), 2);
 }
 
 // A batch of many changes of one caller released one caller: the writer
