@@ -112,6 +112,9 @@
 // txg and it is counted in dropped_copies. A client streaming writes
 // without flushing thus costs the log nothing per write; its first flush
 // syncs a txg, which ends the overflow, and the log takes copies again.
+// CommitWouldSync tells a caller beforehand that a commit would fall back
+// (the NBD server then submits the FLUSH rather than run it on the
+// connection's reader thread).
 //
 // Failure: a failed log write or flush fails the log and, through
 // on_failure, the pool's txg pipeline: every later commit, write and flush
