@@ -1,6 +1,6 @@
 // Which requests the NBD connection runs on its own thread (server.cc,
 // "Requests run inline"): a request alone on its connection always (but a
-// FLUSH or FUA write whose commit would wait for a txg sync); at any
+// FLUSH or FUA request whose commit would wait for a txg sync); at any
 // queue depth a short data command the volume's hint says will not wait;
 // everything else through Submit. And the replies of a long run of inline
 // requests leave in bounded batches.

@@ -8,7 +8,7 @@
 //     alone   nothing else in flight and nothing buffered past the
 //             request's payload: a short data command or a FLUSH runs
 //             inline whatever it may wait for (a client at queue depth 1),
-//             but a FLUSH or FUA write whose log commit the volume says
+//             but a FLUSH or a FUA request whose log commit the volume says
 //             would wait for a txg sync
 //     hinted  otherwise a short data command, or a READ or WRITE of up
 //             to kInlineMaxHintedBytes, without FUA runs inline when the

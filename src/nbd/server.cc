@@ -66,7 +66,7 @@
 //    client sends nothing until it has the reply, so nothing else could
 //    run meanwhile, and the handoff to an engine thread and back would
 //    cost more than a 4 KiB operation. A flush commits the intent log on
-//    the calling thread either way. But a FLUSH or FUA write whose commit
+//    the calling thread either way. But a FLUSH or a FUA request whose commit
 //    would wait for a txg sync (Volume::MayWait of a flush: the log
 //    dropped copies past its cap, the usual state after seconds of
 //    writes without a flush) is submitted: a client that sends
