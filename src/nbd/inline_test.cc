@@ -234,10 +234,15 @@ TEST_F(InlineTest, ACommitThatWouldSyncATxgLeavesTheReaderFree) {
   ASSERT_TRUE(c.ReadChunk(&flush));
   EXPECT_EQ(flush.cookie, 100u);
   EXPECT_EQ(flush.error, 0u);
-  // A FUA write alone goes to the engine too.
+  // A FUA write alone goes to the engine too. On a connection of its own:
+  // on this one the FLUSH's slot may still be held (the engine thread
+  // sends its reply before it lets the slot go), and a FUA write that is
+  // not alone is submitted without asking.
+  RawClient c2(options_.socket_path);
+  ASSERT_NE(c2.Connect("vol", false), 0);
   std::vector<uint8_t> w2(4096, 0x62), r;
-  ASSERT_EQ(c.Do(kCmdWrite, 4096, 4096, kCmdFlagFua, &w2), 0u);
-  ASSERT_EQ(c.Do(kCmdRead, 4096, 4096, 0, nullptr, &r), 0u);
+  ASSERT_EQ(c2.Do(kCmdWrite, 4096, 4096, kCmdFlagFua, &w2), 0u);
+  ASSERT_EQ(c2.Do(kCmdRead, 4096, 4096, 0, nullptr, &r), 0u);
   EXPECT_EQ(r, w2);
   EXPECT_EQ(volume_->submits(), 2) << "the FLUSH and the FUA write";
   EXPECT_EQ(volume_->commit_hint_calls(), 2);
