@@ -3,6 +3,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/clock.h"
 #include "nbd/protocol.h"
 
 namespace arcstore::nbd {
@@ -69,16 +70,21 @@ Status Handshake::SendGreeting() {
   Store16(g + 16, kFlagFixedNewstyle | kFlagNoZeroes);
   iovec iov{g, sizeof(g)};
   Status s = transport_->WriteAll(&iov, 1);
-  if (!s.ok()) stats_->Error(ErrorKind::kHandshakeDisconnect);
+  if (!s.ok()) stats_->Error(Ended(false));
   return s;
+}
+
+ErrorKind Handshake::Ended(bool timed_out) const {
+  return timed_out || DefaultClock()->NowNs() >= security_.deadline_ns
+             ? ErrorKind::kHandshakeTimeout
+             : ErrorKind::kHandshakeDisconnect;
 }
 
 Status Handshake::ReadClientFlags() {
   uint8_t f[4];
   Reader::Outcome o = reader_->ReadExact(f, sizeof(f));
   if (o != Reader::Outcome::kOk) {
-    stats_->Error(o == Reader::Outcome::kTimeout ? ErrorKind::kHandshakeTimeout
-                                               : ErrorKind::kHandshakeDisconnect);
+    stats_->Error(Ended(o == Reader::Outcome::kTimeout));
     return Status::Aborted("client left before sending its flags");
   }
   uint32_t flags = Load32(f);
@@ -101,8 +107,7 @@ Status Handshake::Run(Negotiated* out) {
     uint8_t h[kOptionHeaderBytes];
     Reader::Outcome o = reader_->ReadExact(h, sizeof(h));
     if (o != Reader::Outcome::kOk) {
-      stats_->Error(o == Reader::Outcome::kTimeout ? ErrorKind::kHandshakeTimeout
-                                                 : ErrorKind::kHandshakeDisconnect);
+      stats_->Error(Ended(o == Reader::Outcome::kTimeout));
       return Status::Aborted("client left during the handshake");
     }
     if (Load64(h) != kOptionMagic) {
@@ -119,8 +124,7 @@ Status Handshake::Run(Negotiated* out) {
     std::vector<uint8_t> data(length);
     Reader::Outcome od = length > 0 ? reader_->ReadExact(data.data(), length) : Reader::Outcome::kOk;
     if (od != Reader::Outcome::kOk) {
-      stats_->Error(od == Reader::Outcome::kTimeout ? ErrorKind::kHandshakeTimeout
-                                                    : ErrorKind::kHandshakeDisconnect);
+      stats_->Error(Ended(od == Reader::Outcome::kTimeout));
       return Status::Aborted("client left inside an option");
     }
     switch (HandleOption(option, data, out)) {
@@ -189,7 +193,7 @@ bool Handshake::Reply(uint32_t option, uint32_t type, const void* payload, size_
   Store32(h + 16, static_cast<uint32_t>(length));
   iovec iov[2] = {{h, sizeof(h)}, {const_cast<void*>(payload), length}};
   if (!transport_->WriteAll(iov, length > 0 ? 2 : 1).ok()) {
-    if (!send_failed_ && !quiet_send_failure_) stats_->Error(ErrorKind::kHandshakeDisconnect);
+    if (!send_failed_ && !quiet_send_failure_) stats_->Error(Ended(false));
     send_failed_ = true;
     return false;
   }
@@ -219,7 +223,7 @@ Handshake::Next Handshake::HandleExportName(const std::vector<uint8_t>& data, Ne
   Store16(r + 8, out->transmission_flags);
   iovec iov{r, no_zeroes_ ? size_t{10} : sizeof(r)};
   if (!transport_->WriteAll(&iov, 1).ok()) {
-    stats_->Error(ErrorKind::kHandshakeDisconnect);
+    stats_->Error(Ended(false));
     close_reason_ = Status::Aborted("export reply could not be sent");
     return Next::kClose;
   }

@@ -99,6 +99,11 @@ class Handshake {
   bool Reply(uint32_t option, uint32_t type, const void* payload = nullptr, size_t length = 0);
   Next Error(uint32_t option, uint32_t type, ErrorKind kind, const std::string& message);
   Negotiated Agree(size_t export_index) const;
+  // Why the client's stream ended: kHandshakeTimeout when a read timed out
+  // or the deadline has passed (the server closes a handshake at its
+  // deadline), kHandshakeDisconnect otherwise. Each failed handshake counts
+  // one of them, here, whichever side saw the deadline first.
+  ErrorKind Ended(bool timed_out) const;
 
   Transport* const transport_;
   Reader* const reader_;

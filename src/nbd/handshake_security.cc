@@ -28,6 +28,12 @@ Handshake::Next Handshake::HandleStartTls(const std::vector<uint8_t>& data) {
   if (dropped > 0) stats_->starttls_plaintext_dropped_bytes->Add(dropped);
   TlsOutcome o = transport_->StartTls(security_.credentials, security_.deadline_ns);
   if (o.failure != TlsFailure::kNone) {
+    // Past the deadline the server may have closed the stream under the TLS
+    // handshake: whatever GnuTLS saw, the handshake ran out of time.
+    if (Ended(o.failure == TlsFailure::kTimeout) == ErrorKind::kHandshakeTimeout) {
+      o.failure = TlsFailure::kTimeout;
+      stats_->Error(ErrorKind::kHandshakeTimeout);
+    }
     stats_->TlsFailed(o.failure);
     close_reason_ = Status::Aborted("TLS handshake failed (" +
                                     std::string(TlsFailureName(o.failure)) + "): " + o.message);

@@ -24,8 +24,10 @@
 // Handshake limits. Every accepted connection has a deadline
 // (handshake_timeout_ns from accept, covering options and TLS alike); the
 // accept thread wakes for the nearest one and closes connections still in
-// their handshake past it (err_handshake_timeout). At most max_handshakes
-// connections are in their handshake at once; while that many are, the
+// their handshake past it. The connection's own thread counts the end once
+// (err_handshake_timeout, and tls_fail_timeout inside a TLS handshake),
+// whether its read timed out first or the close reached it. At most
+// max_handshakes connections are in their handshake at once; while that many are, the
 // accept thread stops accepting and new clients wait in the kernel's listen
 // backlog (1024), so a flood of slow or stalled handshakes costs a bounded
 // number of threads and never touches a volume.
@@ -300,8 +302,7 @@ size_t Server::ExpireHandshakes(int* timeout_ms) {
     if (s->done || s->expired || !s->connection->in_handshake()) continue;
     if (now >= s->handshake_deadline_ns) {
       s->expired = true;
-      stats_->Error(ErrorKind::kHandshakeTimeout);
-      s->connection->ForceClose();  // its thread sees the stream end
+      s->connection->ForceClose();  // its thread sees the stream end and counts it
       continue;
     }
     handshaking++;

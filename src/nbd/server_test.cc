@@ -19,24 +19,14 @@
 #include "testing/memory_volume.h"
 #include "testing/nbd/raw_client.h"
 #include "testing/temp_dir.h"
+#include "testing/wait_until.h"
 
 namespace arcstore::nbd {
 namespace {
 
-using testing::RawClient;
 using testing::OptionReply;
-
-// Polls `pred` until it holds or 10 s pass (the server updates stats and
-// frees sessions on its own threads).
-template <typename Pred>
-bool WaitUntil(Pred pred) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using testing::RawClient;
+using arcstore::testing::WaitUntil;
 
 // Sends `bytes` on `fd` from a new thread, at most 70,000 bytes per send
 // (so a receiver sees them arrive in pieces). `bytes` must outlive it.
