@@ -24,9 +24,9 @@
 namespace arcstore::nbd {
 namespace {
 
+using arcstore::testing::WaitUntil;
 using testing::OptionReply;
 using testing::RawClient;
-using arcstore::testing::WaitUntil;
 
 // Sends `bytes` on `fd` from a new thread, at most 70,000 bytes per send
 // (so a receiver sees them arrive in pieces). `bytes` must outlive it.
