@@ -159,14 +159,24 @@ struct PoolOptions {
   // syncing a whole txg when false (for comparison).
   bool intent_log = true;
   // The intent log's arena, allocated from pool space the first time the
-  // pool syncs with the log on; 0 = min(max(1/32 of the pool, 4 MiB),
-  // 1/8 of the pool, 256 MiB). Fixed once allocated.
+  // pool syncs with the log on; 0 = min(max(1/16 of the pool, 4 MiB),
+  // 1/8 of the pool, 2 GiB). Fixed once allocated. It keeps the log of
+  // the newest three committed txgs and the ones after them, so small
+  // writes spilled at the device's random-write rate need a few seconds'
+  // worth of it (intent_log_spill_percent).
   uint64_t intent_log_bytes = 0;
   // Every time the log has written this share of its arena (percent), it
   // asks for a txg sync (reason log_space), so that flush-heavy work never
   // fills the arena; 1..50, or 0 for never (txgs then end only by timeout,
   // dirty data or an explicit wait).
   uint32_t intent_log_sync_kick_percent = 15;
+  // When the log's copies of small writes not yet logged reach this share
+  // of the copies it may keep (percent) and nobody is flushing, its writer
+  // thread writes them to the arena, so that a later flush commits only
+  // what came after instead of finding them dropped and syncing a txg.
+  // Spills use at most half the arena and ask for no txg sync. 0..100,
+  // 0 for never.
+  uint32_t intent_log_spill_percent = 25;
   // The txg sync thread's nice value, 0..19 (0: the priority of the
   // threads that serve requests). The sync compresses, checksums and
   // submits every dirty record; below the request threads' priority it

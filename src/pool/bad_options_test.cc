@@ -118,6 +118,8 @@ TEST_F(BadOptionsTest, PoolOptions) {
        {"txg_timeout_ns", "[1 ms, 600 s]"}},
       {"txg sync kick 0", [](PoolOptions& o) { o.txg_sync_kick_percent = 0; },
        {"txg_sync_kick_percent", "[1, 100]"}},
+      {"log spill past the cap", [](PoolOptions& o) { o.intent_log_spill_percent = 101; },
+       {"intent_log_spill_percent", "[0, 100]"}},
       {"cache write max too small", [](PoolOptions& o) { o.cache.write_max_bytes = 4096; },
        {"cache.write_max_bytes", "[1 MiB, 1 GiB]"}},
       {"cache write boost too large", [](PoolOptions& o) { o.cache.write_boost_bytes = 2 * kGiB; },

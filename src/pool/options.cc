@@ -77,6 +77,11 @@ Status PoolOptions::Validate() const {
                                    std::to_string(intent_log_sync_kick_percent) +
                                    " out of bounds [0, 50]");
   }
+  if (intent_log_spill_percent > 100) {
+    return Status::InvalidArgument("intent_log_spill_percent " +
+                                   std::to_string(intent_log_spill_percent) +
+                                   " out of bounds [0, 100]");
+  }
   if (txg_sync_kick_percent < 1 || txg_sync_kick_percent > 100) {
     return Status::InvalidArgument("txg_sync_kick_percent " +
                                    std::to_string(txg_sync_kick_percent) +

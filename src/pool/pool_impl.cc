@@ -442,6 +442,7 @@ Status PoolImpl::StartIntentLog() {
   lo.use_fua = !unsafe_.log_flush_not_fua;
   lo.pretouch = options_.arc_pretouch_bytes > 0;
   lo.sync_kick_percent = options_.intent_log_sync_kick_percent;
+  lo.spill_percent = options_.intent_log_spill_percent;
   lo.max_pending_bytes = zil::IntentLogOptions::PendingBytesFor(
       std::min(txg_->options().dirty_max_bytes, arc_->c_max() / 2));
   ARC_RETURN_IF_ERROR(lo.Validate());
@@ -559,7 +560,7 @@ uint64_t PoolImpl::ArenaBytes() const {
   const uint64_t space = layout_.data_end - layout_.data_begin;
   uint64_t bytes = options_.intent_log_bytes;
   if (bytes == 0) {
-    bytes = std::min({std::max<uint64_t>(space / 32, 4 * kMiB), space / 8, 256 * kMiB});
+    bytes = std::min({std::max<uint64_t>(space / 16, 4 * kMiB), space / 8, 2 * kGiB});
   }
   return bytes / unit * unit;
 }

@@ -14,6 +14,7 @@
 #include "format/label.h"
 #include "io/forwarding_device.h"
 #include "io/memory_device.h"
+#include "testing/wait_until.h"
 
 namespace arcstore::pool {
 namespace {
@@ -1200,6 +1201,7 @@ TEST_F(PoolTest, AFlushSaysWhenItWouldSyncATxg) {
   po.arc_max_bytes = 64 * kMiB;
   po.arc_min_bytes = 64 * kMiB;
   po.intent_log_sync_kick_percent = 0;
+  po.intent_log_spill_percent = 0;  // the copies run into the cap
   po.space_sync_kick_percent = 0;
   Reopen({}, po);
   auto v = MakeVolume("v", 16 * kMiB, 8192, "off");
@@ -1220,6 +1222,51 @@ TEST_F(PoolTest, AFlushSaysWhenItWouldSyncATxg) {
   EXPECT_FALSE(v->MayWait(VolumeOp::kFlush, 0, 0)) << "the log takes copies again";
   ASSERT_TRUE(v->Flush().ok());
   EXPECT_EQ(stat("fallback_syncs"), 1);
+}
+
+// Small writes with no flush: past the spill share the log's writer
+// writes their copies to the arena, so none is dropped at the cap and no
+// txg is synced for them. A power cut then finds them in the log: the open
+// replays every spilled write, in order, and the pool checks clean.
+TEST_F(PoolTest, SpilledWritesAreInTheLogAtAPowerCut) {
+  PoolOptions po;
+  po.dirty_max_bytes = 16 * kMiB;  // the log keeps 1 MiB of copies; a spill is due at 256 KiB
+  po.arc_max_bytes = 64 * kMiB;
+  po.arc_min_bytes = 64 * kMiB;
+  po.intent_log_sync_kick_percent = 0;
+  po.space_sync_kick_percent = 0;
+  Reopen({}, po);
+  auto v = MakeVolume("v", 16 * kMiB, 8192, "off");
+  auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
+  const uint64_t txg = pool_->txgs().last_committed_txg();
+  constexpr int kWrites = 400;  // 1.6 MiB of half-record writes: the arena (4 MiB) has room
+  for (int i = 0; i < kWrites; i++) {
+    ASSERT_TRUE(v->Write(8192 * i, Pattern(4096, i)).ok());
+    // Pace the writes to the spills, so that none reaches the cap.
+    if (stat("pending_bytes") >= 256 * 1024) {
+      ASSERT_TRUE(arcstore::testing::WaitUntil([&] { return stat("pending_bytes") < 256 * 1024; }))
+          << "no spill after write " << i;
+    }
+  }
+  EXPECT_GE(stat("spills"), 4);
+  EXPECT_EQ(stat("dropped_copies"), 0);
+  EXPECT_EQ(stat("fallback_syncs"), 0);
+  EXPECT_EQ(pool_->txgs().last_committed_txg(), txg) << "a spill syncs no txg";
+  const int64_t spilled = stat("records");
+  ASSERT_GT(spilled, kWrites / 2);
+
+  std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->open_report().txg, txg);
+  EXPECT_GE(after->open_report().log_records_replayed, static_cast<uint64_t>(spilled));
+  auto w = *after->OpenVolume("v");
+  std::vector<uint8_t> out(4096);
+  for (int i = 0; i < spilled; i++) {
+    ASSERT_TRUE(w->Read(8192 * i, out).ok());
+    ASSERT_EQ(out, Pattern(4096, i)) << "spilled write " << i;
+  }
+  PoolImpl::Census c = after->Check();
+  for (const auto& p : c.problems) ADD_FAILURE() << p;
 }
 
 TEST_F(PoolTest, ConcurrentFlushesAreAllDurableWithoutTxgSyncs) {

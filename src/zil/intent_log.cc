@@ -116,6 +116,28 @@
 // (the NBD server then submits the FLUSH rather than run it on the
 // connection's reader thread).
 //
+// Spilling: small writes with no flush for seconds (a filesystem between
+// its journal commits) would reach the cap within a txg, and the flush
+// that follows would sync the whole txg: every partial write dirtied a
+// whole record, so that sync writes far more than the log would. So when
+// the copies pending pass spill_percent of the cap and nobody is
+// committing, Append asks the writer thread to write them as a batch of
+// its own (AskSpillIfDue; the end of every batch asks again). The next
+// flush then commits only what came after:
+//
+//   copies:  0 ....... spill share ....... cap
+//            appended ------^ the writer writes them (one write, FUA)
+//   flush:   commits the few since the last spill, no txg sync
+//
+// A spill is bounded by the arena, not by the txg pipeline: it starts
+// only while the arena's kept blocks and the copies together fit in half
+// of it, and it never counts towards sync_kick_percent, so it asks for no
+// txg sync (an early txg would rewrite the same records more often). Past
+// that bound the copies run into the cap as without spilling. Whole
+// records held by reference never call for a spill: the txg writes them
+// anyway. A spill the arena cannot place after all drops its copies as
+// the cap does (AbandonSpill).
+//
 // Failure: a failed log write or flush fails the log and, through
 // on_failure, the pool's txg pipeline: every later commit, write and flush
 // returns the error and no further txg is synced, the same as a failed txg
@@ -196,6 +218,10 @@ Status IntentLogOptions::Validate() const {
     return Status::InvalidArgument("intent log: sync_kick_percent " +
                                    std::to_string(sync_kick_percent) + " out of bounds [0, 50]");
   }
+  if (spill_percent > 100) {
+    return Status::InvalidArgument("intent log: spill_percent " + std::to_string(spill_percent) +
+                                   " out of bounds [0, 100]");
+  }
   if (gather_percent > 100) {
     return Status::InvalidArgument("intent log: gather_percent " + std::to_string(gather_percent) +
                                    " out of bounds [0, 100]");
@@ -243,6 +269,10 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
       gathers(r->AddCounter("zil", "gathers", stats::Unit::kOps,
                             "times the log writer waited for the callers of the last batch to "
                             "append again before writing the next")),
+      spills(r->AddCounter("zil", "spills", stats::Unit::kOps,
+                           "times the copies not yet logged passed spill_percent of the cap "
+                           "with nobody committing, and the log writer was asked to write "
+                           "them")),
       batch_records(
           r->AddHistogram("zil", "batch_records", stats::Unit::kOps, "records per commit batch")),
       commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
@@ -450,9 +480,12 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
       overflowed_hint_.store(true, std::memory_order_relaxed);
       dropped.swap(pending_);
       pending_bytes_ = 0;
+      pending_copy_bytes_ = 0;
     } else {
       pending_bytes_ += size;
+      if (p.copy) pending_copy_bytes_ += size;
       pending_.push_back(std::move(p));
+      AskSpillIfDue();
     }
   }
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
@@ -513,11 +546,21 @@ void IntentLog::WakeAll() {
 void IntentLog::WriterLoop() {
   MutexLock l(&mu_);
   for (;;) {
-    while (!writer_serving_ && !writer_stop_) writer_cv_.Wait(&mu_);
+    while (!writer_serving_ && !spill_wanted_ && !writer_stop_) writer_cv_.Wait(&mu_);
     if (writer_stop_) {
       writer_serving_ = false;
       WakeAll();  // callers waiting for a next batch write it themselves
       return;
+    }
+    if (!writer_serving_) {
+      // Asked to spill; a caller may have committed since.
+      spill_wanted_ = false;
+      if (SpillDue()) {
+        (void)CommitBatch(/*spill=*/true);  // a failure fails the log
+        // Callers that came meanwhile wait for the next batch.
+        HandOff();
+      }
+      continue;
     }
     if (failed_.ok() && wanted_itx_ <= taken_itx_) {
       // Nobody waits for a batch yet, but the callers the last batch
@@ -596,6 +639,36 @@ void IntentLog::BatchDone(uint64_t id) {
   if (writer_serving_) writer_cv_.Signal();  // a slot is free
 }
 
+void IntentLog::AskSpillIfDue() {
+  if (spill_wanted_ || writer_serving_ || !SpillDue()) return;
+  stats_.spills->Add();
+  spill_wanted_ = true;
+  writer_cv_.Signal();
+}
+
+bool IntentLog::SpillDue() const {
+  if (options_.spill_percent == 0 || !options_.writer_thread || writer_stop_ || !failed_.ok() ||
+      replaying_ || MustFallBack()) {
+    return false;
+  }
+  // Nobody waits for a batch not yet started, and one may start now.
+  if (wanted_itx_ > taken_itx_ || inflight_.size() >= options_.max_inflight_commits) return false;
+  if (pending_copy_bytes_ * 100 < options_.max_pending_bytes * options_.spill_percent) return false;
+  return (blocks_bytes_ + pending_bytes_) * 2 <= arena_.arena_bytes;
+}
+
+void IntentLog::AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg) {
+  ARC_CHECK(!inflight_.empty() && inflight_.back().id == id);
+  inflight_.pop_back();
+  next_batch_id_--;  // nobody waits on its slot: the spill started with nobody committing
+  taken_itx_ = taken_before;
+  stats_.dropped_copies->Add();
+  overflow_txg_ = std::max(overflow_txg_, max_txg);
+  overflowed_ = true;
+  overflowed_hint_.store(true, std::memory_order_relaxed);
+  if (writer_serving_) writer_cv_.Signal();
+}
+
 bool IntentLog::MustFallBack() const {
   return !options_.enabled || !arena_.present() || (overflowed_ && overflow_txg_ > committed_txg_);
 }
@@ -638,8 +711,9 @@ uint64_t IntentLog::Place(uint64_t bytes) {
   return end + bytes <= front.offset ? end : UINT64_MAX;
 }
 
-Status IntentLog::CommitBatch() {
+Status IntentLog::CommitBatch(bool spill) {
   const uint64_t batch_last = last_itx_;
+  const uint64_t taken_before = taken_itx_;
   taken_itx_ = batch_last;
   const uint64_t id = next_batch_id_++;
   inflight_.push_back(Batch{id, batch_last, false});
@@ -652,14 +726,22 @@ Status IntentLog::CommitBatch() {
     BatchDone(id);
     return Status::Ok();
   }
+  uint64_t max_txg = 0;
+  if (spill) {
+    for (const Pending& p : batch) max_txg = std::max(max_txg, p.rec.txg);
+  }
   std::vector<PlannedBlock> planned;
   if (!PlanBlocks(id, &batch, &planned)) {
     // Let go of the holds first: the txg sync publishes their buffers.
     planned.clear();
     batch.clear();
+    if (spill) {
+      AbandonSpill(id, taken_before, max_txg);
+      return Status::Ok();
+    }
     return Fallback(id, batch_last);
   }
-  const bool kick = NoteKick(planned);
+  const bool kick = !spill && NoteKick(planned);
   const uint64_t guid = guid_;
   const format::IntentLogHeader arena = arena_;
   encoding_++;
@@ -674,13 +756,14 @@ Status IntentLog::CommitBatch() {
     if (s.ok()) s = WriteBatch(arena, &encoded);
     for (io::AlignedBuffer& buf : encoded.buffers) buffers_.Give(std::move(buf));
   });
-  return ReleaseBatch(id, s, encoded);
+  return ReleaseBatch(id, s, encoded, spill);
 }
 
 std::deque<IntentLog::Pending> IntentLog::TakePending() {
   std::deque<Pending> batch;
   batch.swap(pending_);
   pending_bytes_ = 0;
+  pending_copy_bytes_ = 0;
   stats_.pending_bytes->Set(0);
   // Changes a committed txg holds need no log record.
   const uint64_t committed = committed_txg_;
@@ -801,7 +884,8 @@ Status IntentLog::WriteBatch(const format::IntentLogHeader& arena, EncodedBatch*
   return s;
 }
 
-Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded) {
+Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded,
+                               bool spill) {
   if (!s.ok()) {
     if (failed_.ok()) {
       failed_ = s.WithContext("intent log commit");
@@ -811,17 +895,20 @@ Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch&
     WakeAll();
     return failed_;
   }
-  last_io_ns_ = encoded.io_ns;
-  // The callers this batch releases: at most one per record, at most every
-  // caller in Commit now (one caller's many writes are one caller).
-  released_callers_ = std::min<uint64_t>(encoded.records, committers_);
-  appends_since_release_ = 0;
+  if (!spill) {  // a spill releases nobody: gathering goes by the last commit
+    last_io_ns_ = encoded.io_ns;
+    // The callers this batch releases: at most one per record, at most
+    // every caller in Commit now (one caller's many writes are one caller).
+    released_callers_ = std::min<uint64_t>(encoded.records, committers_);
+    appends_since_release_ = 0;
+  }
   stats_.commits->Add();
   stats_.records->Add(encoded.records);
   stats_.bytes->Add(encoded.bytes);
   stats_.blocks->Add(encoded.targets.size());
   stats_.batch_records->Record(encoded.records);
   BatchDone(id);
+  AskSpillIfDue();  // copies that passed the share while it was in flight
   return Status::Ok();
 }
 
@@ -865,8 +952,11 @@ void IntentLog::TxgCommitted(uint64_t txg, const format::IntentLogHeader& header
   MutexLock l(&mu_);
   committed_txg_ = std::max(committed_txg_, txg);
   std::erase_if(pending_, [&](const Pending& p) { return p.rec.txg <= txg; });
-  pending_bytes_ = 0;
-  for (const Pending& p : pending_) pending_bytes_ += p.rec.EncodedBytes();
+  pending_bytes_ = pending_copy_bytes_ = 0;
+  for (const Pending& p : pending_) {
+    pending_bytes_ += p.rec.EncodedBytes();
+    if (p.copy) pending_copy_bytes_ += p.rec.EncodedBytes();
+  }
   // The volumes publish txg's buffers next: a batch still copying held ones
   // lets go of them first.
   while (encoding_ > 0) encoded_cv_.Wait(&mu_);

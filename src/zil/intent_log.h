@@ -79,6 +79,15 @@ struct IntentLogOptions {
   // five txgs, so flush-heavy work that outruns the txg timeout would
   // otherwise fill it and fall back to a synchronous txg sync. 0: never.
   uint32_t sync_kick_percent = 15;
+  // Spilling: when the copies of changes not yet logged (partial-record
+  // writes; whole records are held, not copied) reach this share of
+  // max_pending_bytes and nobody is committing, the writer thread writes
+  // them to log blocks, so that they are not dropped at the cap and the
+  // next commit writes only what came after. A spill uses at most half the
+  // arena (blocks kept for replay and the spill together) and never asks
+  // for a txg sync; past that the copies run into the cap as without it.
+  // 0: never (also without a writer thread).
+  uint32_t spill_percent = 25;
   // A commit whose blocks go out as one write (they lie one after another
   // in the arena) writes them with FUA (durable at completion) instead of
   // a write and a device flush; false: always flush.
@@ -167,6 +176,7 @@ struct IntentLogStats {
   stats::Counter* buffers_allocated;  // block buffers allocated, not reused
   stats::Counter* copy_chunks_made;   // copy chunks made for a change, not reused
   stats::Counter* gathers;          // times the writer waited for callers to append (Gather)
+  stats::Counter* spills;           // spills asked of the writer (spill_percent)
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
   stats::Gauge* copy_bytes;         // memory of the copies' chunks, in use and kept
@@ -257,8 +267,10 @@ class IntentLog {
   // Writes the batch taken by the committer. Called and returns with mu_
   // held; drops it for the I/O. Its steps: take the pending changes, plan
   // the blocks (under mu_), encode them and write them (without it), and
-  // release the batch (under mu_ again).
-  Status CommitBatch() ARC_REQUIRES(mu_);
+  // release the batch (under mu_ again). A spill (nobody waits for the
+  // batch) counts towards no sync kick, and one the arena cannot place
+  // drops its copies (the next commit syncs a txg) instead of syncing one.
+  Status CommitBatch(bool spill = false) ARC_REQUIRES(mu_);
   // Takes every pending change of a txg not yet committed.
   std::deque<Pending> TakePending() ARC_REQUIRES(mu_);
   // Packs `batch` (batch `id`) into blocks and places each in the arena;
@@ -279,14 +291,25 @@ class IntentLog {
       ARC_EXCLUDES(mu_);
   // The batch's writes are over with `s`: fails the log, or counts the
   // batch; then durability advances (BatchDone).
-  Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded)
+  Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded, bool spill)
       ARC_REQUIRES(mu_);
   Status Fallback(uint64_t id, uint64_t batch_last) ARC_REQUIRES(mu_);
   // Whether a batch must fall back to a txg sync before it is planned: the
   // log disabled, no arena, or copies dropped that no committed txg holds.
   bool MustFallBack() const ARC_REQUIRES(mu_);
-  // The writer thread: writes batches back to back while callers wait.
+  // The writer thread: writes batches back to back while callers wait,
+  // and spills.
   void WriterLoop();
+  // Whether the copies pending call for a spill now (spill_percent) and
+  // the arena has room for it.
+  bool SpillDue() const ARC_REQUIRES(mu_);
+  // Wakes the writer to spill when SpillDue and it is not already asked
+  // or serving callers.
+  void AskSpillIfDue() ARC_REQUIRES(mu_);
+  // A spill batch that found no room: its changes (`max_txg` the newest
+  // txg among them) are dropped as at the cap, and the batch is forgotten
+  // without advancing durability.
+  void AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg) ARC_REQUIRES(mu_);
   // A caller's batch is done and callers wait for another: the writer
   // takes over (or, without one, a waiting caller is woken to write it).
   void HandOff() ARC_REQUIRES(mu_);
@@ -335,6 +358,8 @@ class IntentLog {
   CopyArena copies_;  // Append's copies (before pending_: it outlives them)
   std::deque<Pending> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
   uint64_t pending_bytes_ ARC_GUARDED_BY(mu_) = 0;
+  uint64_t pending_copy_bytes_ ARC_GUARDED_BY(mu_) = 0;  // of them, copies (spill_percent)
+  bool spill_wanted_ ARC_GUARDED_BY(mu_) = false;        // the writer is asked to spill
   std::deque<Block> blocks_ ARC_GUARDED_BY(mu_);       // in the arena, oldest first
   uint64_t blocks_bytes_ ARC_GUARDED_BY(mu_) = 0;  // the sum of blocks_' bytes
   uint64_t next_offset_ ARC_GUARDED_BY(mu_) = 0;

@@ -14,6 +14,7 @@
 #include "io/memory_device.h"
 #include "testing/fake_memory_monitor.h"
 #include "testing/manual_clock.h"
+#include "testing/wait_until.h"
 
 namespace arcstore::zil {
 namespace {
@@ -75,6 +76,31 @@ class GateDevice final : public io::ForwardingDevice {
   CondVar cv_;
   bool closed_ ARC_GUARDED_BY(mu_) = false;
   uint64_t pass_flushes_ ARC_GUARDED_BY(mu_) = UINT64_MAX;
+};
+
+// ARC buffers for AppendHeld, each filled with one byte.
+class HeldBuffers {
+ public:
+  HeldBuffers() {
+    arc::ArcOptions ao;
+    ao.evictor = arc::EvictorMode::kInline;
+    ao.monitor_interval_ns = 0;
+    auto arc = arc::Arc::Create(ao, arc::ArcEnv{&clock_, &monitor_, &registry_});
+    EXPECT_TRUE(arc.ok()) << arc.status().ToString();
+    if (arc.ok()) arc_ = std::move(*arc);
+  }
+  arc::ArcHold Make(uint64_t bytes, uint8_t fill) {
+    arc::ArcHold h = arc_->AllocateAnon(bytes, arc::BufKind::kData, arc::HolderKind::kDirtyRecord);
+    std::fill(h.mutable_data().begin(), h.mutable_data().end(), fill);
+    return h;
+  }
+  stats::Registry& registry() { return registry_; }
+
+ private:
+  testing::ManualClock clock_;
+  testing::FakeMemoryMonitor monitor_{1ull << 30};
+  stats::Registry registry_;
+  std::unique_ptr<arc::Arc> arc_;
 };
 
 class IntentLogTest : public ::testing::Test {
@@ -329,20 +355,8 @@ TEST_F(IntentLogTest, BlockBuffersAreReusedAcrossBatches) {
 // copy), copies its bytes into the block at commit and lets go of the hold
 // before the block's I/O; a txg commit lets go of the holds of its txg.
 TEST_F(IntentLogTest, AHeldWriteIsCopiedAtCommitAndLetGoOfBeforeItsIo) {
-  testing::ManualClock clock;
-  testing::FakeMemoryMonitor monitor(1ull << 30);
-  stats::Registry arc_registry;
-  arc::ArcOptions ao;
-  ao.evictor = arc::EvictorMode::kInline;
-  ao.monitor_interval_ns = 0;
-  auto arc = arc::Arc::Create(ao, arc::ArcEnv{&clock, &monitor, &arc_registry});
-  ASSERT_TRUE(arc.ok()) << arc.status().ToString();
-  auto held = [&](uint64_t bytes, uint8_t fill) {
-    arc::ArcHold h = (*arc)->AllocateAnon(bytes, arc::BufKind::kData,
-                                          arc::HolderKind::kDirtyRecord);
-    std::fill(h.mutable_data().begin(), h.mutable_data().end(), fill);
-    return h;
-  };
+  HeldBuffers buffers;
+  auto held = [&](uint64_t bytes, uint8_t fill) { return buffers.Make(bytes, fill); };
   auto log = FreshLog(1 << 20);
   // Record 1: 8 KiB, of which the first 6000 bytes are the change.
   arc::ArcHold a = held(8192, 0xa1);
@@ -370,7 +384,7 @@ TEST_F(IntentLogTest, AHeldWriteIsCopiedAtCommitAndLetGoOfBeforeItsIo) {
   log->TxgCommitted(3, log->HeaderFor(3));
   EXPECT_FALSE(b.shared());
   EXPECT_TRUE(c.shared());
-  EXPECT_EQ(arc_registry.TakeSnapshot().Get("arcstats", "held_bytes_intent_log"), 4096);
+  EXPECT_EQ(buffers.registry().TakeSnapshot().Get("arcstats", "held_bytes_intent_log"), 4096);
   log->TxgCommitted(4, log->HeaderFor(4));
   EXPECT_FALSE(c.shared());
 }
@@ -547,6 +561,7 @@ TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
 
   IntentLogOptions small;
   small.max_pending_bytes = 1 << 20;
+  small.spill_percent = 0;  // the cap, not spilling
   auto capped = FreshLog(4 << 20, small);
   Write(*capped, 2, 0, 4096, 1);
   EXPECT_FALSE(capped->CommitWouldSync()) << "a copy kept: the commit writes a block";
@@ -571,6 +586,7 @@ TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
 TEST_F(IntentLogTest, AnOverflowedLogCopiesNothingUntilATxgCoversIt) {
   IntentLogOptions small;
   small.max_pending_bytes = 1 << 20;
+  small.spill_percent = 0;  // the cap, not spilling
   auto log = FreshLog(4 << 20, small);
   for (int i = 0; i < 300; i++) Write(*log, 2, 0, 4096, 1);  // > 1 MiB: overflows
   const int64_t dropped = Stat("dropped_copies");
@@ -601,6 +617,7 @@ TEST_F(IntentLogTest, AnOverflowedLogCopiesNothingUntilATxgCoversIt) {
 TEST_F(IntentLogTest, CopiesDroppedAtTheCapReuseTheirMemory) {
   IntentLogOptions small = Flushing();
   small.max_pending_bytes = 1 << 20;
+  small.spill_percent = 0;  // the cap, not spilling
   auto log = FreshLog(4 << 20, small);
   int64_t copy_bytes = 0;
   for (uint64_t txg = 2; txg < 12; txg++) {
@@ -621,6 +638,84 @@ TEST_F(IntentLogTest, CopiesDroppedAtTheCapReuseTheirMemory) {
   EXPECT_EQ(r.records[0].data, std::vector<uint8_t>(4096, 7));
 }
 
+// Copies past spill_percent of the cap are written to the log by its writer
+// thread with nobody committing: none is dropped at the cap, no txg sync is
+// asked for, and a commit then writes only the rest; replay finds every
+// change, in order.
+TEST_F(IntentLogTest, CopiesPastTheSpillShareAreLoggedWithNobodyCommitting) {
+  IntentLogOptions o = Flushing();
+  o.max_pending_bytes = 1 << 20;
+  o.spill_percent = 25;
+  auto log = FreshLog(8 << 20, o);
+  const format::IntentLogHeader start = log->HeaderFor(1);
+  for (int i = 0; i < 600; i++) {  // 2.4 MiB of copies: past the cap twice
+    Write(*log, 2, 4096 * i, 4096, static_cast<uint8_t>(i));
+    const auto spilled = [&] { return Stat("pending_bytes") < (1 << 20) / 4; };
+    if (!spilled()) ASSERT_TRUE(arcstore::testing::WaitUntil(spilled)) << "after write " << i;
+  }
+  EXPECT_GE(Stat("spills"), 8);
+  EXPECT_EQ(Stat("dropped_copies"), 0);
+  EXPECT_EQ(Stat("commit_requests"), 0);
+  EXPECT_EQ(kicks_, 0) << "a spill asks for no txg sync";
+  const int64_t records_before = Stat("records");
+  EXPECT_GT(records_before, 500);
+  EXPECT_FALSE(log->CommitWouldSync());
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(syncs_, 0);
+  EXPECT_EQ(Stat("records") - records_before, 600 - records_before) << "the commit wrote the rest";
+  LogReplay r = Read(start);
+  ASSERT_EQ(r.records.size(), 600u);
+  for (int i = 0; i < 600; i++) {
+    ASSERT_EQ(r.records[i].offset, 4096u * i) << i;
+    ASSERT_EQ(r.records[i].data, std::vector<uint8_t>(4096, static_cast<uint8_t>(i))) << i;
+  }
+}
+
+// A spill keeps the arena at most half full: past that the copies run into
+// the cap and are dropped as without spilling, and the next commit syncs a
+// txg. No spill asks for a txg sync.
+TEST_F(IntentLogTest, ASpillLeavesHalfTheArenaToCommits) {
+  IntentLogOptions o = Flushing();
+  o.max_pending_bytes = 1 << 20;
+  o.spill_percent = 25;
+  const uint64_t arena = 1 << 20;
+  auto log = FreshLog(arena, o);
+  for (int i = 0; i < 600 && Stat("dropped_copies") == 0; i++) {
+    Write(*log, 2, 4096 * i, 4096, 1);
+    const int64_t used = Stat("arena_used_bytes");
+    EXPECT_LE(used, static_cast<int64_t>(arena / 2 + 64 * 1024)) << "write " << i;
+  }
+  EXPECT_GE(Stat("spills"), 1);
+  EXPECT_GT(Stat("dropped_copies"), 0) << "the copies ran into the cap";
+  EXPECT_EQ(kicks_, 0);
+  EXPECT_TRUE(log->CommitWouldSync());
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(syncs_, 1);
+}
+
+// Whole records are held, not copied: they never call for a spill (the
+// txg writes them anyway; a flush logs them).
+TEST_F(IntentLogTest, HeldRecordsAreNotSpilled) {
+  HeldBuffers buffers;
+  IntentLogOptions o = Flushing();
+  o.max_pending_bytes = 1 << 20;
+  o.spill_percent = 25;
+  auto log = FreshLog(8 << 20, o);
+  std::vector<arc::ArcHold> holds;
+  for (int i = 0; i < 8; i++) {  // 512 KiB held: half the cap
+    holds.push_back(buffers.Make(65536, static_cast<uint8_t>(i)));
+    log->AppendHeld(7, 2, 65536 * i, 65536, holds.back().Clone(arc::HolderKind::kIntentLog));
+  }
+  Write(*log, 2, 1 << 20, 4096, 9);  // one copy: far below the spill share
+  EXPECT_GT(Stat("pending_bytes"), (1 << 20) / 2);
+  EXPECT_EQ(Stat("spills"), 0) << "held records called for a spill";  // asked under the lock
+  // Copies past the share do, and the spill takes the held records along.
+  for (int i = 0; i < 64; i++) Write(*log, 2, (1 << 20) + 4096 * (i + 1), 4096, 9);
+  EXPECT_EQ(Stat("spills"), 1);
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(Stat("records"), 8 + 65);
+}
+
 // A pretouched log makes its kept memory when it starts: a txg's worth of
 // small writes up to the pending limit and its commits take chunks and
 // block buffers from it, none made on a writer's path; without pretouch
@@ -630,6 +725,7 @@ TEST_F(IntentLogTest, APretouchedLogMakesNoMemoryOnTheWritersPath) {
     SCOPED_TRACE(pretouch ? "pretouch" : "no pretouch");
     IntentLogOptions o = Flushing();
     o.max_pending_bytes = 4 << 20;
+    o.spill_percent = 0;  // one commit of the whole txg
     o.pretouch = pretouch;
     auto log = FreshLog(8 << 20, o);
     // Kept copy chunks: a MiB per MiB of the pending limit, and one.
@@ -754,6 +850,9 @@ TEST(IntentLogOptionsTest, BoundsChecked) {
   o = {};
   o.gather_max_ns = 11ull * 1000 * 1000 * 1000;
   EXPECT_NE(o.Validate().message().find("gather_max_ns"), std::string::npos);
+  o = {};
+  o.spill_percent = 101;
+  EXPECT_NE(o.Validate().message().find("spill_percent"), std::string::npos);
 }
 
 }  // namespace
