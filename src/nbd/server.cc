@@ -27,10 +27,10 @@
 // their handshake past it. The connection's own thread counts the end once
 // (err_handshake_timeout, and tls_fail_timeout inside a TLS handshake),
 // whether its read timed out first or the close reached it. At most
-// max_handshakes connections are in their handshake at once; while that many are, the
-// accept thread stops accepting and new clients wait in the kernel's listen
-// backlog (1024), so a flood of slow or stalled handshakes costs a bounded
-// number of threads and never touches a volume.
+// max_handshakes connections are in their handshake at once; while that
+// many are, the accept thread stops accepting and new clients wait in the
+// kernel's listen backlog (1024), so a flood of slow or stalled handshakes
+// costs a bounded number of threads and never touches a volume.
 //
 // Model.
 //

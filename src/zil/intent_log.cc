@@ -126,7 +126,7 @@
 // flush then commits only what came after:
 //
 //   copies:  0 ....... spill share ....... cap
-//            appended ------^ the writer writes them (one write, FUA)
+//            appended ------^ the writer writes them as a batch
 //   flush:   commits the few since the last spill, no txg sync
 //
 // A spill is bounded by the arena, not by the txg pipeline: it starts
