@@ -657,12 +657,13 @@ bool IntentLog::SpillDue() const {
   return (blocks_bytes_ + pending_bytes_) * 2 <= arena_.arena_bytes;
 }
 
-void IntentLog::AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg) {
+void IntentLog::AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg,
+                             uint64_t changes) {
   ARC_CHECK(!inflight_.empty() && inflight_.back().id == id);
   inflight_.pop_back();
   next_batch_id_--;  // nobody waits on its slot: the spill started with nobody committing
   taken_itx_ = taken_before;
-  stats_.dropped_copies->Add();
+  stats_.dropped_copies->Add(changes);
   overflow_txg_ = std::max(overflow_txg_, max_txg);
   overflowed_ = true;
   overflowed_hint_.store(true, std::memory_order_relaxed);
@@ -733,10 +734,11 @@ Status IntentLog::CommitBatch(bool spill) {
   std::vector<PlannedBlock> planned;
   if (!PlanBlocks(id, &batch, &planned)) {
     // Let go of the holds first: the txg sync publishes their buffers.
+    const uint64_t changes = batch.size();
     planned.clear();
     batch.clear();
     if (spill) {
-      AbandonSpill(id, taken_before, max_txg);
+      AbandonSpill(id, taken_before, max_txg, changes);
       return Status::Ok();
     }
     return Fallback(id, batch_last);

@@ -306,10 +306,11 @@ class IntentLog {
   // Wakes the writer to spill when SpillDue and it is not already asked
   // or serving callers.
   void AskSpillIfDue() ARC_REQUIRES(mu_);
-  // A spill batch that found no room: its changes (`max_txg` the newest
-  // txg among them) are dropped as at the cap, and the batch is forgotten
-  // without advancing durability.
-  void AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg) ARC_REQUIRES(mu_);
+  // A spill batch that found no room: its `changes` (`max_txg` the newest
+  // txg among them) are dropped and counted as at the cap, and the batch
+  // is forgotten without advancing durability.
+  void AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg, uint64_t changes)
+      ARC_REQUIRES(mu_);
   // A caller's batch is done and callers wait for another: the writer
   // takes over (or, without one, a waiting caller is woken to write it).
   void HandOff() ARC_REQUIRES(mu_);
