@@ -130,7 +130,9 @@ void AddPoolCommands(CLI::App& app) {
     c->add_option("--size", size,
                   "size of a new file (e.g. 8G, at least 16M); a device is used whole");
     c->add_option("--name", name, "the pool's name");
-    c->add_flag("--sparse", sparse, "leave the file sparse instead of writing it once");
+    c->add_flag("--sparse", sparse,
+                "leave the file sparse instead of writing it once (the intent log's arena, "
+                "1/16 of it, is still written, at the first open)");
     c->add_flag("--force", force,
                 "format an existing file, or a device holding a pool or another signature "
                 "(never one in use)");

@@ -154,6 +154,8 @@ struct Waiter {
 
 Status Device::Execute(IoRequest request) { return SubmitThenWait(*this, std::move(request)); }
 
+Result<uint64_t> Device::FillHoles(uint64_t /*offset*/, uint64_t /*length*/) { return uint64_t{0}; }
+
 Status SubmitAndWait(Device& device, IoRequest request) {
   return device.Execute(std::move(request));
 }

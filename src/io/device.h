@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "arcstore/result.h"
 #include "arcstore/status.h"
 
 namespace arcstore::io {
@@ -114,6 +115,15 @@ class Device {
   // submits and waits. Wrappers that see requests through Submit (fault
   // injection, recording) keep the default, so they still see them all.
   virtual Status Execute(IoRequest request);
+
+  // Makes [offset, offset + length) hold storage, so that later writes
+  // there allocate nothing in a file system below: the holes a sparse
+  // file has in the range are written with zeros. Returns the bytes
+  // written: 0 where there is nothing to do (a block device, memory, a
+  // file without holes there, a file system that cannot tell). Not
+  // ordered with requests: call it only on space nothing else writes yet.
+  // The zeros are not flushed.
+  virtual Result<uint64_t> FillHoles(uint64_t offset, uint64_t length);
 };
 
 // The shared argument check: alignment, bounds, iov count and size limits,

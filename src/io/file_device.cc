@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -182,6 +183,45 @@ Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, ui
     return ErrnoStatus(device, IoOp::kDiscard, offset, length, errno);
   }
   return Status::Ok();
+}
+
+Result<uint64_t> FillFileHoles(const Device& device, int fd, bool is_block_device, uint64_t offset,
+                               uint64_t length) {
+  if (is_block_device || length == 0) return uint64_t{0};
+  const uint64_t end = offset + length;
+  const auto fail = [&](const char* what, uint64_t at, int err) {
+    return Status::IOError(DescribeIo(device, IoOp::kWrite, offset, length) + ": filling holes: " +
+                           what + " at " + std::to_string(at) + ": " + std::strerror(err));
+  };
+  constexpr uint64_t kChunkBytes = 1ull << 20;
+  AlignedBuffer zeros;  // made at the first hole
+  uint64_t filled = 0;
+  for (uint64_t at = offset; at < end;) {
+    const off_t hole = ::lseek(fd, static_cast<off_t>(at), SEEK_HOLE);
+    if (hole < 0) {
+      if (errno == ENXIO) break;  // at or past the end of the file
+      return fail("SEEK_HOLE", at, errno);
+    }
+    if (static_cast<uint64_t>(hole) >= end) break;
+    const off_t data = ::lseek(fd, hole, SEEK_DATA);
+    if (data < 0 && errno != ENXIO) return fail("SEEK_DATA", static_cast<uint64_t>(hole), errno);
+    // Hole boundaries are file system blocks, a multiple of the device's.
+    const uint64_t from = std::max<uint64_t>(static_cast<uint64_t>(hole), at);
+    const uint64_t to = data < 0 ? end : std::min<uint64_t>(static_cast<uint64_t>(data), end);
+    if (zeros.size() == 0) {
+      zeros = AlignedBuffer(kChunkBytes, std::max<size_t>(4096, device.buffer_alignment()));
+    }
+    for (uint64_t w = from; w < to;) {
+      const ssize_t n =
+          ::pwrite(fd, zeros.data(), std::min(kChunkBytes, to - w), static_cast<off_t>(w));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fail("write", w, n < 0 ? errno : EIO);
+      w += static_cast<uint64_t>(n);
+      filled += static_cast<uint64_t>(n);
+    }
+    at = to;
+  }
+  return filled;
 }
 
 Result<FileLock> FileLock::Acquire(const std::string& path, bool exclusive) {

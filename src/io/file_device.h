@@ -54,6 +54,10 @@ Result<OpenedFile> OpenBackingFile(const std::string& path, const FileDeviceOpti
 // BLKDISCARD on a block device; NotSupported on a regular file.
 Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, uint64_t offset,
                           uint64_t length);
+// Device::FillHoles for a file: the holes SEEK_HOLE finds in the range
+// (none on a block device) written with zeros, a chunk at a time.
+Result<uint64_t> FillFileHoles(const Device& device, int fd, bool is_block_device, uint64_t offset,
+                               uint64_t length);
 
 // Runs a checked request on `fd` with blocking system calls (preadv/pwritev
 // until complete, fdatasync, BLKDISCARD): FileDevice's whole work and
@@ -73,6 +77,9 @@ class FileDevice final : public Device {
   bool supports_discard() const override { return is_block_device_; }
   void Submit(IoRequest request) override;
   Status Execute(IoRequest request) override;
+  Result<uint64_t> FillHoles(uint64_t offset, uint64_t length) override {
+    return FillFileHoles(*this, fd_, is_block_device_, offset, length);
+  }
 
   bool direct() const { return direct_; }
   bool is_block_device() const { return is_block_device_; }

@@ -1,4 +1,5 @@
 // Tests of the psync file device on a temporary regular file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,6 +97,56 @@ TEST_F(FileDeviceTest, ReadOnlyRefusesWritesAndFilesRefuseDiscard) {
       << s.message();
   EXPECT_FALSE((*d)->supports_discard());
   EXPECT_EQ(DiscardSync(**d, 0, 4096).code(), StatusCode::kNotSupported);
+}
+
+// Whether [offset, offset + length) of `path` lies in one hole (SEEK_HOLE
+// finds one at offset, and SEEK_DATA nothing before its end).
+bool IsHole(const std::string& path, off_t offset, off_t length) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const off_t hole = ::lseek(fd, offset, SEEK_HOLE);
+  const off_t data = ::lseek(fd, offset, SEEK_DATA);
+  ::close(fd);
+  return hole == offset && (data < 0 || data >= offset + length);
+}
+
+// FillHoles writes zeros into the holes of the range only: the data there
+// and the holes around it stay as they are, and a second call has nothing
+// to do.
+TEST_F(FileDeviceTest, FillHolesWritesZerosIntoTheRangesHolesOnly) {
+  constexpr uint64_t kMiB = 1 << 20;
+  ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 8 * kMiB, .sparse = true}).ok());
+  if (!IsHole(path_, 0, 8 * kMiB)) {
+    GTEST_SKIP() << "the file system under " << path_ << " reports no holes (SEEK_HOLE)";
+  }
+  for (DirectIo mode : {DirectIo::kOff, DirectIo::kTry}) {
+    SCOPED_TRACE(mode == DirectIo::kOff ? "buffered" : "direct");
+    ::unlink(path_.c_str());
+    ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 8 * kMiB, .sparse = true}).ok());
+    auto d = FileDevice::Open(path_, {.direct = mode});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    AlignedBuffer data(kMiB, 4096);
+    std::memset(data.data(), 0x5a, kMiB);
+    ASSERT_TRUE(WriteSync(**d, 2 * kMiB, {data.data(), kMiB}).ok());
+    ASSERT_TRUE(FlushSync(**d).ok());
+
+    Result<uint64_t> filled = (*d)->FillHoles(1 * kMiB, 4 * kMiB);
+    ASSERT_TRUE(filled.ok()) << filled.status().ToString();
+    EXPECT_EQ(*filled, 3 * kMiB);  // [1, 2) and [3, 5) MiB
+    EXPECT_FALSE(IsHole(path_, 1 * kMiB, 4096));
+    EXPECT_FALSE(IsHole(path_, 5 * kMiB - 4096, 4096));
+    EXPECT_TRUE(IsHole(path_, 0, kMiB)) << "before the range";
+    EXPECT_TRUE(IsHole(path_, 5 * kMiB, 3 * kMiB)) << "after the range";
+    AlignedBuffer back(4 * kMiB, 4096);
+    ASSERT_TRUE(ReadSync(**d, 1 * kMiB, {back.data(), 4 * kMiB}).ok());
+    for (uint64_t i = 0; i < 4 * kMiB; i++) {
+      const uint8_t want = i >= kMiB && i < 2 * kMiB ? 0x5a : 0;
+      ASSERT_EQ(back.data()[i], want) << "at " << kMiB + i;
+    }
+    filled = (*d)->FillHoles(1 * kMiB, 4 * kMiB);
+    ASSERT_TRUE(filled.ok());
+    EXPECT_EQ(*filled, 0u);
+  }
 }
 
 TEST_F(FileDeviceTest, SizeRoundsDownToWholeBlocks) {

@@ -20,6 +20,9 @@ class ForwardingDevice : public Device {
   uint32_t buffer_alignment() const override { return inner_->buffer_alignment(); }
   bool supports_discard() const override { return inner_->supports_discard(); }
   void Submit(IoRequest request) override { inner_->Submit(std::move(request)); }
+  Result<uint64_t> FillHoles(uint64_t offset, uint64_t length) override {
+    return inner_->FillHoles(offset, length);
+  }
 
   Device* inner() const { return inner_; }
 

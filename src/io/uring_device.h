@@ -59,6 +59,9 @@ class UringDevice final : public Device {
   // the ring: a synchronous caller would otherwise wait for the completion
   // thread to wake it (and a flush for an io_uring worker thread).
   Status Execute(IoRequest request) override;
+  Result<uint64_t> FillHoles(uint64_t offset, uint64_t length) override {
+    return FillFileHoles(*this, file_.fd, file_.is_block_device, offset, length);
+  }
 
   bool direct() const { return file_.direct; }
 

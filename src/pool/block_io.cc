@@ -41,6 +41,9 @@ BlockIoStats::BlockIoStats(stats::Registry* r)
                                       "block read buffers made, not reused")),
       write_buffers_made(r->AddCounter("io", "write_buffers_made", stats::Unit::kOps,
                                        "block write buffers made, not reused")),
+      holes_filled_bytes(r->AddCounter("io", "holes_filled_bytes", stats::Unit::kBytes,
+                                       "zeros written into the holes of a sparse pool file under "
+                                       "the intent log's arena, so that commits allocate nothing")),
       write_size_bytes(r->AddHistogram("io", "write_size_bytes", stats::Unit::kBytes,
                                        "size of each device write (aggregated)")),
       block_size_bytes(r->AddHistogram("io", "block_size_bytes", stats::Unit::kBytes,

@@ -83,6 +83,7 @@ struct BlockIoStats {
   stats::Counter* compress_skipped;  // records stored raw untried (a raw streak)
   stats::Counter* read_buffers_made;   // BlockReader's buffers not reused
   stats::Counter* write_buffers_made;  // TxgWriter's buffers not reused
+  stats::Counter* holes_filled_bytes;  // zeros written into a sparse file's holes
   stats::Histogram* write_size_bytes;       // per device write (aggregated)
   stats::Histogram* block_size_bytes;       // per block (individual)
   stats::Histogram* read_latency_ns;

@@ -15,6 +15,7 @@
 
 #include "arcstore/pool.h"
 #include "base/units.h"
+#include "stats/registry.h"
 #include "testing/temp_dir.h"
 
 namespace arcstore {
@@ -217,6 +218,42 @@ TEST_F(PoolCreateTest, ABlockDeviceInUseOrHoldingAPoolIsNotFormatted) {
   (void)std::system(("umount " + mnt).c_str());
   EXPECT_EQ(s.code(), StatusCode::kBusy) << s.ToString();
   EXPECT_NE(s.message().find("in use"), std::string::npos) << s.ToString();
+}
+
+// Bytes of `path` the file system holds storage for.
+uint64_t AllocatedBytes(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_blocks) * 512 : 0;
+}
+
+// A sparse pool stays sparse, except for the intent log's arena: its first
+// open writes zeros into the arena's holes (so that no log commit makes
+// the host file system allocate), and later opens find nothing to fill.
+TEST_F(PoolCreateTest, ASparsePoolsLogArenaIsWrittenOnceAtItsFirstOpen) {
+  const std::string path = dir_.File("p");
+  ASSERT_TRUE(Pool::Create(path, Sparse(256 * kMiB)).ok());
+  const uint64_t created = AllocatedBytes(path);
+  if (created >= 64 * kMiB) {
+    GTEST_SKIP() << "the file system under " << path << " does not keep files sparse";
+  }
+  const auto filled = [](Pool& p) {
+    return p.stats().TakeSnapshot().Get("io", "holes_filled_bytes", -1);
+  };
+  {
+    auto p = Pool::Open(path, PoolOptions());
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    // The arena: 1/16 of the data space, whole allocation units.
+    const int64_t arena = filled(**p);
+    EXPECT_GT(arena, 8 * static_cast<int64_t>(kMiB));
+    EXPECT_LE(arena, 16 * static_cast<int64_t>(kMiB));
+    EXPECT_GE(AllocatedBytes(path), created + static_cast<uint64_t>(arena));
+    EXPECT_LT(AllocatedBytes(path), 64 * kMiB) << "only the arena is filled";
+    ASSERT_TRUE((*p)->Close().ok());
+  }
+  auto again = Pool::Open(path, PoolOptions());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(filled(**again), 0);
+  ASSERT_TRUE((*again)->Close().ok());
 }
 
 }  // namespace

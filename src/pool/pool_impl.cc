@@ -459,6 +459,9 @@ Status PoolImpl::StartIntentLog() {
   zil::LogStart start = chain->start;
   start.last_record_seq = chain->last_seq;
   log_ = std::make_unique<zil::IntentLog>(lo, le, start);
+  if (lo.enabled && loaded_log_.present()) {
+    FillArenaHoles(loaded_log_.arena_offset_bytes, loaded_log_.arena_bytes);
+  }
   return Status::Ok();
 }
 
@@ -744,7 +747,24 @@ PoolImpl::SyncSet PoolImpl::TakeSyncSet(uint64_t txg) {
 void PoolImpl::PlaceLogArena(uint64_t txg) {
   if (!log_ || !options_.intent_log || log_->has_arena()) return;
   Result<space::Extent> arena = allocator_->Allocate(ArenaBytes(), space::AllocClass::kData, txg);
-  if (arena.ok()) log_->SetArena(arena->offset_bytes, arena->length_bytes);
+  if (!arena.ok()) return;
+  FillArenaHoles(arena->offset_bytes, arena->length_bytes);
+  log_->SetArena(arena->offset_bytes, arena->length_bytes);
+}
+
+// A commit is one small write with FUA that a flush waits for. Into a hole
+// of a sparse pool file, the host file system allocates blocks and must
+// commit its own journal before the write is durable, one more device
+// write and flush on every commit until the log has wrapped once. So the
+// arena's holes are written with zeros before its first use
+// (in the sync that places it, or at open for an arena placed before): a
+// one-time write of at most the arena's size, nothing on a block device or
+// a file written at creation. Blocks that hold records are never holes,
+// so this never touches a record. A failure only costs the allocation on
+// the commits: the log works the same.
+void PoolImpl::FillArenaHoles(uint64_t offset_bytes, uint64_t bytes) {
+  Result<uint64_t> filled = device_->FillHoles(offset_bytes, bytes);
+  if (filled.ok()) io_stats_.holes_filled_bytes->Add(*filled);
 }
 
 // Frees the blocks of volumes destroyed by txg, writes each volume's dirty

@@ -171,6 +171,9 @@ class PoolImpl final : public Pool {
   };
   SyncSet TakeSyncSet(uint64_t txg) ARC_EXCLUDES(mu_);
   void PlaceLogArena(uint64_t txg) ARC_REQUIRES(sync_mu_);
+  // Writes zeros into the holes a sparse pool file has under the log's
+  // arena (Device::FillHoles).
+  void FillArenaHoles(uint64_t offset_bytes, uint64_t bytes);
   Status WriteVolumes(uint64_t txg, SyncSet& set, TxgWriter* writer) ARC_REQUIRES(sync_mu_);
   Result<format::Uberblock> WriteUberblockAfterBlocks(uint64_t txg, TxgWriter* writer)
       ARC_REQUIRES(sync_mu_);
