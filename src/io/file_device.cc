@@ -185,6 +185,23 @@ Status DiscardBackingFile(const Device& device, int fd, bool is_block_device, ui
   return Status::Ok();
 }
 
+// Writes zeros from *at up to `to`, zeros.size() bytes at a time, calling
+// `written` after each write. Returns 0, or the errno of the write that
+// failed at *at.
+static int WriteZeros(int fd, const AlignedBuffer& zeros, uint64_t* at, uint64_t to,
+                      const std::function<void(uint64_t before)>& written) {
+  while (*at < to) {
+    const ssize_t n = ::pwrite(fd, zeros.data(), std::min<uint64_t>(zeros.size(), to - *at),
+                               static_cast<off_t>(*at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    const uint64_t before = *at;
+    *at += static_cast<uint64_t>(n);
+    if (written) written(before);
+  }
+  return 0;
+}
+
 Result<uint64_t> FillFileHoles(const Device& device, int fd, bool is_block_device, uint64_t offset,
                                uint64_t length) {
   if (is_block_device || length == 0) return uint64_t{0};
@@ -211,14 +228,11 @@ Result<uint64_t> FillFileHoles(const Device& device, int fd, bool is_block_devic
     if (zeros.size() == 0) {
       zeros = AlignedBuffer(kChunkBytes, std::max<size_t>(4096, device.buffer_alignment()));
     }
-    for (uint64_t w = from; w < to;) {
-      const ssize_t n =
-          ::pwrite(fd, zeros.data(), std::min(kChunkBytes, to - w), static_cast<off_t>(w));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return fail("write", w, n < 0 ? errno : EIO);
-      w += static_cast<uint64_t>(n);
-      filled += static_cast<uint64_t>(n);
+    uint64_t w = from;
+    if (const int err = WriteZeros(fd, zeros, &w, to, nullptr); err != 0) {
+      return fail("write", w, err);
     }
+    filled += to - from;
     at = to;
   }
   return filled;
@@ -271,21 +285,14 @@ Status FileCreateOptions::Validate() const {
 
 static Status FillFile(int fd, const std::string& path, const FileCreateOptions& o) {
   AlignedBuffer zeros(o.chunk_bytes, 4096);
-  for (uint64_t at = 0; at < o.size_bytes;) {
-    uint64_t n = std::min<uint64_t>(o.chunk_bytes, o.size_bytes - at);
-    ssize_t got = ::pwrite(fd, zeros.data(), n, static_cast<off_t>(at));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(),
-                       got < 0 ? errno : EIO);
-    }
-    const uint64_t before = at;
-    at += static_cast<uint64_t>(got);
+  uint64_t at = 0;
+  const int err = WriteZeros(fd, zeros, &at, o.size_bytes, [&](uint64_t before) {
     if (o.progress && (at == o.size_bytes ||
                        at / o.progress_every_bytes != before / o.progress_every_bytes)) {
       o.progress(at, o.size_bytes);
     }
-  }
+  });
+  if (err != 0) return OpenError(path, ("fill at offset " + std::to_string(at)).c_str(), err);
   if (::fsync(fd) != 0) return OpenError(path, "fsync", errno);
   return Status::Ok();
 }

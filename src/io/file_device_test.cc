@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/units.h"
 #include "io/aligned_buffer.h"
 #include "io/file_device.h"
 #include "testing/temp_dir.h"
@@ -114,7 +115,6 @@ bool IsHole(const std::string& path, off_t offset, off_t length) {
 // and the holes around it stay as they are, and a second call has nothing
 // to do.
 TEST_F(FileDeviceTest, FillHolesWritesZerosIntoTheRangesHolesOnly) {
-  constexpr uint64_t kMiB = 1 << 20;
   ASSERT_TRUE(CreateFileForDevice(path_, {.size_bytes = 8 * kMiB, .sparse = true}).ok());
   if (!IsHole(path_, 0, 8 * kMiB)) {
     GTEST_SKIP() << "the file system under " << path_ << " reports no holes (SEEK_HOLE)";
