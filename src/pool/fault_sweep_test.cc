@@ -142,6 +142,9 @@ PoolOptions SweepPoolOptions() {
   PoolOptions po;
   po.txg_timeout_ns = 600 * kNsPerSec;  // syncs only when asked: the op count is fixed
   po.intent_log_sync_kick_percent = 0;
+  // Only flushes and FUA writes write the log: an early write goes when the
+  // log's thread gets to it, so the op count would vary between runs.
+  po.intent_log_early_write_window_ns = 0;
   po.prefetch = false;
   po.work_threads = 0;
   po.arc_max_bytes = 64 * kMiB;

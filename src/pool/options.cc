@@ -82,6 +82,11 @@ Status PoolOptions::Validate() const {
                                    std::to_string(intent_log_spill_percent) +
                                    " out of bounds [0, 100]");
   }
+  if (intent_log_early_write_window_ns > kNsPerSec) {
+    return Status::InvalidArgument("intent_log_early_write_window_ns " +
+                                   std::to_string(intent_log_early_write_window_ns) +
+                                   " out of bounds [0, 1 s]");
+  }
   if (txg_sync_kick_percent < 1 || txg_sync_kick_percent > 100) {
     return Status::InvalidArgument("txg_sync_kick_percent " +
                                    std::to_string(txg_sync_kick_percent) +

@@ -443,6 +443,7 @@ Status PoolImpl::StartIntentLog() {
   lo.pretouch = options_.arc_pretouch_bytes > 0;
   lo.sync_kick_percent = options_.intent_log_sync_kick_percent;
   lo.spill_percent = options_.intent_log_spill_percent;
+  lo.early_write_window_ns = options_.intent_log_early_write_window_ns;
   lo.max_pending_bytes = zil::IntentLogOptions::PendingBytesFor(
       std::min(txg_->options().dirty_max_bytes, arc_->c_max() / 2));
   ARC_RETURN_IF_ERROR(lo.Validate());

@@ -281,53 +281,59 @@ TEST_F(VolumeWriteTest, FuaAndFlushCommitTheIntentLogWithoutATxgSync) {
 // of later txgs applied in order, as pool_impl.cc's ReplayLog does) holds
 // every change made so far. Changes are a seeded random mix of whole and
 // partial writes (half of them through lent buffers), trims and zeroing,
-// with txg syncs between them.
+// with txg syncs between them; once with only commits writing the log, once
+// with its writer also writing changes early, beside the test's thread.
 TEST_F(VolumeWriteTest, FlushedChangesSurviveACrashThroughTheLog) {
-  Make(VolumeFixtureOptions{.record_bytes = 4096, .records = 32, .with_log = true});
-  SeededRandom rnd = SeededRandom::FromEnvironment("VolumeWriteTest.FlushedChangesSurvive");
-  SCOPED_TRACE("seed=" + std::to_string(rnd.seed()));
-  const uint64_t size = f_->size_bytes();
-  std::vector<uint8_t> model(size, 0);
-  int crashes = 0;
-  const uint64_t steps = ScaledIterations(300);
-  for (uint64_t step = 0; step < steps; step++) {
-    uint64_t offset = rnd.Uniform(size);
-    uint64_t length = 1 + rnd.Uniform(std::min<uint64_t>(size - offset, 2 * rb_));
-    if (rnd.OneIn(3)) {  // whole records: logged by reference
-      offset = offset / rb_ * rb_;
-      length = std::min<uint64_t>(size - offset, (1 + rnd.Uniform(2)) * rb_);
-    }
-    const uint64_t op = rnd.Uniform(10);
-    bool durable = false;
-    if (op < 7) {
-      std::vector<uint8_t> data(length);
-      rnd.Fill(data.data(), data.size());
-      durable = rnd.OneIn(6);
-      if (rnd.OneIn(2)) {
-        Status s = WriteLent(offset, data, durable ? kFua : kWriteNone);
-        ASSERT_TRUE(s.ok()) << s.ToString();
-      } else {
-        WriteOk(offset, data, durable ? kFua : kWriteNone);
+  for (bool early : {false, true}) {
+    SCOPED_TRACE(early ? "early log writes" : "only commits write the log");
+    Make(VolumeFixtureOptions{
+        .record_bytes = 4096, .records = 32, .with_log = true, .early_log_writes = early});
+    SeededRandom rnd = SeededRandom::FromEnvironment("VolumeWriteTest.FlushedChangesSurvive");
+    SCOPED_TRACE("seed=" + std::to_string(rnd.seed()));
+    const uint64_t size = f_->size_bytes();
+    std::vector<uint8_t> model(size, 0);
+    int crashes = 0;
+    const uint64_t steps = ScaledIterations(300);
+    for (uint64_t step = 0; step < steps; step++) {
+      uint64_t offset = rnd.Uniform(size);
+      uint64_t length = 1 + rnd.Uniform(std::min<uint64_t>(size - offset, 2 * rb_));
+      if (rnd.OneIn(3)) {  // whole records: logged by reference
+        offset = offset / rb_ * rb_;
+        length = std::min<uint64_t>(size - offset, (1 + rnd.Uniform(2)) * rb_);
       }
-      std::copy(data.begin(), data.end(), model.begin() + offset);
-    } else if (op == 7) {
-      ASSERT_TRUE(vol().Trim(offset, length).ok());
-      std::fill_n(model.begin() + offset, length, 0);
-    } else {
-      ASSERT_TRUE(vol().WriteZeroes(offset, length, op == 8 ? kZeroNone : kZeroNoHole).ok());
-      std::fill_n(model.begin() + offset, length, 0);
+      const uint64_t op = rnd.Uniform(10);
+      bool durable = false;
+      if (op < 7) {
+        std::vector<uint8_t> data(length);
+        rnd.Fill(data.data(), data.size());
+        durable = rnd.OneIn(6);
+        if (rnd.OneIn(2)) {
+          Status s = WriteLent(offset, data, durable ? kFua : kWriteNone);
+          ASSERT_TRUE(s.ok()) << s.ToString();
+        } else {
+          WriteOk(offset, data, durable ? kFua : kWriteNone);
+        }
+        std::copy(data.begin(), data.end(), model.begin() + offset);
+      } else if (op == 7) {
+        ASSERT_TRUE(vol().Trim(offset, length).ok());
+        std::fill_n(model.begin() + offset, length, 0);
+      } else {
+        ASSERT_TRUE(vol().WriteZeroes(offset, length, op == 8 ? kZeroNone : kZeroNoHole).ok());
+        std::fill_n(model.begin() + offset, length, 0);
+      }
+      if (rnd.OneIn(10)) ASSERT_TRUE(f_->Sync().ok());
+      if (rnd.OneIn(12)) {
+        ASSERT_TRUE(vol().Flush().ok());
+        durable = true;
+      }
+      if (!durable) continue;
+      crashes++;
+      ExpectCrashRecovers(model, "step " + std::to_string(step));
+      if (HasFatalFailure() || HasFailure()) return;
     }
-    if (rnd.OneIn(10)) ASSERT_TRUE(f_->Sync().ok());
-    if (rnd.OneIn(12)) {
-      ASSERT_TRUE(vol().Flush().ok());
-      durable = true;
-    }
-    if (!durable) continue;
-    crashes++;
-    ExpectCrashRecovers(model, "step " + std::to_string(step));
-    if (HasFatalFailure() || HasFailure()) return;
+    EXPECT_GT(crashes, 0);
+    if (early) EXPECT_GT(f_->Stat("early_writes", "zil"), 0);
   }
-  EXPECT_GT(crashes, 0);
 }
 
 // The same with writers changing the same records at once (each owns

@@ -122,7 +122,7 @@
 // whole record, so that sync writes far more than the log would. So when
 // the copies pending pass spill_percent of the cap and nobody is
 // committing, Append asks the writer thread to write them as a batch of
-// its own (AskSpillIfDue; the end of every batch asks again). The next
+// its own (AskWriterIfDue; the end of every batch asks again). The next
 // flush then commits only what came after:
 //
 //   copies:  0 ....... spill share ....... cap
@@ -136,7 +136,30 @@
 // that bound the copies run into the cap as without spilling. Whole
 // records held by reference never call for a spill: the txg writes them
 // anyway. A spill the arena cannot place after all drops its copies as
-// the cap does (AbandonSpill).
+// the cap does (AbandonUnasked).
+//
+// Early writes: a client that flushes after each write (a database's log,
+// a journal's commit block) sends the FLUSH a round trip after its WRITE
+// was answered. Committing only then puts the log write and the device's
+// flush both on the FLUSH's path. So while commits come often (the last
+// began within early_write_window_ns), a change appended with nobody
+// committing and nothing in flight asks the writer to write every pending
+// change at once, as a batch of its own, durable when it completes:
+//
+//   client:  WRITE ..reply..  (round trip)  FLUSH ......... reply
+//   late:                                   [write + flush]
+//   early:          [write + flush]         (durable: at once)
+//
+// A FLUSH arriving while the early batch is at the device waits for it
+// (the batch holds its change, and nothing starts beside it), then finds
+// its change durable. Early batches are durable like any other, rather
+// than written now and flushed by the FLUSH: a client's round trip is
+// longer than the write and the device flush together, so the FLUSH
+// mostly finds nothing left to do. They count towards sync_kick_percent
+// like commits, share the spill's bound on the arena (one the arena cannot
+// place after all drops its copies, AbandonUnasked) and release nobody, so
+// gathering goes by commits. Work that flushes seldom sees the window
+// closed and writes nothing early.
 //
 // Failure: a failed log write or flush fails the log and, through
 // on_failure, the pool's txg pipeline: every later commit, write and flush
@@ -226,6 +249,11 @@ Status IntentLogOptions::Validate() const {
     return Status::InvalidArgument("intent log: gather_percent " + std::to_string(gather_percent) +
                                    " out of bounds [0, 100]");
   }
+  if (early_write_window_ns > 1000ull * 1000 * 1000) {
+    return Status::InvalidArgument("intent log: early_write_window_ns " +
+                                   std::to_string(early_write_window_ns) +
+                                   " out of bounds [0, 1 s]");
+  }
   if (gather_max_ns > 10ull * 1000 * 1000 * 1000) {
     return Status::InvalidArgument("intent log: gather_max_ns " + std::to_string(gather_max_ns) +
                                    " out of bounds [0, 10 s]");
@@ -273,6 +301,10 @@ IntentLogStats::IntentLogStats(stats::Registry* r)
                            "times the copies not yet logged passed spill_percent of the cap "
                            "with nobody committing, and the log writer was asked to write "
                            "them")),
+      early_writes(r->AddCounter("zil", "early_writes", stats::Unit::kOps,
+                                 "times a change appended soon after a commit, with nobody "
+                                 "committing, had the log writer write the pending changes "
+                                 "at once (early_write_window_ns)")),
       batch_records(
           r->AddHistogram("zil", "batch_records", stats::Unit::kOps, "records per commit batch")),
       commit_latency_ns(r->AddHistogram("zil", "commit_latency_ns", stats::Unit::kNanoseconds,
@@ -485,7 +517,7 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
       pending_bytes_ += size;
       if (p.copy) pending_copy_bytes_ += size;
       pending_.push_back(std::move(p));
-      AskSpillIfDue();
+      AskWriterIfDue();
     }
   }
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
@@ -499,6 +531,8 @@ Status IntentLog::Commit() {
   const uint64_t target = last_itx_;
   wanted_itx_ = std::max(wanted_itx_, target);
   committers_++;
+  commit_seen_ = true;
+  last_commit_ns_ = start_ns;
   Status s;
   while (durable_itx_ < target) {
     if (!failed_.ok()) break;
@@ -546,17 +580,19 @@ void IntentLog::WakeAll() {
 void IntentLog::WriterLoop() {
   MutexLock l(&mu_);
   for (;;) {
-    while (!writer_serving_ && !spill_wanted_ && !writer_stop_) writer_cv_.Wait(&mu_);
+    while (!writer_serving_ && !unasked_wanted_ && !writer_stop_) writer_cv_.Wait(&mu_);
     if (writer_stop_) {
       writer_serving_ = false;
       WakeAll();  // callers waiting for a next batch write it themselves
       return;
     }
     if (!writer_serving_) {
-      // Asked to spill; a caller may have committed since.
-      spill_wanted_ = false;
-      if (SpillDue()) {
-        (void)CommitBatch(/*spill=*/true);  // a failure fails the log
+      // Asked for a spill or an early write; a caller may have committed
+      // since.
+      unasked_wanted_ = false;
+      BatchKind kind;
+      if (UnaskedBatchDue(&kind)) {
+        (void)CommitBatch(kind);  // a failure fails the log
         // Callers that came meanwhile wait for the next batch.
         HandOff();
       }
@@ -639,29 +675,41 @@ void IntentLog::BatchDone(uint64_t id) {
   if (writer_serving_) writer_cv_.Signal();  // a slot is free
 }
 
-void IntentLog::AskSpillIfDue() {
-  if (spill_wanted_ || writer_serving_ || !SpillDue()) return;
-  stats_.spills->Add();
-  spill_wanted_ = true;
+void IntentLog::AskWriterIfDue() {
+  BatchKind kind;
+  if (unasked_wanted_ || writer_serving_ || !UnaskedBatchDue(&kind)) return;
+  (kind == BatchKind::kSpill ? stats_.spills : stats_.early_writes)->Add();
+  unasked_wanted_ = true;
   writer_cv_.Signal();
 }
 
-bool IntentLog::SpillDue() const {
-  if (options_.spill_percent == 0 || !options_.writer_thread || writer_stop_ || !failed_.ok() ||
-      replaying_ || MustFallBack()) {
+bool IntentLog::UnaskedBatchDue(BatchKind* kind) const {
+  if (!options_.writer_thread || writer_stop_ || !failed_.ok() || replaying_ || MustFallBack() ||
+      pending_.empty()) {
     return false;
   }
-  // Nobody waits for a batch not yet started, and one may start now.
-  if (wanted_itx_ > taken_itx_ || inflight_.size() >= options_.max_inflight_commits) return false;
-  if (pending_copy_bytes_ * 100 < options_.max_pending_bytes * options_.spill_percent) return false;
-  return (blocks_bytes_ + pending_bytes_) * 2 <= arena_.arena_bytes;
+  // Nobody waits for a batch not yet started, and nothing is in flight: a
+  // commit arriving meanwhile waits for this batch, never beside it.
+  if (wanted_itx_ > taken_itx_ || !inflight_.empty()) return false;
+  if ((blocks_bytes_ + pending_bytes_) * 2 > arena_.arena_bytes) return false;
+  if (options_.spill_percent > 0 &&
+      pending_copy_bytes_ * 100 >= options_.max_pending_bytes * options_.spill_percent) {
+    *kind = BatchKind::kSpill;
+    return true;
+  }
+  // Nobody is committing (a committer writes the changes itself), and the
+  // last commit began inside the window.
+  if (options_.early_write_window_ns == 0 || committers_ > 0 || !commit_seen_) return false;
+  if (env_.clock->NowNs() - last_commit_ns_ > options_.early_write_window_ns) return false;
+  *kind = BatchKind::kEarly;
+  return true;
 }
 
-void IntentLog::AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg,
-                             uint64_t changes) {
+void IntentLog::AbandonUnasked(uint64_t id, uint64_t taken_before, uint64_t max_txg,
+                               uint64_t changes) {
   ARC_CHECK(!inflight_.empty() && inflight_.back().id == id);
   inflight_.pop_back();
-  next_batch_id_--;  // nobody waits on its slot: the spill started with nobody committing
+  next_batch_id_--;  // nobody waits on its slot: the batch started with nobody committing
   taken_itx_ = taken_before;
   stats_.dropped_copies->Add(changes);
   overflow_txg_ = std::max(overflow_txg_, max_txg);
@@ -712,7 +760,8 @@ uint64_t IntentLog::Place(uint64_t bytes) {
   return end + bytes <= front.offset ? end : UINT64_MAX;
 }
 
-Status IntentLog::CommitBatch(bool spill) {
+Status IntentLog::CommitBatch(BatchKind kind) {
+  const bool unasked = kind != BatchKind::kCommit;
   const uint64_t batch_last = last_itx_;
   const uint64_t taken_before = taken_itx_;
   taken_itx_ = batch_last;
@@ -728,7 +777,7 @@ Status IntentLog::CommitBatch(bool spill) {
     return Status::Ok();
   }
   uint64_t max_txg = 0;
-  if (spill) {
+  if (unasked) {
     for (const Pending& p : batch) max_txg = std::max(max_txg, p.rec.txg);
   }
   std::vector<PlannedBlock> planned;
@@ -737,13 +786,13 @@ Status IntentLog::CommitBatch(bool spill) {
     const uint64_t changes = batch.size();
     planned.clear();
     batch.clear();
-    if (spill) {
-      AbandonSpill(id, taken_before, max_txg, changes);
+    if (unasked) {
+      AbandonUnasked(id, taken_before, max_txg, changes);
       return Status::Ok();
     }
     return Fallback(id, batch_last);
   }
-  const bool kick = !spill && NoteKick(planned);
+  const bool kick = kind != BatchKind::kSpill && NoteKick(planned);
   const uint64_t guid = guid_;
   const format::IntentLogHeader arena = arena_;
   encoding_++;
@@ -758,7 +807,7 @@ Status IntentLog::CommitBatch(bool spill) {
     if (s.ok()) s = WriteBatch(arena, &encoded);
     for (io::AlignedBuffer& buf : encoded.buffers) buffers_.Give(std::move(buf));
   });
-  return ReleaseBatch(id, s, encoded, spill);
+  return ReleaseBatch(id, s, encoded, kind);
 }
 
 std::deque<IntentLog::Pending> IntentLog::TakePending() {
@@ -887,7 +936,7 @@ Status IntentLog::WriteBatch(const format::IntentLogHeader& arena, EncodedBatch*
 }
 
 Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded,
-                               bool spill) {
+                               BatchKind kind) {
   if (!s.ok()) {
     if (failed_.ok()) {
       failed_ = s.WithContext("intent log commit");
@@ -897,7 +946,7 @@ Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch&
     WakeAll();
     return failed_;
   }
-  if (!spill) {  // a spill releases nobody: gathering goes by the last commit
+  if (kind == BatchKind::kCommit) {  // the others release nobody: gathering goes by commits
     last_io_ns_ = encoded.io_ns;
     // The callers this batch releases: at most one per record, at most
     // every caller in Commit now (one caller's many writes are one caller).
@@ -910,7 +959,7 @@ Status IntentLog::ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch&
   stats_.blocks->Add(encoded.targets.size());
   stats_.batch_records->Record(encoded.records);
   BatchDone(id);
-  AskSpillIfDue();  // copies that passed the share while it was in flight
+  AskWriterIfDue();  // changes appended while it was in flight
   return Status::Ok();
 }
 

@@ -88,6 +88,19 @@ struct IntentLogOptions {
   // for a txg sync; past that the copies run into the cap as without it.
   // 0: never (also without a writer thread).
   uint32_t spill_percent = 25;
+  // Early writes: while commits come often (the last one began at most
+  // this long ago), a change appended with nobody committing and nothing
+  // in flight wakes the writer thread, which writes every pending change
+  // as a batch at once, durable when it completes. A FLUSH that follows
+  // its WRITE by a client's round trip then finds its change durable (or
+  // waits for the batch at the device) instead of starting the write and
+  // the device flush itself. The window bounds the extra log writes of
+  // work that flushes seldom (its changes would mostly be dropped when
+  // their txg commits). Early batches count towards sync_kick_percent as
+  // commits do; like a spill, one starts only while the arena's kept
+  // blocks and the changes together fit in half of it. 0: never (also
+  // without a writer thread).
+  uint64_t early_write_window_ns = 5 * 1000 * 1000;
   // A commit whose blocks go out as one write (they lie one after another
   // in the arena) writes them with FUA (durable at completion) instead of
   // a write and a device flush; false: always flush.
@@ -177,6 +190,7 @@ struct IntentLogStats {
   stats::Counter* copy_chunks_made;   // copy chunks made for a change, not reused
   stats::Counter* gathers;          // times the writer waited for callers to append (Gather)
   stats::Counter* spills;           // spills asked of the writer (spill_percent)
+  stats::Counter* early_writes;     // early batches asked of the writer (early_write_window_ns)
   stats::Histogram* batch_records;  // records per batch
   stats::Histogram* commit_latency_ns;
   stats::Gauge* copy_bytes;         // memory of the copies' chunks, in use and kept
@@ -264,13 +278,17 @@ class IntentLog {
     uint64_t records = 0, bytes = 0;
     uint64_t io_ns = 0;  // device time of the writes and the flush
   };
+  // Why a batch is written: a caller committing, or the writer on its own
+  // with nobody waiting (a spill for memory, an early write for latency).
+  enum class BatchKind : uint8_t { kCommit, kSpill, kEarly };
   // Writes the batch taken by the committer. Called and returns with mu_
   // held; drops it for the I/O. Its steps: take the pending changes, plan
   // the blocks (under mu_), encode them and write them (without it), and
-  // release the batch (under mu_ again). A spill (nobody waits for the
-  // batch) counts towards no sync kick, and one the arena cannot place
-  // drops its copies (the next commit syncs a txg) instead of syncing one.
-  Status CommitBatch(bool spill = false) ARC_REQUIRES(mu_);
+  // release the batch (under mu_ again). A batch nobody asked for (spill,
+  // early write) that the arena cannot place drops its copies (the next
+  // commit syncs a txg) instead of syncing one; a spill counts towards no
+  // sync kick.
+  Status CommitBatch(BatchKind kind = BatchKind::kCommit) ARC_REQUIRES(mu_);
   // Takes every pending change of a txg not yet committed.
   std::deque<Pending> TakePending() ARC_REQUIRES(mu_);
   // Packs `batch` (batch `id`) into blocks and places each in the arena;
@@ -291,25 +309,27 @@ class IntentLog {
       ARC_EXCLUDES(mu_);
   // The batch's writes are over with `s`: fails the log, or counts the
   // batch; then durability advances (BatchDone).
-  Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded, bool spill)
+  Status ReleaseBatch(uint64_t id, const Status& s, const EncodedBatch& encoded, BatchKind kind)
       ARC_REQUIRES(mu_);
   Status Fallback(uint64_t id, uint64_t batch_last) ARC_REQUIRES(mu_);
   // Whether a batch must fall back to a txg sync before it is planned: the
   // log disabled, no arena, or copies dropped that no committed txg holds.
   bool MustFallBack() const ARC_REQUIRES(mu_);
   // The writer thread: writes batches back to back while callers wait,
-  // and spills.
+  // and the batches nobody asked for (spills, early writes).
   void WriterLoop();
-  // Whether the copies pending call for a spill now (spill_percent) and
-  // the arena has room for it.
-  bool SpillDue() const ARC_REQUIRES(mu_);
-  // Wakes the writer to spill when SpillDue and it is not already asked
-  // or serving callers.
-  void AskSpillIfDue() ARC_REQUIRES(mu_);
-  // A spill batch that found no room: its `changes` (`max_txg` the newest
-  // txg among them) are dropped and counted as at the cap, and the batch
-  // is forgotten without advancing durability.
-  void AbandonSpill(uint64_t id, uint64_t taken_before, uint64_t max_txg, uint64_t changes)
+  // Whether the writer should write the pending changes now with nobody
+  // committing, and why (*kind: kSpill for the copies past spill_percent,
+  // else kEarly inside early_write_window_ns of the last commit); the
+  // arena must have room for them.
+  bool UnaskedBatchDue(BatchKind* kind) const ARC_REQUIRES(mu_);
+  // Wakes the writer for such a batch when one is due and it is not
+  // already asked or serving callers.
+  void AskWriterIfDue() ARC_REQUIRES(mu_);
+  // A batch nobody asked for that found no room: its `changes` (`max_txg`
+  // the newest txg among them) are dropped and counted as at the cap, and
+  // the batch is forgotten without advancing durability.
+  void AbandonUnasked(uint64_t id, uint64_t taken_before, uint64_t max_txg, uint64_t changes)
       ARC_REQUIRES(mu_);
   // A caller's batch is done and callers wait for another: the writer
   // takes over (or, without one, a waiting caller is woken to write it).
@@ -360,7 +380,11 @@ class IntentLog {
   std::deque<Pending> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
   uint64_t pending_bytes_ ARC_GUARDED_BY(mu_) = 0;
   uint64_t pending_copy_bytes_ ARC_GUARDED_BY(mu_) = 0;  // of them, copies (spill_percent)
-  bool spill_wanted_ ARC_GUARDED_BY(mu_) = false;        // the writer is asked to spill
+  bool unasked_wanted_ ARC_GUARDED_BY(mu_) =
+      false;  // the writer is asked for a spill or early batch
+  // When the last Commit began (early_write_window_ns); false before the first.
+  bool commit_seen_ ARC_GUARDED_BY(mu_) = false;
+  uint64_t last_commit_ns_ ARC_GUARDED_BY(mu_) = 0;
   std::deque<Block> blocks_ ARC_GUARDED_BY(mu_);       // in the arena, oldest first
   uint64_t blocks_bytes_ ARC_GUARDED_BY(mu_) = 0;  // the sum of blocks_' bytes
   uint64_t next_offset_ ARC_GUARDED_BY(mu_) = 0;

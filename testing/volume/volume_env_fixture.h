@@ -54,6 +54,10 @@ struct VolumeFixtureOptions {
   uint32_t indirect_shift = 2;
   bool defer_partial_reads = true;
   bool with_log = false;  // an intent log (FUA and Flush commit it)
+  // The log's writer writes changes appended after a commit at once
+  // (early writes; the clock never leaves their window). false: only
+  // commits write, so that a test knows what the log's blocks hold.
+  bool early_log_writes = false;
   uint64_t arc_bytes = 64ull << 20;
   volume::SpaceAccount* space = nullptr;  // space accounting; nullptr: none
 };
@@ -174,6 +178,7 @@ class VolumeEnvFixture {
     log_device_ = std::move(*d);
     zil::IntentLogOptions lo;
     lo.gather_percent = 0;  // a commit never waits for other callers
+    lo.early_write_window_ns = options_.early_log_writes ? 1000ull * 1000 * 1000 : 0;
     zil::IntentLogEnv le;
     le.device = log_device_.get();
     le.unit_bytes = 4096;
