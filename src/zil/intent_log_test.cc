@@ -562,7 +562,8 @@ TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
 
   IntentLogOptions small;
   small.max_pending_bytes = 1 << 20;
-  small.spill_percent = 0;  // the cap, not spilling
+  small.spill_percent = 0;          // the cap, not spilling
+  small.early_write_window_ns = 0;  // only commits take pending changes
   auto capped = FreshLog(4 << 20, small);
   Write(*capped, 2, 0, 4096, 1);
   EXPECT_FALSE(capped->CommitWouldSync()) << "a copy kept: the commit writes a block";
@@ -587,7 +588,8 @@ TEST_F(IntentLogTest, FallbacksWithoutArenaDisabledOrDroppedCopies) {
 TEST_F(IntentLogTest, AnOverflowedLogCopiesNothingUntilATxgCoversIt) {
   IntentLogOptions small;
   small.max_pending_bytes = 1 << 20;
-  small.spill_percent = 0;  // the cap, not spilling
+  small.spill_percent = 0;          // the cap, not spilling
+  small.early_write_window_ns = 0;  // only commits take pending changes
   auto log = FreshLog(4 << 20, small);
   for (int i = 0; i < 300; i++) Write(*log, 2, 0, 4096, 1);  // > 1 MiB: overflows
   const int64_t dropped = Stat("dropped_copies");
