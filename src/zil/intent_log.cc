@@ -151,8 +151,7 @@
 //   early:          [write + flush]         (durable: at once)
 //
 // A FLUSH arriving while the early batch is at the device waits for it
-// (the batch holds its change, and nothing starts beside it), then finds
-// its change durable. Early batches are durable like any other, rather
+// (the batch holds its change), then finds its change durable. Early batches are durable like any other, rather
 // than written now and flushed by the FLUSH: a client's round trip is
 // longer than the write and the device flush together, so the FLUSH
 // mostly finds nothing left to do. They count towards sync_kick_percent
@@ -688,8 +687,8 @@ bool IntentLog::UnaskedBatchDue(BatchKind* kind) const {
       pending_.empty()) {
     return false;
   }
-  // Nobody waits for a batch not yet started, and nothing is in flight: a
-  // commit arriving meanwhile waits for this batch, never beside it.
+  // Nobody waits for a batch not yet started, and nothing is in flight: the
+  // batch starts alone, and a commit of its changes waits for it.
   if (wanted_itx_ > taken_itx_ || !inflight_.empty()) return false;
   if ((blocks_bytes_ + pending_bytes_) * 2 > arena_.arena_bytes) return false;
   if (options_.spill_percent > 0 &&
