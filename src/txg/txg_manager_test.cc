@@ -12,6 +12,7 @@
 
 #include "base/thread_name.h"
 #include "testing/manual_clock.h"
+#include "testing/wait_until.h"
 
 namespace arcstore::txg {
 namespace {
@@ -220,6 +221,8 @@ TEST(TxgManagerTest, WaitNextCommitWaitsForTheSyncingTxgAndMarksTheOpenOne) {
   EXPECT_GE(m.last_committed_txg(), 1u);
   log.WaitFor(2);
   EXPECT_EQ(Row(m, 2).reason, SyncReason::kSpace) << "the open txg went next, for space";
+  // Txg 2's sync function has run; its commit follows on the sync thread.
+  ASSERT_TRUE(arcstore::testing::WaitUntil([&] { return m.last_committed_txg() >= 2; }));
   // Nothing in flight, nothing dirty: the open txg is synced anyway.
   ASSERT_TRUE(m.WaitNextCommit(SyncReason::kSpace).ok());
   EXPECT_EQ(m.last_committed_txg(), 3u);
