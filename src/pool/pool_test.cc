@@ -59,6 +59,8 @@ class PoolTest : public ::testing::Test {
     SeededRandom(seed).Fill(v.data(), n);
     return v;
   }
+  // A power cut now (declared here, defined after OpenCopy).
+  void ExpectWritesAfterAPowerCut(uint64_t txg, int writes, uint64_t stride, uint64_t* replayed);
   void ExpectClean() {
     PoolImpl::Census c = pool_->Check();
     for (const auto& p : c.problems) ADD_FAILURE() << p;
@@ -963,6 +965,25 @@ std::unique_ptr<PoolImpl> OpenCopy(io::MemoryDevice& dev, const PoolOptions& po 
   return p.ok() ? std::move(*p) : nullptr;
 }
 
+// A copy of the device opens at `txg`, its volume "v" holds write i
+// (Pattern(4096, i)) at stride * i for each of the first `writes`, and the
+// census is clean; *replayed is how many log records the open replayed.
+void PoolTest::ExpectWritesAfterAPowerCut(uint64_t txg, int writes, uint64_t stride,
+                                          uint64_t* replayed) {
+  std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->open_report().txg, txg);
+  *replayed = after->open_report().log_records_replayed;
+  auto w = *after->OpenVolume("v");
+  std::vector<uint8_t> out(4096);
+  for (int i = 0; i < writes; i++) {
+    ASSERT_TRUE(w->Read(stride * i, out).ok());
+    ASSERT_EQ(out, Pattern(4096, i)) << "write " << i;
+  }
+  PoolImpl::Census c = after->Check();
+  for (const auto& p : c.problems) ADD_FAILURE() << p;
+}
+
 TEST_F(PoolTest, FlushAndFuaCommitTheLogWithoutATxgAndReplayAtOpen) {
   auto v = MakeVolume("v", 8 * kMiB, 16 * 1024);
   const uint64_t txg = pool_->Info().txg;
@@ -1259,18 +1280,9 @@ TEST_F(PoolTest, SpilledWritesAreInTheLogAtAPowerCut) {
   const int64_t spilled = stat("records");
   ASSERT_GT(spilled, kWrites / 2);
 
-  std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);
-  ASSERT_NE(after, nullptr);
-  EXPECT_EQ(after->open_report().txg, txg);
-  EXPECT_GE(after->open_report().log_records_replayed, static_cast<uint64_t>(spilled));
-  auto w = *after->OpenVolume("v");
-  std::vector<uint8_t> out(4096);
-  for (int i = 0; i < spilled; i++) {
-    ASSERT_TRUE(w->Read(8192 * i, out).ok());
-    ASSERT_EQ(out, Pattern(4096, i)) << "spilled write " << i;
-  }
-  PoolImpl::Census c = after->Check();
-  for (const auto& p : c.problems) ADD_FAILURE() << p;
+  uint64_t replayed = 0;
+  ExpectWritesAfterAPowerCut(txg, static_cast<int>(spilled), 8192, &replayed);
+  EXPECT_GE(replayed, static_cast<uint64_t>(spilled));
 }
 
 // Writes each followed by a flush, with early log writes on: the log's
@@ -1295,18 +1307,9 @@ TEST_F(PoolTest, EarlyWrittenChangesAreInTheLogAtAPowerCut) {
   EXPECT_EQ(stat("fallback_syncs"), 0);
   EXPECT_EQ(pool_->txgs().last_committed_txg(), txg);
 
-  std::unique_ptr<PoolImpl> after = OpenCopy(*dev_);
-  ASSERT_NE(after, nullptr);
-  EXPECT_EQ(after->open_report().txg, txg);
-  EXPECT_EQ(after->open_report().log_records_replayed, static_cast<uint64_t>(kWrites));
-  auto w = *after->OpenVolume("v");
-  std::vector<uint8_t> out(4096);
-  for (int i = 0; i < kWrites; i++) {
-    ASSERT_TRUE(w->Read(4096 * i, out).ok());
-    ASSERT_EQ(out, Pattern(4096, i)) << "write " << i;
-  }
-  PoolImpl::Census c = after->Check();
-  for (const auto& p : c.problems) ADD_FAILURE() << p;
+  uint64_t replayed = 0;
+  ExpectWritesAfterAPowerCut(txg, kWrites, 4096, &replayed);
+  EXPECT_EQ(replayed, static_cast<uint64_t>(kWrites));
 }
 
 TEST_F(PoolTest, ConcurrentFlushesAreAllDurableWithoutTxgSyncs) {
