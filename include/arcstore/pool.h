@@ -179,8 +179,8 @@ struct PoolOptions {
   uint32_t intent_log_spill_percent = 25;
   // While flushes come at least this often (ns since the last one), a
   // write arriving with nobody flushing has the log's writer thread write
-  // it to the arena at once, so that a FLUSH following it a client's
-  // round trip later only flushes the device. 0..1 s, 0 for never.
+  // it to the arena at once, durable when done, so that a FLUSH following
+  // it a client's round trip later finds it durable. 0..1 s, 0 for never.
   uint64_t intent_log_early_write_window_ns = 5 * 1000 * 1000;
   // The txg sync thread's nice value, 0..19 (0: the priority of the
   // threads that serve requests). The sync compresses, checksums and

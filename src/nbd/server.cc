@@ -117,9 +117,11 @@
 // flushes the volume before it waits for the next request: the log commit
 // runs while the reply travels and the client turns around, and the
 // client's FLUSH finds its write durable (a commit with nothing new to
-// write returns at once). It saves the client's turnaround; starting the
-// commit on an engine thread before the reply would cost more in thread
-// wake-ups than it saves. Only while that connection is the server's one
+// write returns at once). It saves the client's turnaround with no thread
+// woken; the intent log's own early writes (intent_log.cc, "Early
+// writes") start such a commit on its writer thread for any client, and
+// whichever starts first, the other finds the write durable or waits for
+// it at the device. Only while that connection is the server's one
 // client with the pattern: several such
 // clients' FLUSHes already share log commits (one device write and flush
 // for all), and early commits of one write each would split those

@@ -151,10 +151,10 @@
 //   early:          [write + flush]         (durable: at once)
 //
 // A FLUSH arriving while the early batch is at the device waits for it
-// (the batch holds its change), then finds its change durable. Early batches are durable like any other, rather
-// than written now and flushed by the FLUSH: a client's round trip is
-// longer than the write and the device flush together, so the FLUSH
-// mostly finds nothing left to do. They count towards sync_kick_percent
+// (the batch holds its change), then finds its change durable. Early
+// batches are durable like any other, rather than written now and flushed
+// by the FLUSH: a client's round trip is longer than the write and the
+// device flush together, so the FLUSH mostly finds nothing left to do. They count towards sync_kick_percent
 // like commits, share the spill's bound on the arena (one the arena cannot
 // place after all drops its copies, AbandonUnasked) and release nobody, so
 // gathering goes by commits. Work that flushes seldom sees the window

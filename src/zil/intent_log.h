@@ -380,8 +380,8 @@ class IntentLog {
   std::deque<Pending> pending_ ARC_GUARDED_BY(mu_);        // appended, not yet in a block
   uint64_t pending_bytes_ ARC_GUARDED_BY(mu_) = 0;
   uint64_t pending_copy_bytes_ ARC_GUARDED_BY(mu_) = 0;  // of them, copies (spill_percent)
-  bool unasked_wanted_ ARC_GUARDED_BY(mu_) =
-      false;  // the writer is asked for a spill or early batch
+  // The writer is asked for a spill or an early batch.
+  bool unasked_wanted_ ARC_GUARDED_BY(mu_) = false;
   // When the last Commit began (early_write_window_ns); false before the first.
   bool commit_seen_ ARC_GUARDED_BY(mu_) = false;
   uint64_t last_commit_ns_ ARC_GUARDED_BY(mu_) = 0;
