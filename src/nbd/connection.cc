@@ -91,7 +91,6 @@ RequestPolicy::Options PolicyOptions(const ServerOptions& o) {
   RequestPolicy::Options p;
   p.inline_idle_requests = o.inline_idle_requests;
   p.inline_requests_that_do_not_wait = o.inline_requests_that_do_not_wait;
-  p.commit_ahead = o.commit_ahead;
   return p;
 }
 
@@ -99,8 +98,7 @@ RequestPolicy::Options PolicyOptions(const ServerOptions& o) {
 
 Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
                        const ServerOptions* options, NbdStats* stats,
-                       PollBudget* poll_budget, std::atomic<int>* flushing_connections,
-                       bool refuse, HandshakeSecurity security)
+                       PollBudget* poll_budget, bool refuse, HandshakeSecurity security)
     : transport_(std::move(transport)),
       reader_(transport_.get()),
       exports_(*exports),
@@ -110,7 +108,7 @@ Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<E
       security_(std::move(security)),
       clock_(DefaultClock()),
       poll_(options->poll_window_ns, poll_budget, clock_, stats->poll),
-      policy_(PolicyOptions(*options), flushing_connections) {}
+      policy_(PolicyOptions(*options)) {}
 
 Connection::~Connection() = default;
 
@@ -145,10 +143,7 @@ void Connection::Serve() {
   export_stats_ = stats_->export_stats(negotiated_.export_index);
   export_stats_->connections->Add(1);
   reader_thread_ = std::this_thread::get_id();
-  reader_.set_before_wait([this] {
-    FlushPending();
-    MaybeCommitAhead();
-  });
+  reader_.set_before_wait([this] { FlushPending(); });
   if (options_.poll_window_ns > 0) reader_.set_poll(&poll_);
   Transmit();
   FlushPending();
@@ -203,8 +198,6 @@ bool Connection::HandleRequest(const uint8_t* h) {
     return true;
   }
   if (r->type == kCmdDisc) return false;
-  policy_.NoteCommand(r->type);
-
   if (write || r->type == kCmdRead) r->charged_bytes = r->length;
   bool idle = false;
   if (!AcquireSlot(r->charged_bytes, &idle)) return false;
@@ -222,24 +215,10 @@ bool Connection::HandleRequest(const uint8_t* h) {
   // inline requests (a client keeping its queue full of cache hits) still
   // gets its replies in bounded batches, and a long inline request its
   // reply at once.
-  if (policy_.Dispatched(run_inline, write, (r->flags & kCmdFlagFua) != 0, r->length)) {
+  if (policy_.Dispatched(run_inline, r->length)) {
     FlushPending();
   }
   return true;
-}
-
-void Connection::MaybeCommitAhead() {
-  if (!policy_.TakeCommitAhead()) return;
-  {
-    MutexLock l(&mu_);
-    if (in_flight_ > 0) return;  // the WRITE's reply is not sent yet
-  }
-  // A commit that would sync a txg is left to the client's FLUSH, which
-  // goes to the engine (ChooseInline): the reader never sits out a sync.
-  if (volume_->MayWait(VolumeOp::kFlush, 0, 0)) return;
-  stats_->commits_ahead->Add();
-  // An error here is the log's failure, which the client's FLUSH reports.
-  (void)volume_->Flush();
 }
 
 bool Connection::ChooseInline(Request* r, bool idle, bool* ok) {

@@ -45,12 +45,10 @@ class Connection {
   // Borrows `exports`, `options` and `stats` (they must outlive it).
   // `refuse`: answer the handshake with NBD_REP_ERR_POLICY (server full).
   // `poll_budget`: the server's, for ServerOptions::poll_window_ns.
-  // `flushing_connections`: the server's count of connections whose client
-  // flushes after each write (commit ahead).
   // `security`: TLS, identity and access for the handshake (handshake.h).
   Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
              const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget,
-             std::atomic<int>* flushing_connections, bool refuse,
+             bool refuse,
              HandshakeSecurity security = {});
   ~Connection();
   Connection(const Connection&) = delete;
@@ -112,10 +110,6 @@ class Connection {
   // client per batch instead of one per reply.
   void FlushPending();
   void SendFailed();
-  // Before the reader waits: flushes the volume (commits its log) when the
-  // policy calls for it and the last request's reply is sent
-  // (ServerOptions::commit_ahead).
-  void MaybeCommitAhead();
 
   void SendError(const Request& r, uint32_t error, const std::string& message);
   void SendSimple(const Request& r, uint32_t error, const uint8_t* data, size_t length);
@@ -157,7 +151,7 @@ class Connection {
   Mutex send_mu_;  // serializes replies on the transport
   std::vector<uint8_t> pending_ ARC_GUARDED_BY(send_mu_);
   std::thread::id reader_thread_;
-  // Inline requests, reply batches and commit ahead (reader thread only).
+  // Inline requests and reply batches (reader thread only).
   RequestPolicy policy_;
 
   Mutex mu_;

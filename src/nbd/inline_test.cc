@@ -250,79 +250,30 @@ TEST_F(InlineTest, ACommitThatWouldSyncATxgLeavesTheReaderFree) {
 }
 
 // A client that flushes after each write (fio's fsync=1, a database's
-// commits): once four pairs show the pattern, the connection flushes the
-// volume after each WRITE's reply, before it reads on, so the commit runs
-// while the client sends its FLUSH. WRITEs in a row without a FLUSH turn it
-// off again, and the option turns it off altogether.
-TEST_F(InlineTest, AClientThatFlushesAfterEachWriteHasItsFlushStartedEarly) {
+// commits): every request runs on the connection thread, and the volume
+// sees one flush per FLUSH, none of the connection's own (the log's early
+// writes make the write durable meanwhile).
+TEST_F(InlineTest, AClientThatFlushesAfterEachWriteGetsOneVolumeFlushPerFlush) {
   Start();
   RawClient c(options_.socket_path);
   ASSERT_NE(c.Connect("vol", true), 0);
   std::vector<uint8_t> w(4096, 0x5a);
-  constexpr int kPairs = 10, kLearn = 4;
+  constexpr int kPairs = 10;
   for (int i = 0; i < kPairs; i++) {
-    if (i == kLearn) EXPECT_EQ(Stat("commits_ahead"), 0) << "the pattern is not shown yet";
     ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
     ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
   }
-  EXPECT_EQ(Stat("commits_ahead"), kPairs - kLearn);
-  EXPECT_EQ(volume_->flushes(), kPairs + (kPairs - kLearn));
+  EXPECT_EQ(volume_->flushes(), kPairs);
   EXPECT_EQ(volume_->submits(), 0) << "everything ran on the connection thread";
-
-  for (int i = 0; i < 4; i++) ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
-  const int64_t after_run = Stat("commits_ahead");
-  EXPECT_LT(after_run, kPairs - kLearn + 4) << "writes in a row wear the pattern off";
-  for (int i = 0; i < 3; i++) ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
-  EXPECT_EQ(Stat("commits_ahead"), after_run) << "no early flush without the pattern";
   std::vector<uint8_t> r;
   ASSERT_EQ(c.Do(kCmdRead, 0, 4096, 0, nullptr, &r), 0u);
   EXPECT_EQ(r, w);
 }
 
-// With two clients flushing after each write, neither has its flush started
-// early: their FLUSHes share log commits, which early commits of one write
-// each would split. Once one stops the pattern, the other gets it back.
-TEST_F(InlineTest, OnlyTheOneClientFlushingAfterEachWriteHasItsFlushStartedEarly) {
-  Start();
-  RawClient a(options_.socket_path), b(options_.socket_path);
-  ASSERT_NE(a.Connect("vol", true), 0);
-  ASSERT_NE(b.Connect("vol", true), 0);
-  std::vector<uint8_t> w(4096, 0x5c);
-  auto pairs = [&](RawClient& c, int n) {
-    for (int i = 0; i < n; i++) {
-      ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
-      ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
-    }
-  };
-  pairs(a, 5);  // four to show the pattern, then one started early
-  EXPECT_EQ(Stat("commits_ahead"), 1);
-  pairs(b, 4);  // b shows the pattern too
-  pairs(a, 3);
-  pairs(b, 3);
-  EXPECT_EQ(Stat("commits_ahead"), 1) << "two clients flushing: no early flush";
-  for (int i = 0; i < 3; i++) ASSERT_EQ(b.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
-  pairs(a, 2);  // b wrote without flushing: a is the only one again
-  EXPECT_EQ(Stat("commits_ahead"), 3);
-}
-
-TEST_F(InlineTest, NoFlushStartsEarlyWhenCommitAheadIsOff) {
-  options_.commit_ahead = false;
-  Start();
-  RawClient c(options_.socket_path);
-  ASSERT_NE(c.Connect("vol", true), 0);
-  std::vector<uint8_t> w(4096, 0x5b);
-  for (int i = 0; i < 10; i++) {
-    ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
-    ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
-  }
-  EXPECT_EQ(Stat("commits_ahead"), 0);
-  EXPECT_EQ(volume_->flushes(), 10);
-}
-
 // A client that flushes after each write, while the volume says a commit
-// would sync a txg: no commit ahead on the reader; each FLUSH goes to the
+// would sync a txg: no flush runs on the reader; each FLUSH goes to the
 // engine.
-TEST_F(InlineTest, ACommitAheadThatWouldSyncATxgIsLeftToTheClientsFlush) {
+TEST_F(InlineTest, FlushesThatWouldSyncATxgGoToTheEngine) {
   volume_->set_may_wait([](VolumeOp op, uint64_t, uint64_t) { return op == VolumeOp::kFlush; });
   Start();
   RawClient c(options_.socket_path);
@@ -333,7 +284,6 @@ TEST_F(InlineTest, ACommitAheadThatWouldSyncATxgIsLeftToTheClientsFlush) {
     ASSERT_EQ(c.Do(kCmdWrite, uint64_t(i) * 4096, 4096, 0, &w), 0u);
     ASSERT_EQ(c.Do(kCmdFlush, 0, 0), 0u);
   }
-  EXPECT_EQ(Stat("commits_ahead"), 0);
   EXPECT_EQ(volume_->flushes(), 0) << "no flush ran on the connection thread";
   EXPECT_EQ(volume_->submits(), kPairs) << "every FLUSH went to the engine";
 }

@@ -29,9 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   NbdStats stats(&registry, {"a", "ro"});
   auto transport = std::make_unique<MemoryTransport>(std::span<const uint8_t>(data, size));
   PollBudget poll_budget(1);
-  std::atomic<int> flushing_connections{0};
   Connection c(std::move(transport), &exports, &options, &stats, &poll_budget,
-               &flushing_connections,
                /*refuse=*/size > 0 && data[size - 1] == 0xfe);
   c.Serve();
   return 0;

@@ -50,10 +50,6 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
                             "requests submitted to the engine because the volume said they may "
                             "wait (a cache miss, a throttled write, a commit that would sync a "
                             "txg)");
-  commits_ahead =
-      registry_->AddCounter("nbd", "commits_ahead", Unit::kOps,
-                            "volume flushes started after a WRITE, before the client's FLUSH "
-                            "came (ServerOptions::commit_ahead)");
   poll.caught = registry_->AddCounter("nbd", "poll_caught", Unit::kOps,
                                      "waits for a request that polling the socket ended");
   poll.slept = registry_->AddCounter("nbd", "poll_slept", Unit::kOps,

@@ -89,7 +89,6 @@ class NbdStats {
   stats::Counter* handshakes_completed = nullptr;
   stats::Counter* requests_inline = nullptr;    // run on the connection's thread
   stats::Counter* requests_may_wait = nullptr;  // submitted: Volume::MayWait said so
-  stats::Counter* commits_ahead = nullptr;      // log commits started before a FLUSH came
   stats::Counter* tls_handshakes = nullptr;     // TLS handshakes that succeeded
   stats::Counter* starttls_plaintext_dropped_bytes = nullptr;
   PollCounters poll;                            // adaptive_poll.h

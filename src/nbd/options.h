@@ -87,16 +87,6 @@ struct ServerOptions {
   // hit, a write the throttle lets through. Misses and throttled writes
   // are submitted.
   bool inline_requests_that_do_not_wait = true;
-  // A client that flushes after each write (a database's commits, fio's
-  // fsync=1) gets its flush started early: once the reply to a WRITE
-  // without FUA that ran inline is sent, and nothing more is buffered, the
-  // connection flushes the volume (commits the intent log) before it
-  // reads on, while the client turns around; the client's FLUSH then finds
-  // its write durable. Only while the connection's recent requests show
-  // the pattern and no other connection's do (server.cc, "Commit ahead"):
-  // a wrong guess costs one early log commit and delays the next request
-  // by it.
-  bool commit_ahead = true;
   // Before a connection thread sleeps waiting for its client's next
   // request (or the rest of a payload) it polls the socket for up to this
   // long, adapting the window to the client (adaptive_poll.h): a client at

@@ -1,6 +1,5 @@
-// RequestPolicy: one connection's rules for where its requests run and
-// when the volume's log is committed early (server.cc, "Requests run
-// inline" and "Commit ahead", has the why). The connection asks; the policy
+// RequestPolicy: one connection's rules for where its requests run
+// (server.cc, "Requests run inline", has the why). The connection asks; the policy
 // decides from what it is told and from the commands it has seen. It does
 // no I/O, so every rule is tested on its own (request_policy_test.cc).
 //
@@ -18,21 +17,9 @@
 //   longer than kInlineMaxBytes (its client waits for that reply to send
 //   its next long request; the reply is small beside the request)
 //
-//   commit ahead, before the reader waits for the next request:
-//     score   FLUSH after WRITE +1, WRITE after WRITE -2, in [0, kScoreMax];
-//             at kScoreFlushing or more the client "flushes after each
-//             write", and the connection counts in the server's
-//             flushing_connections
-//     when    the last request was an inline WRITE without FUA, its reply
-//             is sent, this client flushes after each write, and it is the
-//             server's only such client (several share log commits
-//             already); once per WRITE
-//
-// Thread-safety: the reader thread only, but for `flushing_connections`,
-// which the server's connections share (atomic).
+// Thread-safety: the reader thread only.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 namespace arcstore::nbd {
@@ -44,25 +31,15 @@ class RequestPolicy {
   // without waiting, up to this length.
   static constexpr uint32_t kInlineMaxHintedBytes = 1024 * 1024;
   static constexpr uint32_t kMaxInlineBurst = 16;
-  static constexpr int kScoreFlushing = 4;
-  static constexpr int kScoreMax = 8;
 
   struct Options {
     bool inline_idle_requests = true;              // the "alone" rule
     bool inline_requests_that_do_not_wait = true;  // the "hinted" rule
-    bool commit_ahead = true;
   };
 
-  // `flushing_connections`: the server's count, shared by its connections;
-  // must outlive the policy.
-  RequestPolicy(const Options& options, std::atomic<int>* flushing_connections);
-  ~RequestPolicy();  // leaves the count if it is in it
+  explicit RequestPolicy(const Options& options) : options_(options) {}
   RequestPolicy(const RequestPolicy&) = delete;
   RequestPolicy& operator=(const RequestPolicy&) = delete;
-
-  // A new request's command (NBD_CMD_*), before anything else is decided
-  // for it: moves the score.
-  void NoteCommand(uint16_t command);
 
   // A READ, WRITE, TRIM or WRITE_ZEROES of at most kInlineMaxBytes.
   static bool ShortDataCommand(uint16_t command, uint64_t length);
@@ -83,27 +60,15 @@ class RequestPolicy {
   // up to kInlineMaxHintedBytes, without FUA.
   bool MayRunHinted(uint16_t command, uint64_t length, bool fua) const;
 
-  // The request was dispatched: inline or not, a WRITE or not, with FUA or
-  // not, of `length` bytes. True when the replies held back must be sent
-  // now (the burst, or a long inline request).
-  bool Dispatched(bool run_inline, bool write, bool fua, uint64_t length);
+  // The request was dispatched: inline or not, of `length` bytes. True
+  // when the replies held back must be sent now (the burst, or a long
+  // inline request).
+  bool Dispatched(bool run_inline, uint64_t length);
   // The replies held back were sent.
   void RepliesSent() { inline_burst_ = 0; }
 
-  // Before the reader waits: true when the rules above call for a commit
-  // ahead of the last request, which it uses up (once per WRITE). The
-  // connection then commits only if that request's reply is sent.
-  bool TakeCommitAhead();
-
-  bool flushing() const { return score_ >= kScoreFlushing; }
-  int score() const { return score_; }
-
  private:
   const Options options_;
-  std::atomic<int>* const flushing_connections_;
-  int score_ = 0;
-  uint16_t last_command_ = 0xffff;
-  bool candidate_ = false;  // the last request: an inline WRITE without FUA
   uint32_t inline_burst_ = 0;
 };
 

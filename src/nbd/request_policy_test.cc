@@ -1,5 +1,5 @@
-// RequestPolicy's rules one by one: which requests run inline, when the
-// held replies must go, and when a connection commits ahead.
+// RequestPolicy's rules one by one: which requests run inline and when the
+// held replies must go.
 #include "nbd/request_policy.h"
 
 #include <gtest/gtest.h>
@@ -14,14 +14,6 @@ namespace {
 constexpr uint64_t k4K = 4096;
 constexpr uint64_t k1M = 1 << 20;
 
-// Feeds `pairs` WRITE-then-FLUSH pairs.
-void WriteFlush(RequestPolicy& p, int pairs) {
-  for (int i = 0; i < pairs; i++) {
-    p.NoteCommand(kCmdWrite);
-    p.NoteCommand(kCmdFlush);
-  }
-}
-
 TEST(RequestPolicy, ShortDataCommandsAreTheFourDataKindsUpTo64KiB) {
   for (uint16_t c : {kCmdRead, kCmdWrite, kCmdTrim, kCmdWriteZeroes}) {
     EXPECT_TRUE(RequestPolicy::ShortDataCommand(c, 64 * 1024)) << c;
@@ -33,8 +25,7 @@ TEST(RequestPolicy, ShortDataCommandsAreTheFourDataKindsUpTo64KiB) {
 }
 
 TEST(RequestPolicy, AloneMeansIdleWithNothingBufferedPastThePayload) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
+  RequestPolicy p({});
   const bool nofua = false, nosync = false;
   EXPECT_TRUE(p.RunsAlone(kCmdRead, k4K, nofua, /*idle=*/true, /*buffered=*/0, nosync));
   EXPECT_FALSE(p.RunsAlone(kCmdRead, k4K, nofua, /*idle=*/false, 0, nosync));
@@ -51,13 +42,12 @@ TEST(RequestPolicy, AloneMeansIdleWithNothingBufferedPastThePayload) {
 
   RequestPolicy::Options off;
   off.inline_idle_requests = false;
-  RequestPolicy q(off, &flushing);
+  RequestPolicy q(off);
   EXPECT_FALSE(q.RunsAlone(kCmdRead, k4K, nofua, true, 0, nosync));
 }
 
 TEST(RequestPolicy, ACommitThatWouldSyncATxgDoesNotRunAlone) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
+  RequestPolicy p({});
   // A FLUSH and the data commands with FUA commit the log; a READ does not.
   EXPECT_TRUE(RequestPolicy::Commits(kCmdFlush, false));
   for (uint16_t c : {kCmdWrite, kCmdTrim, kCmdWriteZeroes}) {
@@ -77,8 +67,7 @@ TEST(RequestPolicy, ACommitThatWouldSyncATxgDoesNotRunAlone) {
 }
 
 TEST(RequestPolicy, HintedForShortDataAndReadsAndWritesUpTo1MiBWithoutFua) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
+  RequestPolicy p({});
   EXPECT_TRUE(p.MayRunHinted(kCmdRead, k4K, /*fua=*/false));
   EXPECT_TRUE(p.MayRunHinted(kCmdWrite, k4K, false));
   EXPECT_FALSE(p.MayRunHinted(kCmdWrite, k4K, /*fua=*/true));
@@ -97,145 +86,41 @@ TEST(RequestPolicy, HintedForShortDataAndReadsAndWritesUpTo1MiBWithoutFua) {
 
   RequestPolicy::Options off;
   off.inline_requests_that_do_not_wait = false;
-  RequestPolicy q(off, &flushing);
+  RequestPolicy q(off);
   EXPECT_FALSE(q.MayRunHinted(kCmdRead, k4K, false));
 }
 
 TEST(RequestPolicy, HeldRepliesGoEverySixteenInlineRequests) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
+  RequestPolicy p({});
   for (int round = 0; round < 3; round++) {
     for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) {
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, false, false, k4K))
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, k4K))
           << "round " << round << " #" << i;
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, false, false, k4K))
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, k4K))
           << "submitted ones do not count";
     }
-    EXPECT_TRUE(p.Dispatched(true, false, false, k4K)) << "round " << round;
+    EXPECT_TRUE(p.Dispatched(true, k4K)) << "round " << round;
     p.RepliesSent();
   }
   // Replies sent for another reason restart the count.
   for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++)
-    p.Dispatched(true, false, false, k4K);
+    p.Dispatched(true, k4K);
   p.RepliesSent();
-  EXPECT_FALSE(p.Dispatched(true, false, false, k4K));
+  EXPECT_FALSE(p.Dispatched(true, k4K));
 }
 
 // A client sending long requests waits for their replies to send more: the
 // reply of a long inline request goes at once, a submitted one's on the
 // engine thread as always.
 TEST(RequestPolicy, ALongInlineRequestsReplyGoesAtOnce) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
-  EXPECT_TRUE(p.Dispatched(/*run_inline=*/true, /*write=*/true, false, k1M));
+  RequestPolicy p({});
+  EXPECT_TRUE(p.Dispatched(/*run_inline=*/true, k1M));
   p.RepliesSent();
-  EXPECT_TRUE(p.Dispatched(true, /*write=*/false, false, RequestPolicy::kInlineMaxBytes + 1));
+  EXPECT_TRUE(p.Dispatched(true, RequestPolicy::kInlineMaxBytes + 1));
   p.RepliesSent();
-  EXPECT_FALSE(p.Dispatched(true, true, false, RequestPolicy::kInlineMaxBytes))
+  EXPECT_FALSE(p.Dispatched(true, RequestPolicy::kInlineMaxBytes))
       << "a short one waits";
-  EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, true, false, k1M));
-}
-
-TEST(RequestPolicy, ScoreRisesWithWriteFlushPairsAndFallsWithWriteRuns) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
-  WriteFlush(p, RequestPolicy::kScoreFlushing - 1);
-  EXPECT_FALSE(p.flushing());
-  EXPECT_EQ(flushing.load(), 0);
-  WriteFlush(p, 1);
-  EXPECT_TRUE(p.flushing());
-  EXPECT_EQ(flushing.load(), 1);
-  WriteFlush(p, 100);
-  EXPECT_EQ(p.score(), RequestPolicy::kScoreMax);
-  EXPECT_EQ(flushing.load(), 1) << "counted once";
-  // FLUSH after FLUSH and READs leave the score; WRITE after WRITE takes 2.
-  p.NoteCommand(kCmdFlush);
-  p.NoteCommand(kCmdRead);
-  EXPECT_EQ(p.score(), RequestPolicy::kScoreMax);
-  p.NoteCommand(kCmdWrite);
-  p.NoteCommand(kCmdWrite);
-  p.NoteCommand(kCmdWrite);
-  EXPECT_EQ(p.score(), RequestPolicy::kScoreMax - 4);
-  EXPECT_TRUE(p.flushing());
-  p.NoteCommand(kCmdWrite);
-  EXPECT_FALSE(p.flushing());
-  EXPECT_EQ(flushing.load(), 0);
-  for (int i = 0; i < 10; i++) p.NoteCommand(kCmdWrite);
-  EXPECT_EQ(p.score(), 0);
-}
-
-TEST(RequestPolicy, ALeavingConnectionLeavesTheCount) {
-  std::atomic<int> flushing{0};
-  {
-    RequestPolicy a({}, &flushing);
-    RequestPolicy b({}, &flushing);
-    WriteFlush(a, RequestPolicy::kScoreFlushing);
-    WriteFlush(b, RequestPolicy::kScoreFlushing);
-    EXPECT_EQ(flushing.load(), 2);
-  }
-  EXPECT_EQ(flushing.load(), 0);
-}
-
-TEST(RequestPolicy, CommitsAheadOncePerInlineWriteOfTheOneFlushingClient) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
-  WriteFlush(p, RequestPolicy::kScoreFlushing);
-  ASSERT_TRUE(p.flushing());
-
-  p.NoteCommand(kCmdWrite);
-  p.Dispatched(/*run_inline=*/true, /*write=*/true, /*fua=*/false, k4K);
-  EXPECT_TRUE(p.TakeCommitAhead());
-  EXPECT_FALSE(p.TakeCommitAhead()) << "once per WRITE";
-
-  // Not after a submitted WRITE, a FUA WRITE, or a READ.
-  p.NoteCommand(kCmdFlush);
-  p.NoteCommand(kCmdWrite);
-  p.Dispatched(false, true, false, k4K);
-  EXPECT_FALSE(p.TakeCommitAhead());
-  p.NoteCommand(kCmdFlush);
-  p.NoteCommand(kCmdWrite);
-  p.Dispatched(true, true, /*fua=*/true, k4K);
-  EXPECT_FALSE(p.TakeCommitAhead());
-  p.NoteCommand(kCmdRead);
-  p.Dispatched(true, false, false, k4K);
-  EXPECT_FALSE(p.TakeCommitAhead());
-
-  // A new command uses the candidate up.
-  p.NoteCommand(kCmdFlush);
-  p.NoteCommand(kCmdWrite);
-  p.Dispatched(true, true, false, k4K);
-  p.NoteCommand(kCmdFlush);
-  EXPECT_FALSE(p.TakeCommitAhead());
-}
-
-TEST(RequestPolicy, NoCommitAheadWhileAnotherClientFlushesOrWhenOff) {
-  std::atomic<int> flushing{0};
-  RequestPolicy p({}, &flushing);
-  RequestPolicy other({}, &flushing);
-  WriteFlush(p, RequestPolicy::kScoreFlushing);
-  WriteFlush(other, RequestPolicy::kScoreFlushing);
-  p.NoteCommand(kCmdWrite);
-  p.Dispatched(true, true, false, k4K);
-  EXPECT_FALSE(p.TakeCommitAhead()) << "two flushing clients share log commits already";
-  for (int i = 0; i < 10; i++) other.NoteCommand(kCmdWrite);
-  EXPECT_EQ(flushing.load(), 1);
-  EXPECT_TRUE(p.TakeCommitAhead()) << "the candidate was kept while refused";
-
-  RequestPolicy::Options off;
-  off.commit_ahead = false;
-  std::atomic<int> alone{0};
-  RequestPolicy q(off, &alone);
-  WriteFlush(q, RequestPolicy::kScoreFlushing);
-  q.NoteCommand(kCmdWrite);
-  q.Dispatched(true, true, false, k4K);
-  EXPECT_FALSE(q.TakeCommitAhead());
-
-  // Below the score: no commit ahead.
-  RequestPolicy r({}, &alone);
-  WriteFlush(r, RequestPolicy::kScoreFlushing - 1);
-  r.NoteCommand(kCmdWrite);
-  r.Dispatched(true, true, false, k4K);
-  EXPECT_FALSE(r.TakeCommitAhead());
+  EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, k1M));
 }
 
 }  // namespace

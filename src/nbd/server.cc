@@ -107,31 +107,17 @@
 // Counted in nbd.requests_inline (run inline) and nbd.requests_may_wait
 // (submitted because the hint said so); ServerOptions::inline_idle_requests and
 // inline_requests_that_do_not_wait turn the two cases off. The rules of
-// this paragraph and the next are one class, RequestPolicy
-// (request_policy.h), tested on its own.
+// this paragraph are one class, RequestPolicy (request_policy.h), tested
+// on its own.
 //
-// Commit ahead. A client that flushes after each write (a database's
-// commits, fio's fsync=1) shows it: the connection scores FLUSH after
-// WRITE +1 and WRITE after WRITE -2 (0 to 8). At 4 or more, once an inline
-// WRITE's reply is sent and nothing more is buffered, the connection
-// flushes the volume before it waits for the next request: the log commit
-// runs while the reply travels and the client turns around, and the
-// client's FLUSH finds its write durable (a commit with nothing new to
-// write returns at once). It saves the client's turnaround with no thread
-// woken; the intent log's own early writes (intent_log.cc, "Early
-// writes") start such a commit on its writer thread for any client, and
-// whichever starts first, the other finds the write durable or waits for
-// it at the device. Only while that connection is the server's one
-// client with the pattern: several such
-// clients' FLUSHes already share log commits (one device write and flush
-// for all), and early commits of one write each would split those
-// batches into commits of one write. Not when the commit would sync a txg
-// (Volume::MayWait of a flush): the client's FLUSH then goes to the engine.
-// nbd.commits_ahead; ServerOptions::commit_ahead.
+// A client that flushes after each write (a database's commits, fio's
+// fsync=1) needs nothing of the connection: the intent log writes a change
+// that comes soon after a commit early, on its own writer thread
+// (intent_log.cc, "Early writes"), so the client's FLUSH mostly finds its
+// write durable or already at the device.
 //
 // Polling. When the reader finds nothing buffered (waiting for a request,
-// or for more of a WRITE's payload) it first sends what it held back (and
-// commits ahead), then, with ServerOptions::poll_window_ns set (arcstore
+// or for more of a WRITE's payload) it first sends what it held back, then, with ServerOptions::poll_window_ns set (arcstore
 // serve: 50 us), polls the socket without waiting before it sleeps in
 // recv(). The window adapts per connection and at most
 // max_pollers threads poll at once (adaptive_poll.h), so a client at
@@ -382,8 +368,7 @@ void Server::Admit(int fd, bool unix_socket, std::string peer) {
   s->refused = refuse;
   s->handshake_deadline_ns = deadline_ns;
   s->connection = std::make_unique<Connection>(std::make_unique<SocketTransport>(fd), &exports_,
-                                               &options_, stats_.get(), &poll_budget_,
-                                               &flushing_connections_, refuse,
+                                               &options_, stats_.get(), &poll_budget_, refuse,
                                                std::move(security));
   Session* raw = s.get();
   sessions_.push_back(std::move(s));

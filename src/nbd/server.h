@@ -92,7 +92,6 @@ class Server {
   stats::Registry* const registry_;
   std::unique_ptr<NbdStats> stats_;
   PollBudget poll_budget_;
-  std::atomic<int> flushing_connections_{0};  // Connection: commit ahead
 
   std::shared_ptr<const TlsCredentials> tls_;  // null: TLS off
   Mutex access_mu_;

@@ -56,9 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   security.credentials = Credentials();
   auto transport = std::make_unique<MemoryTransport>(std::span<const uint8_t>(data, size));
   PollBudget poll_budget(1);
-  std::atomic<int> flushing_connections{0};
   Connection c(std::move(transport), &exports, &options, &stats, &poll_budget,
-               &flushing_connections, /*refuse=*/false, std::move(security));
+               /*refuse=*/false, std::move(security));
   c.Serve();
   // Without TLS nothing may reach transmission.
   if (stats.handshakes_completed->Value() != 0) abort();
