@@ -97,8 +97,8 @@ RequestPolicy::Options PolicyOptions(const ServerOptions& o) {
 }  // namespace
 
 Connection::Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
-                       const ServerOptions* options, NbdStats* stats,
-                       PollBudget* poll_budget, bool refuse, HandshakeSecurity security)
+                       const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget,
+                       bool refuse, HandshakeSecurity security)
     : transport_(std::move(transport)),
       reader_(transport_.get()),
       exports_(*exports),

@@ -47,8 +47,7 @@ class Connection {
   // `poll_budget`: the server's, for ServerOptions::poll_window_ns.
   // `security`: TLS, identity and access for the handshake (handshake.h).
   Connection(std::unique_ptr<Transport> transport, const std::vector<Export>* exports,
-             const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget,
-             bool refuse,
+             const ServerOptions* options, NbdStats* stats, PollBudget* poll_budget, bool refuse,
              HandshakeSecurity security = {});
   ~Connection();
   Connection(const Connection&) = delete;

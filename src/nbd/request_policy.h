@@ -1,7 +1,7 @@
-// RequestPolicy: one connection's rules for where its requests run
-// (server.cc, "Requests run inline", has the why). The connection asks; the policy
-// decides from what it is told and from the commands it has seen. It does
-// no I/O, so every rule is tested on its own (request_policy_test.cc).
+// RequestPolicy: one connection's rules for where its requests run and
+// when its held replies go (server.cc, "Requests run inline", has the
+// why). The connection asks; the policy decides from what it is told. It
+// does no I/O, so every rule is tested on its own (request_policy_test.cc).
 //
 //   inline (on the reader thread) or submitted:
 //     alone   nothing else in flight and nothing buffered past the

@@ -94,17 +94,14 @@ TEST(RequestPolicy, HeldRepliesGoEverySixteenInlineRequests) {
   RequestPolicy p({});
   for (int round = 0; round < 3; round++) {
     for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) {
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, k4K))
-          << "round " << round << " #" << i;
-      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, k4K))
-          << "submitted ones do not count";
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/true, k4K)) << "round " << round << " #" << i;
+      EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, k4K)) << "submitted ones do not count";
     }
     EXPECT_TRUE(p.Dispatched(true, k4K)) << "round " << round;
     p.RepliesSent();
   }
   // Replies sent for another reason restart the count.
-  for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++)
-    p.Dispatched(true, k4K);
+  for (uint32_t i = 1; i < RequestPolicy::kMaxInlineBurst; i++) p.Dispatched(true, k4K);
   p.RepliesSent();
   EXPECT_FALSE(p.Dispatched(true, k4K));
 }
@@ -118,8 +115,7 @@ TEST(RequestPolicy, ALongInlineRequestsReplyGoesAtOnce) {
   p.RepliesSent();
   EXPECT_TRUE(p.Dispatched(true, RequestPolicy::kInlineMaxBytes + 1));
   p.RepliesSent();
-  EXPECT_FALSE(p.Dispatched(true, RequestPolicy::kInlineMaxBytes))
-      << "a short one waits";
+  EXPECT_FALSE(p.Dispatched(true, RequestPolicy::kInlineMaxBytes)) << "a short one waits";
   EXPECT_FALSE(p.Dispatched(/*run_inline=*/false, k1M));
 }
 

@@ -117,13 +117,14 @@
 // write durable or already at the device.
 //
 // Polling. When the reader finds nothing buffered (waiting for a request,
-// or for more of a WRITE's payload) it first sends what it held back, then, with ServerOptions::poll_window_ns set (arcstore
-// serve: 50 us), polls the socket without waiting before it sleeps in
-// recv(). The window adapts per connection and at most
-// max_pollers threads poll at once (adaptive_poll.h), so a client at
-// queue depth 1 gets the next request picked up without a sleep and a
-// cross-CPU wakeup per request, and an idle one costs nothing after a few
-// waits. nbd.poll_caught / poll_slept / poll_no_budget / poll_ns.
+// or for more of a WRITE's payload) it first sends what it held back,
+// then, with ServerOptions::poll_window_ns set (arcstore serve: 50 us),
+// polls the socket without waiting before it sleeps in recv(). The window
+// adapts per connection and at most max_pollers threads poll at once
+// (adaptive_poll.h), so a client at queue depth 1 gets the next request
+// picked up without a sleep and a cross-CPU wakeup per request, and an
+// idle one costs nothing after a few waits. nbd.poll_caught / poll_slept /
+// poll_no_budget / poll_ns.
 //
 // Replies leave in completion order, not request order (the protocol allows
 // it); all chunks of one reply go out in one locked write, so chunks of
@@ -367,9 +368,9 @@ void Server::Admit(int fd, bool unix_socket, std::string peer) {
   auto s = std::make_unique<Session>();
   s->refused = refuse;
   s->handshake_deadline_ns = deadline_ns;
-  s->connection = std::make_unique<Connection>(std::make_unique<SocketTransport>(fd), &exports_,
-                                               &options_, stats_.get(), &poll_budget_, refuse,
-                                               std::move(security));
+  s->connection =
+      std::make_unique<Connection>(std::make_unique<SocketTransport>(fd), &exports_, &options_,
+                                   stats_.get(), &poll_budget_, refuse, std::move(security));
   Session* raw = s.get();
   sessions_.push_back(std::move(s));
   raw->thread = std::thread([this, raw] {
