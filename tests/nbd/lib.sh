@@ -62,6 +62,10 @@ arcstore_serve() {
   [[ -x "${ARCSTORE:-}" ]] || fail "ARCSTORE is not set to the arcstore binary"
   local in_ns=()
   [[ -n "${SERVE_NETNS:-}" ]] && in_ns=(ip netns exec "$SERVE_NETNS")
+  # Emptied here, not only by the background start's redirection: a server
+  # started again on the same PREFIX must not be taken for started by the
+  # "serving" line of the one before, before its own shell has truncated it.
+  : >"$prefix.out"
   "${in_ns[@]}" "$ARCSTORE" serve "$pool" "$@" >"$prefix.out" 2>"$prefix.err" &
   ARCSTORE_PID=$!
   for _ in $(seq 1 1000); do
