@@ -29,6 +29,23 @@
 // already buffered (a deep queue) never waits at all. CPU spent polling is
 // at most max_window_ns per wait.
 //
+// The window alone cannot tell a client whose gaps are spread out: a mix
+// of short gaps (which grow the window) and long ones (which it polls in
+// vain before sleeping) keeps it polling while it catches few requests.
+// So each connection also keeps the books over epochs of kEpochWaits
+// waits that could poll: polling pays when it spent at most one
+// max_window_ns per request it caught (max_window_ns is what a caught
+// request is worth: the operator's bound on polling to save one sleep).
+// An epoch that did not pay starts a rest, waits that sleep at once (the
+// window still adapting to the gaps); the rests double while epochs keep
+// not paying, up to kMaxRestEpochs epochs, and an epoch that pays ends
+// the doubling:
+//
+//   epoch of kEpochWaits waits --paid--> next epoch, rest length reset
+//        |
+//        +--did not pay--> rest (1, 2, 4 ... kMaxRestEpochs epochs of
+//                          waits, no polling) --> next epoch
+//
 // PollBudget bounds how many threads of the server poll at once (by
 // default one fewer than the CPUs, at least one), so polling never takes
 // the last CPU from the clients, the engine's threads or other
@@ -36,7 +53,7 @@
 //
 // Stats (module "nbd"): poll_caught (waits polling ended), poll_slept
 // (waits that slept), poll_no_budget (waits that could not poll),
-// poll_ns (time spent polling).
+// poll_ns (time spent polling), poll_rests (rests begun).
 //
 // Thread-safety: an AdaptivePoll belongs to one thread (the connection's
 // reader); PollBudget is shared by all of them and lock-free.
@@ -75,6 +92,7 @@ struct PollCounters {
   stats::Counter* slept = nullptr;
   stats::Counter* no_budget = nullptr;
   stats::Counter* poll_ns = nullptr;
+  stats::Counter* rests = nullptr;
 };
 
 class AdaptivePoll {
@@ -95,7 +113,7 @@ class AdaptivePoll {
   template <typename TryNow, typename Wait>
   Result<size_t> Await(TryNow try_now, Wait wait) {
     const uint64_t start_ns = clock_->NowNs();
-    if (window_ns_ > 0) {
+    if (window_ns_ > 0 && rest_waits_ == 0) {
       if (budget_->TryAcquire()) {
         uint64_t now_ns = start_ns;
         do {
@@ -105,14 +123,18 @@ class AdaptivePoll {
             budget_->Release();
             counters_.poll_ns->Add(now_ns - start_ns);
             counters_.caught->Add();
+            Polled(now_ns - start_ns, true);
             return r;  // the window stays
           }
         } while (now_ns - start_ns < window_ns_);
         budget_->Release();
         counters_.poll_ns->Add(now_ns - start_ns);
+        Polled(now_ns - start_ns, false);
       } else {
         counters_.no_budget->Add();
       }
+    } else if (rest_waits_ > 0) {
+      rest_waits_--;
     }
     Result<size_t> r = wait();
     counters_.slept->Add();
@@ -121,8 +143,32 @@ class AdaptivePoll {
   }
 
   uint64_t window_ns() const { return window_ns_; }
+  // Waits left in the current rest (0: polling as the window says).
+  uint64_t rest_waits() const { return rest_waits_; }
+
+  static constexpr uint32_t kEpochWaits = 64;
+  static constexpr uint32_t kMaxRestEpochs = 64;
 
  private:
+  // Books a wait that polled for `polled_ns` (and caught its request or
+  // not); at the end of an epoch, starts a rest if polling did not pay.
+  void Polled(uint64_t polled_ns, bool caught) {
+    epoch_waits_++;
+    epoch_poll_ns_ += polled_ns;
+    if (caught) epoch_caught_++;
+    if (epoch_waits_ < kEpochWaits) return;
+    if (epoch_poll_ns_ > epoch_caught_ * max_ns_) {
+      rest_waits_ = uint64_t{kEpochWaits} * rest_epochs_;
+      rest_epochs_ = std::min(rest_epochs_ * 2, kMaxRestEpochs);
+      if (counters_.rests != nullptr) counters_.rests->Add();
+    } else {
+      rest_epochs_ = 1;
+    }
+    epoch_waits_ = 0;
+    epoch_poll_ns_ = 0;
+    epoch_caught_ = 0;
+  }
+
   // Adapts the window after a wait that slept `waited_ns` in all.
   void Slept(uint64_t waited_ns) {
     const uint64_t floor_ns = max_ns_ / 8;
@@ -136,6 +182,12 @@ class AdaptivePoll {
 
   const uint64_t max_ns_;
   uint64_t window_ns_;
+  // The current epoch's books, and the rest: see the theory above.
+  uint32_t epoch_waits_ = 0;
+  uint64_t epoch_poll_ns_ = 0;
+  uint64_t epoch_caught_ = 0;
+  uint64_t rest_waits_ = 0;
+  uint32_t rest_epochs_ = 1;  // the next rest's length, in epochs
   PollBudget* const budget_;
   Clock* const clock_;
   const PollCounters counters_;

@@ -21,6 +21,7 @@ class AdaptivePollTest : public ::testing::Test {
     counters_.slept = registry_.AddCounter("t", "slept", stats::Unit::kOps, "");
     counters_.no_budget = registry_.AddCounter("t", "no_budget", stats::Unit::kOps, "");
     counters_.poll_ns = registry_.AddCounter("t", "poll_ns", stats::Unit::kNanoseconds, "");
+    counters_.rests = registry_.AddCounter("t", "rests", stats::Unit::kOps, "");
     poll_ = std::make_unique<AdaptivePoll>(kMaxNs, &budget_, &clock_, counters_);
   }
 
@@ -90,6 +91,77 @@ TEST_F(AdaptivePollTest, AnIdleClientStopsThePollingAndABusyOneRestartsIt) {
   EXPECT_EQ(poll_->window_ns(), 32'000u);
   EXPECT_EQ(counters_.caught->Value(), 1u);
   EXPECT_EQ(counters_.slept->Value(), 8u);
+}
+
+// A client whose gaps alternate between short (they grow the window) and
+// longer than the window (polled in vain) keeps the window open while
+// polling catches nothing: after an epoch the connection rests, sleeping
+// at once for an epoch's waits, then polls again; a second epoch that does
+// not pay rests twice as long.
+TEST_F(AdaptivePollTest, PollingThatDoesNotPayRestsAndRestsLongerEachTime) {
+  const std::vector<uint64_t> gaps = {20'000, 200'000};
+  size_t i = 0;
+  auto next_gap = [&] { return gaps[i++ % gaps.size()]; };
+  auto wait_until_rest = [&] {
+    for (int n = 0; n < 10 * static_cast<int>(AdaptivePoll::kEpochWaits); n++) {
+      WaitFor(next_gap());
+      if (poll_->rest_waits() > 0) return;
+    }
+    FAIL() << "no rest after ten epochs";
+  };
+  wait_until_rest();
+  EXPECT_EQ(counters_.rests->Value(), 1u);
+  EXPECT_EQ(poll_->rest_waits(), AdaptivePoll::kEpochWaits);
+  EXPECT_LT(counters_.caught->Value(), AdaptivePoll::kEpochWaits / 4);
+
+  // The rest: every wait sleeps at once.
+  const uint64_t polled_ns = counters_.poll_ns->Value();
+  for (uint32_t n = 0; n < AdaptivePoll::kEpochWaits; n++) {
+    EXPECT_FALSE(WaitFor(next_gap()));
+    EXPECT_EQ(tries_, 0) << n;
+  }
+  EXPECT_EQ(counters_.poll_ns->Value(), polled_ns);
+  EXPECT_EQ(poll_->rest_waits(), 0u);
+
+  // Polling again, still not paying: a rest of two epochs.
+  wait_until_rest();
+  EXPECT_GT(counters_.poll_ns->Value(), polled_ns) << "it polled between the rests";
+  EXPECT_EQ(counters_.rests->Value(), 2u);
+  EXPECT_EQ(poll_->rest_waits(), 2u * AdaptivePoll::kEpochWaits);
+}
+
+// A client that comes back within the window is caught every time and
+// never rests; an epoch that pays ends the doubling of the rests.
+TEST_F(AdaptivePollTest, PollingThatPaysNeverRestsAndResetsTheRests) {
+  for (uint32_t n = 0; n < 10 * AdaptivePoll::kEpochWaits; n++) {
+    ASSERT_TRUE(WaitFor(10'000)) << n;
+  }
+  EXPECT_EQ(counters_.rests->Value(), 0u);
+  EXPECT_EQ(poll_->rest_waits(), 0u);
+
+  // Two epochs that do not pay (the gaps of the test above, then a rest
+  // slept through) give a rest of one epoch, then of two.
+  auto idle_epoch = [&] {
+    for (uint32_t n = 0; n < 10 * AdaptivePoll::kEpochWaits && poll_->rest_waits() == 0; n++) {
+      WaitFor(n % 2 == 0 ? 20'000 : 200'000);
+    }
+    ASSERT_GT(poll_->rest_waits(), 0u);
+    for (uint32_t n = poll_->rest_waits(); n > 0; n--) WaitFor(200'000);
+  };
+  idle_epoch();
+  EXPECT_EQ(counters_.rests->Value(), 1u);
+  idle_epoch();
+  EXPECT_EQ(counters_.rests->Value(), 2u);
+
+  // A paying epoch (the window may first have to grow back): the next
+  // rest is one epoch again.
+  for (uint32_t n = 0; n < 3 * AdaptivePoll::kEpochWaits; n++) WaitFor(10'000);
+  EXPECT_EQ(counters_.rests->Value(), 2u);
+  for (uint32_t n = 0; n < 10 * AdaptivePoll::kEpochWaits && poll_->rest_waits() == 0; n++) {
+    WaitFor(n % 2 == 0 ? 20'000 : 200'000);
+  }
+  EXPECT_EQ(counters_.rests->Value(), 3u);
+  EXPECT_EQ(poll_->rest_waits(), AdaptivePoll::kEpochWaits);
 }
 
 // With the budget spent by another connection, a wait sleeps at once and

@@ -60,6 +60,9 @@ NbdStats::NbdStats(stats::Registry* registry, const std::vector<std::string>& ex
                                          "were polling");
   poll.poll_ns = registry_->AddCounter("nbd", "poll_ns", Unit::kNanoseconds,
                                        "time connection threads spent polling");
+  poll.rests = registry_->AddCounter("nbd", "poll_rests", Unit::kOps,
+                                     "times a connection stopped polling for a while: its "
+                                     "polling had cost more than a window per request caught");
   tls_handshakes =
       registry_->AddCounter("nbd", "tls_handshakes", Unit::kOps, "TLS handshakes that succeeded");
   starttls_plaintext_dropped_bytes = registry_->AddCounter(
