@@ -160,7 +160,7 @@ class AdaptivePoll {
     if (epoch_poll_ns_ > epoch_caught_ * max_ns_) {
       rest_waits_ = uint64_t{kEpochWaits} * rest_epochs_;
       rest_epochs_ = std::min(rest_epochs_ * 2, kMaxRestEpochs);
-      if (counters_.rests != nullptr) counters_.rests->Add();
+      counters_.rests->Add();
     } else {
       rest_epochs_ = 1;
     }

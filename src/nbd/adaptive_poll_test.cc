@@ -46,6 +46,17 @@ class AdaptivePollTest : public ::testing::Test {
     return counters_.caught->Value() > caught_before;
   }
 
+  // Waits with gaps alternating between short (they grow the window) and
+  // longer than the window (polled in vain) until a rest begins, for at
+  // most ten epochs; returns whether one did.
+  bool WaitUntilRest() {
+    for (uint32_t n = 0; n < 10 * AdaptivePoll::kEpochWaits; n++) {
+      WaitFor(n % 2 == 0 ? 20'000 : 200'000);
+      if (poll_->rest_waits() > 0) return true;
+    }
+    return false;
+  }
+
   stats::Registry registry_;
   testing::ManualClock clock_;
   PollBudget budget_;
@@ -93,38 +104,27 @@ TEST_F(AdaptivePollTest, AnIdleClientStopsThePollingAndABusyOneRestartsIt) {
   EXPECT_EQ(counters_.slept->Value(), 8u);
 }
 
-// A client whose gaps alternate between short (they grow the window) and
-// longer than the window (polled in vain) keeps the window open while
-// polling catches nothing: after an epoch the connection rests, sleeping
-// at once for an epoch's waits, then polls again; a second epoch that does
-// not pay rests twice as long.
+// A client whose gaps alternate between short and longer than the window
+// keeps the window open while polling catches nothing: after an epoch the
+// connection rests, sleeping at once for an epoch's waits, then polls
+// again; a second epoch that does not pay rests twice as long.
 TEST_F(AdaptivePollTest, PollingThatDoesNotPayRestsAndRestsLongerEachTime) {
-  const std::vector<uint64_t> gaps = {20'000, 200'000};
-  size_t i = 0;
-  auto next_gap = [&] { return gaps[i++ % gaps.size()]; };
-  auto wait_until_rest = [&] {
-    for (int n = 0; n < 10 * static_cast<int>(AdaptivePoll::kEpochWaits); n++) {
-      WaitFor(next_gap());
-      if (poll_->rest_waits() > 0) return;
-    }
-    FAIL() << "no rest after ten epochs";
-  };
-  wait_until_rest();
+  ASSERT_TRUE(WaitUntilRest());
   EXPECT_EQ(counters_.rests->Value(), 1u);
   EXPECT_EQ(poll_->rest_waits(), AdaptivePoll::kEpochWaits);
   EXPECT_LT(counters_.caught->Value(), AdaptivePoll::kEpochWaits / 4);
 
-  // The rest: every wait sleeps at once.
+  // The rest: every wait sleeps at once, even one the window would catch.
   const uint64_t polled_ns = counters_.poll_ns->Value();
   for (uint32_t n = 0; n < AdaptivePoll::kEpochWaits; n++) {
-    EXPECT_FALSE(WaitFor(next_gap()));
+    EXPECT_FALSE(WaitFor(n % 2 == 0 ? 20'000 : 200'000));
     EXPECT_EQ(tries_, 0) << n;
   }
   EXPECT_EQ(counters_.poll_ns->Value(), polled_ns);
   EXPECT_EQ(poll_->rest_waits(), 0u);
 
   // Polling again, still not paying: a rest of two epochs.
-  wait_until_rest();
+  ASSERT_TRUE(WaitUntilRest());
   EXPECT_GT(counters_.poll_ns->Value(), polled_ns) << "it polled between the rests";
   EXPECT_EQ(counters_.rests->Value(), 2u);
   EXPECT_EQ(poll_->rest_waits(), 2u * AdaptivePoll::kEpochWaits);
@@ -139,27 +139,20 @@ TEST_F(AdaptivePollTest, PollingThatPaysNeverRestsAndResetsTheRests) {
   EXPECT_EQ(counters_.rests->Value(), 0u);
   EXPECT_EQ(poll_->rest_waits(), 0u);
 
-  // Two epochs that do not pay (the gaps of the test above, then a rest
-  // slept through) give a rest of one epoch, then of two.
-  auto idle_epoch = [&] {
-    for (uint32_t n = 0; n < 10 * AdaptivePoll::kEpochWaits && poll_->rest_waits() == 0; n++) {
-      WaitFor(n % 2 == 0 ? 20'000 : 200'000);
-    }
-    ASSERT_GT(poll_->rest_waits(), 0u);
-    for (uint32_t n = poll_->rest_waits(); n > 0; n--) WaitFor(200'000);
-  };
-  idle_epoch();
-  EXPECT_EQ(counters_.rests->Value(), 1u);
-  idle_epoch();
+  // Two epochs that do not pay, each rest slept through: rests of one
+  // epoch, then of two.
+  for (uint64_t want : {1u, 2u}) {
+    ASSERT_TRUE(WaitUntilRest());
+    EXPECT_EQ(poll_->rest_waits(), want * AdaptivePoll::kEpochWaits);
+    for (uint64_t n = poll_->rest_waits(); n > 0; n--) WaitFor(200'000);
+  }
   EXPECT_EQ(counters_.rests->Value(), 2u);
 
-  // A paying epoch (the window may first have to grow back): the next
-  // rest is one epoch again.
+  // Paying epochs (the window may first have to grow back): the next rest
+  // is one epoch again.
   for (uint32_t n = 0; n < 3 * AdaptivePoll::kEpochWaits; n++) WaitFor(10'000);
   EXPECT_EQ(counters_.rests->Value(), 2u);
-  for (uint32_t n = 0; n < 10 * AdaptivePoll::kEpochWaits && poll_->rest_waits() == 0; n++) {
-    WaitFor(n % 2 == 0 ? 20'000 : 200'000);
-  }
+  ASSERT_TRUE(WaitUntilRest());
   EXPECT_EQ(counters_.rests->Value(), 3u);
   EXPECT_EQ(poll_->rest_waits(), AdaptivePoll::kEpochWaits);
 }

@@ -802,7 +802,8 @@ TEST(TransportTest, AReaderWithAPollPollsForHeadersAndPayloads) {
   PollCounters counters{registry.AddCounter("t", "caught", stats::Unit::kOps, ""),
                         registry.AddCounter("t", "slept", stats::Unit::kOps, ""),
                         registry.AddCounter("t", "no_budget", stats::Unit::kOps, ""),
-                        registry.AddCounter("t", "poll_ns", stats::Unit::kNanoseconds, "")};
+                        registry.AddCounter("t", "poll_ns", stats::Unit::kNanoseconds, ""),
+                        registry.AddCounter("t", "rests", stats::Unit::kOps, "")};
   PollBudget budget(1);
   AdaptivePoll poll(kNsPerMs, &budget, DefaultClock(), counters);
   Reader reader(&t);
