@@ -33,7 +33,7 @@
 // of short gaps (which grow the window) and long ones (which it polls in
 // vain before sleeping) keeps it polling while it catches few requests.
 // So each connection also keeps the books over epochs of kEpochWaits
-// waits that could poll: polling pays when it spent at most one
+// waits that polled: polling pays when it spent at most one
 // max_window_ns per request it caught (max_window_ns is what a caught
 // request is worth: the operator's bound on polling to save one sleep).
 // An epoch that did not pay starts a rest, waits that sleep at once (the
