@@ -348,8 +348,8 @@ void AddServeCommand(CLI::App& app) {
                 "growing ARC do not pay a page's first touch; the intent log's copy memory too "
                 "(e.g. 2G; default none)");
   c->add_option("--arc-grow-ahead", a.arc_grow_ahead,
-                "memory a background thread keeps ready ahead of a growing ARC, in huge pages "
-                "where the kernel has them (default 64M; 0: writers map new buffers themselves)");
+                "memory a background thread keeps ready ahead of a growing ARC (default 64M; 0: "
+                "writers map new buffers themselves)");
   c->add_option("--io-backend", a.io_backend, "pool device backend: auto, io_uring or psync");
   c->add_option("--sync-nice", a.sync_nice,
                 "nice value of the txg sync thread, 0..19 (default 19; 0: as the request threads)");

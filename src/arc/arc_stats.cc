@@ -148,9 +148,11 @@ void Arc::RegisterStats() {
         [this] { return static_cast<int64_t>(buffers_.Stats().spare_bytes); });
   gauge("buf_cached_bytes", Unit::kBytes, "freed buffers kept for reuse (mapped and heap)",
         [this] { return static_cast<int64_t>(buffers_.Stats().cached_bytes); });
-  gauge("buf_reserve_bytes", Unit::kBytes, "the reserve: warm memory the filler made (pretouch, grow-ahead), not handed out",
+  gauge("buf_reserve_bytes", Unit::kBytes,
+        "the reserve: populated memory the filler made (pretouch, grow-ahead), not handed out",
         [this] { return static_cast<int64_t>(buffers_.Stats().reserve_bytes); });
-  gauge("buf_pretouched_bytes", Unit::kBytes, "memory the filler made warm for the reserve, in all",
+  gauge("buf_pretouched_bytes", Unit::kBytes,
+        "memory the filler made ready for the reserve, in all",
         [this] { return static_cast<int64_t>(buffers_.Stats().pretouched_bytes); });
   gauge("evict_count", Unit::kBytes, "the monotonic really-freed counter", [this] {
     MutexLock l(&evict_mu_);

@@ -130,15 +130,13 @@ int BufferAllocator::ClassOf(uint64_t bytes) {
 // A buffer of its own mapping, populated at once like a slab: every record
 // buffer is written whole soon after it is made (a record copied into a
 // dirty copy, a block read into it), so its pages are touched anyway, and
-// one system call costs far less than a fault per page on a virtual
-// machine, where a fault on fresh memory is a trip to the hypervisor. This
-// is what a writer pays for each new buffer while the ARC grows to its
-// working size.
+// one system call costs far less than a fault per page. This is what a
+// writer pays for each new buffer while the ARC grows to its working size
+// and outruns the filler.
 uint8_t* BufferAllocator::Map(uint64_t bytes) {
   bool from_reserve = false;
   uint8_t* p = MapFresh(PageRound(bytes), &from_reserve);
   if (!from_reserve) {
-    PopulatePages(p, bytes);
     maps_.fetch_add(1, std::memory_order_relaxed);
     if (counters_.maps != nullptr) counters_.maps->Add();
     mapped_bytes_.fetch_add(PageRound(bytes), std::memory_order_relaxed);
@@ -146,6 +144,9 @@ uint8_t* BufferAllocator::Map(uint64_t bytes) {
   return p;
 }
 
+// Populated memory of `bytes` (page-rounded): cut from the reserve, else
+// mapped and populated here (MapPopulatedPages: small pages, see
+// base/page_memory.h).
 uint8_t* BufferAllocator::MapFresh(uint64_t bytes, bool* from_reserve) {
   uint8_t* p = TakeReserved(bytes);
   AskToGrow();
@@ -156,7 +157,7 @@ uint8_t* BufferAllocator::MapFresh(uint64_t bytes, bool* from_reserve) {
     return p;
   }
   *from_reserve = false;
-  return MapPages(bytes);
+  return MapPopulatedPages(bytes);
 }
 
 void BufferAllocator::AskToGrow() {
@@ -190,7 +191,7 @@ bool BufferAllocator::FillReserve(uint64_t goal_bytes) {
   const uint64_t chunk_bytes =
       goal_bytes > options_.grow_ahead_bytes ? kReserveChunkBytes : kGrowChunkBytes;
   const uint64_t bytes = PageRound(std::min(chunk_bytes, target - have));
-  uint8_t* p = MapWarmPages(bytes);
+  uint8_t* p = MapPopulatedPages(bytes);
   maps_.fetch_add(1, std::memory_order_relaxed);
   if (counters_.maps != nullptr) counters_.maps->Add();
   mapped_bytes_.fetch_add(bytes, std::memory_order_relaxed);
@@ -266,20 +267,6 @@ BufferAllocator::Source BufferAllocator::SourceOf(uint64_t bytes) const {
   return Source::kHeap;
 }
 
-// A slab, populated at once: one system call instead of a fault per page
-// on first touch. Huge pages are refused: on a virtual machine, zeroing a
-// 2 MiB page of memory the guest has not touched yet stalls the writer
-// that touches it first. The advice is a hint; a kernel without it
-// faults the pages in one by one on first touch.
-uint8_t* BufferAllocator::MapSlabFresh(bool* from_reserve) {
-  uint8_t* slab = MapFresh(options_.slab_bytes, from_reserve);
-  if (!*from_reserve) {
-    (void)madvise(slab, options_.slab_bytes, MADV_NOHUGEPAGE);
-    PopulatePages(slab, options_.slab_bytes);
-  }
-  return slab;
-}
-
 void BufferAllocator::AddSlab(Class& cl, uint8_t* slab, bool from_reserve) {
   cl.slabs.push_back(slab);
   if (!from_reserve) {
@@ -303,7 +290,7 @@ uint8_t* BufferAllocator::TakePiece(Class& cl, int c, uint64_t bytes) {
         cl.next = std::exchange(cl.ready, nullptr);
       } else {
         bool from_reserve = false;
-        cl.next = MapSlabFresh(&from_reserve);
+        cl.next = MapFresh(options_.slab_bytes, &from_reserve);
         AddSlab(cl, cl.next, from_reserve);
         inline_slabs_.fetch_add(1, std::memory_order_relaxed);
         if (counters_.inline_slabs != nullptr) counters_.inline_slabs->Add();
@@ -380,7 +367,7 @@ void BufferAllocator::FillerMain() {
       // Mapped and populated without the class's lock: only this thread
       // sets `ready`, so it is still empty below.
       bool from_reserve = false;
-      uint8_t* slab = MapSlabFresh(&from_reserve);
+      uint8_t* slab = MapFresh(options_.slab_bytes, &from_reserve);
       MutexLock l(&cl.mu);
       AddSlab(cl, slab, from_reserve);
       cl.ready = slab;

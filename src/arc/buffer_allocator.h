@@ -32,9 +32,9 @@
 // class maps no new slab while it has pieces of its own to reuse; the
 // cost is a page fault per cold piece, and a system call per piece given
 // back (no merging of neighbours), paid only beyond the cache's limit.
-// Slabs are mapped with MADV_NOHUGEPAGE, so that the kernel never turns
-// cold pieces back into resident huge pages, and unmapped only with the
-// allocator. Other sizes below map_min_bytes (fewer than 8 to a slab, or
+// All of the allocator's mappings are in small pages (MADV_NOHUGEPAGE), so
+// the kernel never turns cold pieces back into resident huge pages; slabs
+// are unmapped only with the allocator. Other sizes below map_min_bytes (fewer than 8 to a slab, or
 // slab_bytes 0) come from new[], cached the same way when they are a power
 // of two, never otherwise.
 //
@@ -60,11 +60,10 @@
 // resident and not yet handed out (spare_bytes), and so is what is left of
 // the reserve (reserve_bytes, at most ReserveTargetBytes(), within the
 // room); everything else resident is in use by the ARC (and counted in its
-// size). A class's slabs span at
-// most the peak of its pieces resident at once plus two slabs (the filler
-// maps a ready slab without looking at cold pieces); address space and
-// the cold stacks never shrink, and one class's cold pieces are not
-// another's.
+// size). A class's slabs span at most the peak of its pieces resident at
+// once plus two slabs (the filler maps a ready slab without looking at
+// cold pieces); address space and the cold stacks never shrink, and one
+// class's cold pieces are not another's.
 //
 // The ARC's room. A txg sync replaces every record it wrote: a burst of
 // thousands of frees, then as many allocations for the next txg's dirty
@@ -74,28 +73,22 @@
 // to the room the ARC leaves below its target, c - size (AttachRoom):
 // memory the ARC may use anyway, so the process's resident set still
 // follows c, not what was ever freed. The room is not capped below c: a
-// txg of a few GiB frees a few GiB at once, and on a virtual machine a
-// page mapped again costs far more than a copy into it on its first touch
-// from user space (a trip to the hypervisor per page, populated or not),
-// while a page kept and reused costs nothing. When the room shrinks (c falls, or the ARC grows in other
+// txg of a few GiB frees a few GiB at once, and a page mapped again costs
+// far more than a copy into it (on a virtual machine, a trip to the
+// hypervisor per page: "The reserve" below), while a page kept and reused
+// costs nothing. When the room shrinks (c falls, or the ARC grows in other
 // size classes) Trim() gives back what no longer fits; the ARC calls it on
 // every Tick() and after c or c_max moves.
 //
-// The reserve. Memory new to the process is costly at its first touch on
-// a virtual machine whose hypervisor builds the page tables it walks
-// itself on demand, one set for the guest's user mode and one for its
-// kernel: on this project's machines a page's first access from user
-// space costs dozens of times a copy into it, populated or not, its first
-// access by the kernel on the process's behalf (a recv into it) as much
-// again, and each costs nothing the second time. A pool whose ARC grows (a
-// fresh server, the first txgs of a burst of writes) pays both on every
-// new buffer: the connection's recv into it, then the txg sync's checksum
-// of it. The reserve is memory the filler made ready ahead of that, in
-// warm chunks (MapWarmPages, base/page_memory.h: huge pages where the
-// kernel has them, which cost about half as much to make and nothing to
-// touch in either mode afterwards); a buffer or slab that would be mapped
-// is cut from it instead. Two things fill it, each bounded by the room
-// (less what the cache holds):
+// The reserve. Memory new to the process is costly on a virtual machine
+// that hands free memory back to its hypervisor (base/page_memory.h,
+// "Memory new to the process": up to 2.6 s a GiB to populate). A pool
+// whose ARC grows (a fresh server, the first txgs of a burst of writes)
+// pays that for every new buffer, inside a connection's write or a block
+// read. The reserve is memory the filler made ready ahead of that, in
+// populated chunks (MapPopulatedPages); a buffer or slab that would be
+// mapped is cut from it instead. Two things fill it, each bounded by the
+// room (less what the cache holds):
 //
 // - pretouch_bytes: filled when the filler starts (a server pretouches
 //   while it is still idle), chunk after chunk of up to
@@ -109,12 +102,12 @@
 //   takes then comes back through the cache of freed buffers. A writer
 //   that outruns the filler maps its buffers itself, as without it.
 //
-// Pieces cut from a chunk are unmapped on their own like any mapped buffer
-// (splitting only the huge page they lie in); a chunk's tail too small for
-// a request the reserve can serve from a later chunk is unmapped, and a
-// request larger than the whole reserve maps memory of its own. Trim gives
-// the reserve back (whole chunks, newest first) above the larger of the
-// two targets within the room.
+// Pieces cut from a chunk are unmapped on their own like any mapped
+// buffer; a chunk's tail too small for a request the reserve can serve
+// from a later chunk is unmapped, and a request larger than the whole
+// reserve maps memory of its own. Trim gives the reserve back (whole
+// chunks, newest first) above the larger of the two targets within the
+// room.
 //
 //   filler:    at start, until the reserve holds pretouch_bytes --> a chunk
 //              asked to grow, until it holds grow_ahead_bytes --> a chunk
@@ -156,12 +149,12 @@ struct BufferAllocatorOptions {
   // 64 KiB..4 MiB; classes with at least 8 buffers to a slab use them);
   // 0 = those buffers come from new[] (cached the same way).
   uint64_t slab_bytes = 256 * 1024;
-  // Memory the filler thread keeps mapped and touched ahead of need (the
+  // Memory the filler thread keeps mapped and populated ahead of need (the
   // pretouched reserve, up to 64 GiB and never beyond the owner's room);
   // 0 = none. See "The reserve" above.
   uint64_t pretouch_bytes = 0;
   // While the ARC grows into memory new to the process, the filler keeps up
-  // to this much warm memory (base/page_memory.h) in the reserve ahead of
+  // to this much populated memory (base/page_memory.h) in the reserve ahead of
   // it, never beyond the room (up to 1 GiB; 0 = none: each new buffer is
   // mapped and populated by the allocating thread). See "The reserve" above.
   uint64_t grow_ahead_bytes = 64ull << 20;
@@ -290,12 +283,10 @@ class BufferAllocator {
   // A slab class's next piece: cold, else the current slab's, else the
   // ready slab's, else a slab's mapped and populated under the class's lock.
   uint8_t* TakePiece(Class& cl, int c, uint64_t bytes) ARC_REQUIRES(cl.mu);
-  // Counts a new slab (mapped and populated by MapSlab) as mapped and
+  // Counts a new slab (from MapFresh) as mapped and
   // spare, under its class's lock: a count seen means the slab is placed.
   // (A slab cut from the reserve is counted as mapped already.)
   void AddSlab(Class& cl, uint8_t* slab, bool from_reserve) ARC_REQUIRES(cl.mu);
-  // A new slab, populated: from the reserve, else mapped.
-  uint8_t* MapSlabFresh(bool* from_reserve);
   void TrimCache();
   void FillerMain();
   // The room less what the cache holds: the most the reserve may hold.
@@ -303,7 +294,7 @@ class BufferAllocator {
   // The most the reserve keeps (Trim's bound): the larger of pretouch_bytes
   // and grow_ahead_bytes, at most RoomForReserve().
   uint64_t ReserveTargetBytes() const;
-  // Maps one warm chunk toward goal_bytes (at most RoomForReserve()) and
+  // Maps one populated chunk toward goal_bytes (at most RoomForReserve()) and
   // adds it to the reserve; false when the reserve holds that already.
   bool FillReserve(uint64_t goal_bytes);
   // Called on every allocation of new memory: asks the filler to fill the
@@ -314,8 +305,9 @@ class BufferAllocator {
   // Gives back whole chunks, newest first, while the reserve is above its
   // target.
   void TrimReserve();
-  // `bytes` for a new buffer or slab: cut from the reserve (counted as a
-  // reserve hit), else mapped (the caller counts the mapping).
+  // `bytes` for a new buffer or slab, populated: cut from the reserve
+  // (counted as a reserve hit), else mapped (the caller counts the
+  // mapping).
   uint8_t* MapFresh(uint64_t bytes, bool* from_reserve);
   // Gives a buffer back to where it came from: its slab's cold stack
   // (pages returned), delete[] or munmap.

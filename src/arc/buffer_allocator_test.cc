@@ -367,10 +367,10 @@ bool WaitForStats(const BufferAllocator& a, Done done) {
 }
 
 // A growing ARC: its first new buffer is mapped by the writer and asks the
-// filler for grow_ahead_bytes of warm memory, which the next buffers are
+// filler for grow_ahead_bytes of populated memory, which the next buffers are
 // cut from; below half of it the filler is asked again; never beyond the
 // room.
-TEST(BufferAllocatorTest, GrowingAheadKeepsWarmMemoryReadyWithinTheRoom) {
+TEST(BufferAllocatorTest, GrowingAheadKeepsMemoryReadyWithinTheRoom) {
   std::atomic<uint64_t> room_bytes{64 * kMiB};
   BufferAllocator a(BufferAllocatorOptions{
       .map_min_bytes = 64 * kKiB, .cache_bytes = 0, .slab_bytes = 0, .grow_ahead_bytes = 8 * kMiB});

@@ -9,29 +9,29 @@
 // kMapMinBytes are therefore mapped here (anonymous, private) and unmapped
 // when freed.
 //
-// Warm pages. On a virtual machine whose hypervisor builds the page tables
-// it walks itself on demand (one set for the guest's user mode, one for its
-// kernel), the first touch of a 4 KiB page costs a trip to the hypervisor
-// from each mode, dozens of times a copy into the page: a buffer written by
-// a recv and then checksummed pays twice per page. A page that is part of a
-// 2 MiB huge page is one entry in those tables: populating the huge page
-// costs about half of what its 512 small pages cost touched in both modes,
-// and after it neither mode pays anything. MapWarmPages maps memory that
-// way, ready for use:
+// Memory new to the process. On a virtual machine whose balloon device
+// reports free memory to the hypervisor (virtio-balloon free page
+// reporting), the guest kernel hands back free blocks of 2 MiB and larger
+// a few seconds after they are freed, and the hypervisor drops them; the
+// next write to each 4 KiB page of such a block is a trip to the
+// hypervisor to back it again. Free fragments smaller than 2 MiB are
+// never reported and stay backed. Measured on this project's machines
+// (populating 1 GiB at a time, MADV_POPULATE_WRITE): 0.3 s a GiB while
+// the kernel hands out fragments, 2.0-2.6 s a GiB once it splits reported
+// blocks; a huge page can only be made of a whole 2 MiB block, so 1 GiB of
+// huge pages costs 2.3 s even while fragments are there. Once populated,
+// a page costs nothing more to its first access from user space or by the
+// kernel on the process's behalf (a recv into it).
 //
-//   mmap(bytes + 2 MiB) --trim--> 2 MiB-aligned span
-//     MADV_HUGEPAGE, MADV_POPULATE_WRITE      huge pages where the kernel has them
-//     MADV_NOHUGEPAGE                         the pages stay huge, but a range
-//                                             given back later (munmap,
-//                                             MADV_DONTNEED) is never made
-//                                             resident again by khugepaged
-//     TouchPages                              each page written once from user
-//                                             space and once by the kernel: a
-//                                             no-op on huge pages, the whole
-//                                             cost where the kernel had none
+// So memory that must be ready for use (MapPopulatedPages) is mapped in
+// small pages and populated with one system call:
 //
-// Giving back part of a warm mapping splits only the huge page it lies in;
-// the rest stay huge.
+//   mmap(bytes)
+//     MADV_NOHUGEPAGE        small pages, taken from fragments first; and a
+//                            range given back later (munmap, MADV_DONTNEED)
+//                            is never made resident again by khugepaged
+//     MADV_POPULATE_WRITE    every page resident and zeroed: one system
+//                            call, not a fault per page at first touch
 //
 // Thread-safety: free functions, callable from any thread. The caller owns
 // a mapping until it unmaps it with the same size.
@@ -44,8 +44,6 @@ namespace arcstore {
 inline constexpr uint64_t kPageBytes = 4096;
 // Buffers this large or larger are worth a mapping of their own.
 inline constexpr uint64_t kMapMinBytes = 64 * 1024;
-// The huge page size warm mappings are aligned to (x86-64's PMD size).
-inline constexpr uint64_t kHugePageBytes = 2ull << 20;
 
 inline uint64_t PageRound(uint64_t bytes) { return (bytes + kPageBytes - 1) & ~(kPageBytes - 1); }
 
@@ -57,14 +55,10 @@ void UnmapPages(uint8_t* data, uint64_t bytes);
 // call (MADV_POPULATE_WRITE) instead of a fault per page at first touch; a
 // hint: a kernel without it (before Linux 5.14) faults them in on use.
 void PopulatePages(uint8_t* p, uint64_t bytes);
-// Zero-filled memory of PageRound(bytes), 2 MiB-aligned when at least
-// 2 MiB, populated and touched in both modes (see "Warm pages"). Costs
-// the caller the whole first-touch price at once: call it off latency-
-// sensitive paths. Unmap with UnmapPages (whole or in page-aligned parts).
-uint8_t* MapWarmPages(uint64_t bytes);
-// Writes each page of [p, p + bytes) once from user space (a zero into a
-// zero-filled page) and once by the kernel on the process's behalf (a read
-// from /dev/zero). Only for memory that holds zeros.
-void TouchPages(uint8_t* p, uint64_t bytes);
+// Zero-filled, page-aligned memory of PageRound(bytes) in small pages,
+// every page resident (see "Memory new to the process"). Costs the caller
+// the whole first-touch price at once: call it off latency-sensitive
+// paths. Unmap with UnmapPages (whole or in page-aligned parts).
+uint8_t* MapPopulatedPages(uint64_t bytes);
 
 }  // namespace arcstore

@@ -1,5 +1,5 @@
-// Page mappings: warm mappings are aligned, zero-filled, resident, in huge
-// pages where the kernel offers them, and can be given back in parts.
+// Page mappings: populated mappings are zero-filled, resident, in small
+// pages, and can be given back in parts.
 #include "base/page_memory.h"
 
 #include <gtest/gtest.h>
@@ -53,37 +53,27 @@ Range ReadSmaps(const uint8_t* start, uint64_t bytes) {
   return r;
 }
 
-bool HugePagesOffered() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  std::getline(in, modes);
-  return modes.find("[always]") != std::string::npos || modes.find("[madvise]") != std::string::npos;
-}
-
-TEST(PageMemoryTest, AWarmMappingIsAlignedZeroedResidentAndNeverCollapsedAgain) {
-  constexpr uint64_t kBytes = 6 * kMiB + 8 * kKiB;  // three huge pages and a small tail
-  uint8_t* p = MapWarmPages(kBytes);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePageBytes, 0u);
+TEST(PageMemoryTest, APopulatedMappingIsZeroedResidentInSmallPages) {
+  constexpr uint64_t kBytes = 6 * kMiB + 8 * kKiB;  // room for three huge pages and a tail
+  uint8_t* p = MapPopulatedPages(kBytes);
   for (uint64_t at = 0; at < kBytes; at += 511) ASSERT_EQ(p[at], 0) << "at " << at;
   const Range r = ReadSmaps(p, kBytes);
   ASSERT_EQ(r.mapped_kib * kKiB, kBytes) << "smaps entries inside the mapping";
   EXPECT_EQ(r.rss_kib * kKiB, kBytes) << "populated: every page resident";
-  EXPECT_TRUE(r.all_nh)
-      << "MADV_NOHUGEPAGE after populating (khugepaged never refills a range given back)";
-  if (HugePagesOffered()) {
-    EXPECT_GE(r.huge_kib * kKiB, kHugePageBytes) << "the kernel offers huge pages; none used";
-  }
-  // A part given back splits only its own huge page; the rest stays usable.
+  EXPECT_TRUE(r.all_nh) << "MADV_NOHUGEPAGE (khugepaged never refills a range given back)";
+  EXPECT_EQ(r.huge_kib, 0u) << "small pages only";
+  // A part given back leaves the rest usable.
   UnmapPages(p + kMiB, 128 * kKiB);
   std::memset(p, 0xa5, kMiB);
   std::memset(p + kMiB + 128 * kKiB, 0x5a, kBytes - kMiB - 128 * kKiB);
   EXPECT_EQ(p[kBytes - 1], 0x5a);
+  EXPECT_EQ(ReadSmaps(p, kBytes).rss_kib * kKiB, kBytes - 128 * kKiB);
   UnmapPages(p, kMiB);
   UnmapPages(p + kMiB + 128 * kKiB, kBytes - kMiB - 128 * kKiB);
 }
 
-TEST(PageMemoryTest, ASmallWarmMappingIsResidentToo) {
-  uint8_t* p = MapWarmPages(100 * kKiB);
+TEST(PageMemoryTest, ASmallPopulatedMappingIsResidentToo) {
+  uint8_t* p = MapPopulatedPages(100 * kKiB);
   const Range r = ReadSmaps(p, PageRound(100 * kKiB));
   ASSERT_EQ(r.mapped_kib * kKiB, PageRound(100 * kKiB));
   EXPECT_EQ(r.rss_kib * kKiB, PageRound(100 * kKiB));
