@@ -21,7 +21,7 @@ constexpr uint64_t kMaxCacheBytes = 1ull << 30;
 constexpr uint64_t kMinSlabBytes = 64 * 1024;
 constexpr uint64_t kMaxSlabBytes = 4ull << 20;
 constexpr uint64_t kMaxPretouchBytes = 64ull << 30;
-// The reserve is mapped and touched in chunks of at most this.
+// The reserve is mapped and populated in chunks of at most this.
 constexpr uint64_t kReserveChunkBytes = 64ull << 20;
 // ... and while the ARC grows, in chunks of at most this, so that the
 // first of them is ready soon after the filler is asked.

@@ -34,9 +34,9 @@
 // back (no merging of neighbours), paid only beyond the cache's limit.
 // All of the allocator's mappings are in small pages (MADV_NOHUGEPAGE), so
 // the kernel never turns cold pieces back into resident huge pages; slabs
-// are unmapped only with the allocator. Other sizes below map_min_bytes (fewer than 8 to a slab, or
-// slab_bytes 0) come from new[], cached the same way when they are a power
-// of two, never otherwise.
+// are unmapped only with the allocator. Other sizes below map_min_bytes
+// (fewer than 8 to a slab, or slab_bytes 0) come from new[], cached the
+// same way when they are a power of two, never otherwise.
 //
 //   Allocate(bytes) --cached class, hit--> pop the class's free stack
 //                   --slab class--------> cold piece, else the current
@@ -154,9 +154,10 @@ struct BufferAllocatorOptions {
   // 0 = none. See "The reserve" above.
   uint64_t pretouch_bytes = 0;
   // While the ARC grows into memory new to the process, the filler keeps up
-  // to this much populated memory (base/page_memory.h) in the reserve ahead of
-  // it, never beyond the room (up to 1 GiB; 0 = none: each new buffer is
-  // mapped and populated by the allocating thread). See "The reserve" above.
+  // to this much populated memory (base/page_memory.h) in the reserve
+  // ahead of it, never beyond the room (up to 1 GiB; 0 = none: each new
+  // buffer is mapped and populated by the allocating thread). See "The
+  // reserve" above.
   uint64_t grow_ahead_bytes = 64ull << 20;
 
   // Names the first bad field.
@@ -283,9 +284,9 @@ class BufferAllocator {
   // A slab class's next piece: cold, else the current slab's, else the
   // ready slab's, else a slab's mapped and populated under the class's lock.
   uint8_t* TakePiece(Class& cl, int c, uint64_t bytes) ARC_REQUIRES(cl.mu);
-  // Counts a new slab (from MapFresh) as mapped and
-  // spare, under its class's lock: a count seen means the slab is placed.
-  // (A slab cut from the reserve is counted as mapped already.)
+  // Counts a new slab (from MapFresh) as mapped and spare, under its
+  // class's lock: a count seen means the slab is placed. (A slab cut from
+  // the reserve is counted as mapped already.)
   void AddSlab(Class& cl, uint8_t* slab, bool from_reserve) ARC_REQUIRES(cl.mu);
   void TrimCache();
   void FillerMain();
