@@ -24,14 +24,10 @@ void UnmapPages(uint8_t* data, uint64_t bytes) {
       << "unmapping " << bytes << " bytes: " << std::strerror(errno);
 }
 
-void PopulatePages(uint8_t* p, uint64_t bytes) {
-  (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
-}
-
 uint8_t* MapPopulatedPages(uint64_t bytes) {
   uint8_t* p = MapPages(bytes);
   (void)madvise(p, PageRound(bytes), MADV_NOHUGEPAGE);
-  PopulatePages(p, bytes);
+  (void)madvise(p, PageRound(bytes), MADV_POPULATE_WRITE);
   return p;
 }
 

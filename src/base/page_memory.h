@@ -51,14 +51,12 @@ inline uint64_t PageRound(uint64_t bytes) { return (bytes + kPageBytes - 1) & ~(
 // size and errno, when the system has none left (as new[] would throw).
 uint8_t* MapPages(uint64_t bytes);
 void UnmapPages(uint8_t* data, uint64_t bytes);
-// Makes every page of [p, p + PageRound(bytes)) resident with one system
-// call (MADV_POPULATE_WRITE) instead of a fault per page at first touch; a
-// hint: a kernel without it (before Linux 5.14) faults them in on use.
-void PopulatePages(uint8_t* p, uint64_t bytes);
 // Zero-filled, page-aligned memory of PageRound(bytes) in small pages,
 // every page resident (see "Memory new to the process"). Costs the caller
 // the whole first-touch price at once: call it off latency-sensitive
-// paths. Unmap with UnmapPages (whole or in page-aligned parts).
+// paths. Population is a hint: a kernel without MADV_POPULATE_WRITE
+// (before Linux 5.14) faults the pages in on first touch instead. Unmap
+// with UnmapPages (whole or in page-aligned parts).
 uint8_t* MapPopulatedPages(uint64_t bytes);
 
 }  // namespace arcstore
