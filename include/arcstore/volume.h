@@ -176,6 +176,19 @@ class Volume {
     return true;
   }
 
+  // For a caller that runs operations on a thread of its own and waits for
+  // its client between them (the NBD server's connection thread): between
+  // SetCallerThread(true) and SetCallerThread(false), both called on that
+  // thread, work that an operation of the thread makes due for a
+  // background thread to start at once (an early intent log write) is left
+  // to the thread instead, which does it in BeforeCallerWaits: it calls
+  // that whenever it is about to wait for its client. Saves a background
+  // thread's wake-up per operation; work left is never lost, only started
+  // later (a flush still makes everything durable). The defaults do
+  // nothing.
+  virtual void SetCallerThread(bool /*on*/) {}
+  virtual void BeforeCallerWaits() {}
+
   // ---- Calls over Submit (not virtual) -----------------------------------
   // Submits `req` with caller_waits set and blocks until it completes.
   Status SubmitAndWait(VolumeRequest req);

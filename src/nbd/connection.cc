@@ -143,9 +143,14 @@ void Connection::Serve() {
   export_stats_ = stats_->export_stats(negotiated_.export_index);
   export_stats_->connections->Add(1);
   reader_thread_ = std::this_thread::get_id();
-  reader_.set_before_wait([this] { FlushPending(); });
+  volume_->SetCallerThread(true);
+  reader_.set_before_wait([this] {
+    FlushPending();
+    volume_->BeforeCallerWaits();  // after the replies: the client's next request is on its way
+  });
   if (options_.poll_window_ns > 0) reader_.set_poll(&poll_);
   Transmit();
+  volume_->SetCallerThread(false);
   FlushPending();
   WaitIdle();
   export_stats_->connections->Add(-1);

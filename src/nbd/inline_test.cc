@@ -28,6 +28,7 @@
 #include "testing/nbd/raw_client.h"
 #include "testing/nbd/threaded_volume.h"
 #include "testing/temp_dir.h"
+#include "testing/wait_until.h"
 
 namespace arcstore::nbd {
 namespace {
@@ -43,6 +44,9 @@ class CountingVolume final : public Volume {
   VolumeInfo info() const override { return inner_->info(); }
 
   void Submit(VolumeRequest req, Completion done) override {
+    if (req.op == VolumeOp::kWrite && req.offset == hold_offset_ && before_wait_hold_.valid()) {
+      hold_armed_ = true;
+    }
     if (!req.caller_waits) {
       submits_++;
     } else {
@@ -65,8 +69,25 @@ class CountingVolume final : public Volume {
     return may_wait_ ? may_wait_(op, offset, length) : op != VolumeOp::kFlush;
   }
 
+  void SetCallerThread(bool on) override {
+    MutexLock l(&mu_);
+    caller_thread_calls_.emplace_back(on, std::this_thread::get_id());
+  }
+  void BeforeCallerWaits() override {
+    before_waits_++;
+    if (hold_armed_) before_wait_hold_.wait();
+    MutexLock l(&mu_);
+    before_wait_threads_.insert(std::this_thread::get_id());
+  }
+
   // Set before the server starts.
   void set_may_wait(MayWaitFn fn) { may_wait_ = std::move(fn); }
+  // Once a write at `offset` has started, every BeforeCallerWaits returns
+  // only when `release` is ready.
+  void hold_before_waits_after_write_at(uint64_t offset, std::shared_future<void> release) {
+    hold_offset_ = offset;
+    before_wait_hold_ = std::move(release);
+  }
   // Every FLUSH, inline or submitted, completes only once `release` is
   // ready.
   void hold_flushes(std::shared_future<void> release) { hold_ = std::move(release); }
@@ -81,6 +102,19 @@ class CountingVolume final : public Volume {
     MutexLock l(&mu_);
     return threads_.size();
   }
+  int before_waits() const { return before_waits_; }
+  std::set<std::thread::id> before_wait_threads() {
+    MutexLock l(&mu_);
+    return before_wait_threads_;
+  }
+  std::set<std::thread::id> sync_thread_ids() {
+    MutexLock l(&mu_);
+    return threads_;
+  }
+  std::vector<std::pair<bool, std::thread::id>> caller_thread_calls() {
+    MutexLock l(&mu_);
+    return caller_thread_calls_;
+  }
 
  private:
   void Synchronous() {
@@ -93,9 +127,15 @@ class CountingVolume final : public Volume {
   MayWaitFn may_wait_;
   std::function<void(uint64_t)> before_sync_read_;
   std::shared_future<void> hold_;
+  std::shared_future<void> before_wait_hold_;
+  uint64_t hold_offset_ = UINT64_MAX;
+  std::atomic<bool> hold_armed_{false};
   std::atomic<int> submits_{0}, sync_calls_{0}, hint_calls_{0}, commit_hint_calls_{0}, flushes_{0};
+  std::atomic<int> before_waits_{0};
   Mutex mu_;
   std::set<std::thread::id> threads_ ARC_GUARDED_BY(mu_);
+  std::set<std::thread::id> before_wait_threads_ ARC_GUARDED_BY(mu_);
+  std::vector<std::pair<bool, std::thread::id>> caller_thread_calls_ ARC_GUARDED_BY(mu_);
 };
 
 // Requests sent in one write, so that the server finds them buffered
@@ -203,6 +243,46 @@ TEST_F(InlineTest, ARequestAloneRunsOnTheConnectionThread) {
   EXPECT_EQ(Stat("requests_inline"), 2 * kPairs + 4);
   EXPECT_EQ(volume_->hint_calls(), 1);
   EXPECT_EQ(Stat("requests_may_wait"), 1);
+}
+
+// The connection's reader registers its thread with the volume for the
+// work left to it (Volume::SetCallerThread) and does that work whenever it
+// is about to wait for the client (BeforeCallerWaits), once its replies
+// are sent: a client gets its reply while that work is held. The reader
+// unregisters, on the same thread, when the client goes.
+TEST_F(InlineTest, TheReaderDoesTheWorkLeftToItBeforeItWaits) {
+  constexpr uint64_t kHeldAt = 1 << 20;
+  std::promise<void> release;
+  volume_->hold_before_waits_after_write_at(kHeldAt, release.get_future().share());
+  Start();
+  {
+    RawClient c(options_.socket_path);
+    ASSERT_NE(c.Connect("vol", true), 0);
+    const timeval limit{10, 0};
+    ASSERT_EQ(setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)), 0);
+    std::vector<uint8_t> w(4096, 0x51);
+    constexpr int kWrites = 10;
+    for (int i = 0; i < kWrites; i++) ASSERT_EQ(c.Do(kCmdWrite, i * 4096ull, 4096, 0, &w), 0u);
+    // The client sends each write only after the last reply: the reader
+    // waited for every one.
+    EXPECT_GE(volume_->before_waits(), kWrites);
+    c.SendRequest(kCmdWrite, kHeldAt, 4096, /*cookie=*/100, 0, w.data(), w.size());
+    Chunk reply;
+    const bool got = c.ReadChunk(&reply, 0);
+    release.set_value();
+    ASSERT_TRUE(got) << "the reply waited for the work left to the reader";
+    EXPECT_EQ(reply.error, 0u);
+    EXPECT_EQ(reply.cookie, 100u);
+  }
+  ASSERT_TRUE(
+      arcstore::testing::WaitUntil([&] { return volume_->caller_thread_calls().size() == 2; }));
+  const auto calls = volume_->caller_thread_calls();
+  EXPECT_TRUE(calls[0].first);
+  EXPECT_FALSE(calls[1].first);
+  EXPECT_EQ(calls[0].second, calls[1].second) << "unregistered on another thread";
+  EXPECT_EQ(volume_->before_wait_threads(), std::set<std::thread::id>{calls[0].second});
+  EXPECT_EQ(volume_->sync_thread_ids(), std::set<std::thread::id>{calls[0].second})
+      << "the writes ran on another thread than the one registered";
 }
 
 // A FLUSH or FUA write alone whose commit the volume says would wait for a

@@ -111,10 +111,14 @@
 // on its own.
 //
 // A client that flushes after each write (a database's commits, fio's
-// fsync=1) needs nothing of the connection: the intent log writes a change
-// that comes soon after a commit early, on its own writer thread
-// (intent_log.cc, "Early writes"), so the client's FLUSH mostly finds its
-// write durable or already at the device.
+// fsync=1): the intent log writes a change that comes soon after a commit
+// early (intent_log.cc, "Early writes"), so the client's FLUSH mostly
+// finds its write durable or already at the device. The reader registers
+// its thread for that (Volume::SetCallerThread) and writes the early batch
+// its inline requests left itself, after it has sent their replies and
+// before it waits for the next request (Volume::BeforeCallerWaits): the
+// batch overlaps the client's round trip without waking the log's writer
+// thread. Requests submitted to the engine leave theirs to that thread.
 //
 // Polling. When the reader finds nothing buffered (waiting for a request,
 // or for more of a WRITE's payload) it first sends what it held back,

@@ -111,4 +111,19 @@ bool VolumeImpl::ChangeMayWait(uint64_t offset, uint64_t length, uint64_t first,
   return false;
 }
 
+// The caller's thread also writes the intent log's early batches its
+// changes make due, before it waits for its client (Volume::SetCallerThread).
+void VolumeImpl::SetCallerThread(bool on) {
+  if (env_.log == nullptr || env_.read_only) return;
+  if (on) {
+    env_.log->RegisterEarlyCaller();
+  } else {
+    env_.log->UnregisterEarlyCaller();
+  }
+}
+
+void VolumeImpl::BeforeCallerWaits() {
+  if (env_.log != nullptr && !env_.read_only) env_.log->WriteEarly();
+}
+
 }  // namespace arcstore::volume

@@ -152,6 +152,11 @@ class VolumeImpl final : public Volume {
   // From the dirty copies, the ARC's presence of the records and the txg
   // manager's throttle state (volume_hint.cc).
   bool MayWait(VolumeOp op, uint64_t offset, uint64_t length) override;
+  // The pool's intent log leaves the early batches this thread's changes
+  // make due to it (IntentLog::RegisterEarlyCaller), written in
+  // BeforeCallerWaits (IntentLog::WriteEarly).
+  void SetCallerThread(bool on) override;
+  void BeforeCallerWaits() override;
 
   // ---- Pool side --------------------------------------------------------
   // Applies an intent log record at open as an ordinary (unlogged) change.

@@ -154,11 +154,28 @@
 // (the batch holds its change), then finds its change durable. Early
 // batches are durable like any other, rather than written now and flushed
 // by the FLUSH: a client's round trip is longer than the write and the
-// device flush together, so the FLUSH mostly finds nothing left to do. They count towards sync_kick_percent
-// like commits, share the spill's bound on the arena (one the arena cannot
-// place after all drops its copies, AbandonUnasked) and release nobody, so
-// gathering goes by commits. Work that flushes seldom sees the window
-// closed and writes nothing early.
+// device flush together, so the FLUSH mostly finds nothing left to do.
+// They count towards sync_kick_percent like commits, share the spill's
+// bound on the arena (one the arena cannot place after all drops its
+// copies, AbandonUnasked) and release nobody, so gathering goes by
+// commits. Work that flushes seldom sees the window closed and writes
+// nothing early.
+//
+// Who writes an early batch: a thread that waits for its own client
+// between changes (the NBD server's connection reader) registers as an
+// early caller (RegisterEarlyCaller). An early batch its change makes due
+// is left to it (early_left_) and it writes the batch itself in
+// WriteEarly, called after it has sent its replies and before it sleeps
+// for the next request; any other thread's change wakes the writer:
+//
+//   writer thread:  reader: WRITE, reply --------- sleep ----- FLUSH: durable
+//                   writer:        wake [write + flush] sleep
+//   early caller:   reader: WRITE, reply [write + flush] FLUSH: durable
+//
+// The client's round trip overlaps the batch either way, and the second
+// form costs no wake-up of the writer, no context switch to it and back,
+// and often no sleep of the reader (the FLUSH is waiting when the batch
+// completes). A batch left when its caller unregisters goes to the writer.
 //
 // Failure: a failed log write or flush fails the log and, through
 // on_failure, the pool's txg pipeline: every later commit, write and flush
@@ -516,7 +533,7 @@ uint64_t IntentLog::AppendPending(Pending p, const uint8_t* uncopied) {
       pending_bytes_ += size;
       if (p.copy) pending_copy_bytes_ += size;
       pending_.push_back(std::move(p));
-      AskWriterIfDue();
+      AskWriterIfDue(!early_callers_.empty() && IsEarlyCaller());
     }
   }
   stats_.pending_bytes->Set(static_cast<int64_t>(pending_bytes_));
@@ -674,12 +691,49 @@ void IntentLog::BatchDone(uint64_t id) {
   if (writer_serving_) writer_cv_.Signal();  // a slot is free
 }
 
-void IntentLog::AskWriterIfDue() {
+void IntentLog::AskWriterIfDue(bool appender_writes_early) {
   BatchKind kind;
   if (unasked_wanted_ || writer_serving_ || !UnaskedBatchDue(&kind)) return;
+  if (kind == BatchKind::kEarly && appender_writes_early) {
+    early_left_ = true;  // the appender writes it before it waits (WriteEarly)
+    return;
+  }
   (kind == BatchKind::kSpill ? stats_.spills : stats_.early_writes)->Add();
   unasked_wanted_ = true;
   writer_cv_.Signal();
+}
+
+bool IntentLog::IsEarlyCaller() const {
+  return std::find(early_callers_.begin(), early_callers_.end(), std::this_thread::get_id()) !=
+         early_callers_.end();
+}
+
+void IntentLog::RegisterEarlyCaller() {
+  MutexLock l(&mu_);
+  if (early_callers_.size() < kMaxEarlyCallers && !IsEarlyCaller()) {
+    early_callers_.push_back(std::this_thread::get_id());
+  }
+}
+
+void IntentLog::UnregisterEarlyCaller() {
+  MutexLock l(&mu_);
+  std::erase(early_callers_, std::this_thread::get_id());
+  // A batch it left is still due: the writer takes it.
+  if (early_left_) {
+    early_left_ = false;
+    AskWriterIfDue();
+  }
+}
+
+void IntentLog::WriteEarly() {
+  MutexLock l(&mu_);
+  if (!early_left_) return;
+  early_left_ = false;
+  BatchKind kind;
+  if (unasked_wanted_ || writer_serving_ || !UnaskedBatchDue(&kind)) return;
+  (kind == BatchKind::kSpill ? stats_.spills : stats_.early_writes)->Add();
+  (void)CommitBatch(kind);  // a failure fails the log; later commits see it
+  HandOff();                // callers that came meanwhile: the writer serves them
 }
 
 bool IntentLog::UnaskedBatchDue(BatchKind* kind) const {

@@ -230,6 +230,21 @@ class IntentLog {
   // dropped) rather than write a log block. False when nothing appended
   // waits to be made durable. Stale as soon as it returns.
   bool CommitWouldSync();
+  // Callers that write their own early batches: a thread that calls
+  // WriteEarly whenever it is about to wait for its client (the NBD
+  // server's connection reader, before it sleeps for the next request)
+  // registers itself. An early batch that a change of a registered thread
+  // makes due is then left for it rather than waking the writer thread for
+  // it (early_left_): the batch costs no wake-up and no context switch, and
+  // the client's FLUSH, a round trip later, finds it durable or at the
+  // device. Register and unregister on the thread itself; at most
+  // kMaxEarlyCallers at once (the writer serves any others).
+  void RegisterEarlyCaller();
+  void UnregisterEarlyCaller();
+  // Writes the early batch a registered caller's change left, on this
+  // thread, if it is still due (nobody committed or started a batch since);
+  // returns at once otherwise. A failed batch fails the log.
+  void WriteEarly();
   // While suppressed, Append records nothing (replay applies the log's own
   // records) and headers keep naming the chain being replayed.
   void SetReplaying(bool replaying);
@@ -324,8 +339,12 @@ class IntentLog {
   // arena must have room for them.
   bool UnaskedBatchDue(BatchKind* kind) const ARC_REQUIRES(mu_);
   // Wakes the writer for such a batch when one is due and it is not
-  // already asked or serving callers.
-  void AskWriterIfDue() ARC_REQUIRES(mu_);
+  // already asked or serving callers; `appender_writes_early`: the caller
+  // is a registered thread appending, which writes an early batch itself
+  // (WriteEarly), so one is only noted (early_left_).
+  void AskWriterIfDue(bool appender_writes_early = false) ARC_REQUIRES(mu_);
+  // Whether the calling thread is a registered early caller.
+  bool IsEarlyCaller() const ARC_REQUIRES(mu_);
   // A batch nobody asked for that found no room: its `changes` (`max_txg`
   // the newest txg among them) are dropped and counted as at the cap, and
   // the batch is forgotten without advancing durability.
@@ -382,6 +401,11 @@ class IntentLog {
   uint64_t pending_copy_bytes_ ARC_GUARDED_BY(mu_) = 0;  // of them, copies (spill_percent)
   // The writer is asked for a spill or an early batch.
   bool unasked_wanted_ ARC_GUARDED_BY(mu_) = false;
+  // Registered early callers (RegisterEarlyCaller), and whether a change
+  // of one made an early batch due that it has not written yet.
+  static constexpr size_t kMaxEarlyCallers = 256;
+  std::vector<std::thread::id> early_callers_ ARC_GUARDED_BY(mu_);
+  bool early_left_ ARC_GUARDED_BY(mu_) = false;
   // When the last Commit began (early_write_window_ns); false before the first.
   bool commit_seen_ ARC_GUARDED_BY(mu_) = false;
   uint64_t last_commit_ns_ ARC_GUARDED_BY(mu_) = 0;

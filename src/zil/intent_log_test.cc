@@ -933,5 +933,55 @@ TEST_F(IntentLogTest, ACommitDuringAnEarlyWriteWaitsForItsFlush) {
   EXPECT_EQ(Stat("records"), 2);
 }
 
+// A registered caller's change that makes an early batch due is left to
+// it: nothing is asked of the writer, and the caller's WriteEarly writes
+// the batch on its own thread, durable when it returns; the commit that
+// follows writes nothing. Another thread's change still wakes the writer,
+// and a batch left when the caller unregisters goes to the writer.
+TEST_F(IntentLogTest, ARegisteredCallerWritesTheEarlyBatchItsChangeMadeDue) {
+  testing::ManualClock clock;
+  IntentLogOptions o = Flushing();
+  o.early_write_window_ns = 1000 * 1000;
+  auto log = FreshLog(1 << 20, o, &clock);
+  const format::IntentLogHeader start = log->HeaderFor(1);
+  log->RegisterEarlyCaller();
+  Write(*log, 2, 0, 4096, 1);
+  ASSERT_TRUE(log->Commit().ok());
+  ASSERT_EQ(gate_->writes_, 1u);
+
+  clock.AdvanceNs(500 * 1000);
+  Write(*log, 2, 4096, 4096, 2);
+  EXPECT_EQ(Stat("early_writes"), 0) << "the writer was asked for the caller's batch";
+  log->WriteEarly();
+  EXPECT_EQ(Stat("early_writes"), 1);
+  EXPECT_EQ(Stat("records"), 2) << "not written on the caller's thread";
+  EXPECT_EQ(gate_->flushes_, 2u) << "not durable when WriteEarly returned";
+  log->WriteEarly();  // nothing left
+  ASSERT_TRUE(log->Commit().ok());
+  EXPECT_EQ(gate_->writes_, 2u) << "the commit wrote its change again";
+  EXPECT_EQ(Stat("commit_requests"), 2);
+
+  std::thread([&] { Write(*log, 2, 8192, 4096, 3); }).join();
+  EXPECT_EQ(Stat("early_writes"), 2) << "another thread's change left to the caller";
+  ASSERT_TRUE(arcstore::testing::WaitUntil([&] { return Stat("records") == 3; }));
+
+  Write(*log, 2, 12288, 4096, 4);
+  EXPECT_EQ(Stat("early_writes"), 2);
+  log->UnregisterEarlyCaller();
+  EXPECT_EQ(Stat("early_writes"), 3) << "the batch left was not handed to the writer";
+  ASSERT_TRUE(arcstore::testing::WaitUntil([&] { return Stat("records") == 4; }));
+  clock.AdvanceNs(100 * 1000);
+  Write(*log, 2, 16384, 4096, 5);
+  EXPECT_EQ(Stat("early_writes"), 4) << "unregistered, yet the batch was left to it";
+  ASSERT_TRUE(arcstore::testing::WaitUntil([&] { return Stat("records") == 5; }));
+  EXPECT_EQ(syncs_, 0);
+  LogReplay r = Read(start);
+  ASSERT_EQ(r.records.size(), 5u) << r.end;
+  for (int i = 0; i < 5; i++) {
+    EXPECT_EQ(r.records[i].offset, 4096u * i);
+    EXPECT_EQ(r.records[i].data, std::vector<uint8_t>(4096, static_cast<uint8_t>(i + 1)));
+  }
+}
+
 }  // namespace
 }  // namespace arcstore::zil
