@@ -1312,6 +1312,41 @@ TEST_F(PoolTest, EarlyWrittenChangesAreInTheLogAtAPowerCut) {
   EXPECT_EQ(replayed, static_cast<uint64_t>(kWrites));
 }
 
+// A thread that runs its writes itself and registers with the volume
+// (SetCallerThread, as the NBD reader does) has the early log batch its
+// write makes due left to it: nothing is asked of the log's writer, its
+// BeforeCallerWaits writes the batch, the FLUSH after it finds the write
+// durable, and every write is in the log at a power cut.
+TEST_F(PoolTest, ACallerThreadWritesTheEarlyBatchItsWriteLeft) {
+  early_log_writes_ = true;
+  PoolOptions po;
+  po.intent_log_sync_kick_percent = 0;  // the log's blocks stay the only copy
+  po.space_sync_kick_percent = 0;
+  po.intent_log_early_write_window_ns = kNsPerSec;  // every write here comes inside it
+  Reopen({}, po);
+  auto v = MakeVolume("v", 4 * kMiB, 8192, "off");
+  auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
+  const uint64_t txg = pool_->txgs().last_committed_txg();
+  v->SetCallerThread(true);
+  constexpr int kWrites = 20;
+  for (int i = 0; i < kWrites; i++) {
+    ASSERT_TRUE(v->Write(4096 * i, Pattern(4096, i)).ok());
+    const int64_t early = std::max(i - 1, 0);  // the first write comes before any commit
+    EXPECT_EQ(stat("early_writes"), early) << "the writer was asked for write " << i;
+    v->BeforeCallerWaits();
+    EXPECT_EQ(stat("early_writes"), i == 0 ? 0 : early + 1) << "write " << i;
+    ASSERT_TRUE(v->Flush().ok());
+  }
+  v->SetCallerThread(false);
+  EXPECT_EQ(stat("commits"), kWrites) << "a FLUSH wrote its write again";
+  EXPECT_EQ(stat("fallback_syncs"), 0);
+  EXPECT_EQ(pool_->txgs().last_committed_txg(), txg);
+
+  uint64_t replayed = 0;
+  ExpectWritesAfterAPowerCut(txg, kWrites, 4096, &replayed);
+  EXPECT_EQ(replayed, static_cast<uint64_t>(kWrites));
+}
+
 TEST_F(PoolTest, ConcurrentFlushesAreAllDurableWithoutTxgSyncs) {
   auto v = MakeVolume("v", 8 * kMiB, 4096);
   constexpr int kThreads = 8, kEach = 50;
