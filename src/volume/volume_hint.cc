@@ -123,7 +123,8 @@ void VolumeImpl::SetCallerThread(bool on) {
 }
 
 void VolumeImpl::BeforeCallerWaits() {
-  if (env_.log != nullptr && !env_.read_only) env_.log->WriteEarly();
+  if (env_.log == nullptr || env_.read_only || closed_.load(std::memory_order_acquire)) return;
+  env_.log->WriteEarly();
 }
 
 }  // namespace arcstore::volume
