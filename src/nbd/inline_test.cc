@@ -179,6 +179,11 @@ class InlineTest : public ::testing::Test {
     server_ = std::move(*s);
   }
   int64_t Stat(const char* name) { return registry_.TakeSnapshot().Get("nbd", name); }
+  // A reply that never comes fails the test after 10 s instead of hanging it.
+  static bool GiveUpReceivingAfter10s(RawClient& c) {
+    const timeval limit{10, 0};
+    return setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)) == 0;
+  }
   // Reads `n` replies of a batch (simple replies; reads of `read_length`)
   // and checks each is OK; returns the cookies in arrival order.
   std::vector<uint64_t> Replies(RawClient& c, uint64_t n, size_t read_length) {
@@ -258,8 +263,7 @@ TEST_F(InlineTest, TheReaderDoesTheWorkLeftToItBeforeItWaits) {
   {
     RawClient c(options_.socket_path);
     ASSERT_NE(c.Connect("vol", true), 0);
-    const timeval limit{10, 0};
-    ASSERT_EQ(setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)), 0);
+    ASSERT_TRUE(GiveUpReceivingAfter10s(c));  // were the reply held behind the work
     std::vector<uint8_t> w(4096, 0x51);
     constexpr int kWrites = 10;
     for (int i = 0; i < kWrites; i++) ASSERT_EQ(c.Do(kCmdWrite, i * 4096ull, 4096, 0, &w), 0u);
@@ -296,10 +300,8 @@ TEST_F(InlineTest, ACommitThatWouldSyncATxgLeavesTheReaderFree) {
   Start();
   RawClient c(options_.socket_path);
   ASSERT_NE(c.Connect("vol", false), 0);
-  // Were the FLUSH to hold the reader, the READ's reply would never come:
-  // the receive gives up after 10 s instead of hanging the test.
-  const timeval limit{10, 0};
-  ASSERT_EQ(setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)), 0);
+  // Were the FLUSH to hold the reader, the READ's reply would never come.
+  ASSERT_TRUE(GiveUpReceivingAfter10s(c));
   std::vector<uint8_t> w(4096, 0x61);
   ASSERT_EQ(c.Do(kCmdWrite, 0, 4096, 0, &w), 0u);
   c.SendRequest(kCmdFlush, 0, 0, /*cookie=*/100);

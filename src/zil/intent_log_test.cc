@@ -136,6 +136,13 @@ class IntentLogTest : public ::testing::Test {
     o.gather_max_ns = 5ull * 1000 * 1000 * 1000;
     return FreshLog(4 << 20, o, clock);
   }
+  // A fresh log that writes a change early within 1 ms of `clock` after
+  // a commit.
+  std::unique_ptr<IntentLog> EarlyLog(testing::ManualClock* clock) {
+    IntentLogOptions o = Flushing();
+    o.early_write_window_ns = 1000 * 1000;
+    return FreshLog(1 << 20, o, clock);
+  }
   // A fresh log with an arena of `arena` bytes.
   std::unique_ptr<IntentLog> FreshLog(uint64_t arena, IntentLogOptions o = Flushing(),
                                       Clock* clock = DefaultClock()) {
@@ -869,9 +876,7 @@ TEST(IntentLogOptionsTest, BoundsChecked) {
 // Replay finds every change, in order.
 TEST_F(IntentLogTest, AChangeSoonAfterACommitIsWrittenEarly) {
   testing::ManualClock clock;
-  IntentLogOptions o = Flushing();
-  o.early_write_window_ns = 1000 * 1000;
-  auto log = FreshLog(1 << 20, o, &clock);
+  auto log = EarlyLog(&clock);
   const format::IntentLogHeader start = log->HeaderFor(1);
   Write(*log, 2, 0, 4096, 1);
   EXPECT_EQ(Stat("early_writes"), 0) << "no commit yet";
@@ -909,9 +914,7 @@ TEST_F(IntentLogTest, AChangeSoonAfterACommitIsWrittenEarly) {
 // writes nothing of its own.
 TEST_F(IntentLogTest, ACommitDuringAnEarlyWriteWaitsForItsFlush) {
   testing::ManualClock clock;
-  IntentLogOptions o = Flushing();
-  o.early_write_window_ns = 1000 * 1000;
-  auto log = FreshLog(1 << 20, o, &clock);
+  auto log = EarlyLog(&clock);
   Write(*log, 2, 0, 4096, 1);
   ASSERT_TRUE(log->Commit().ok());
   gate_->Close();
@@ -940,9 +943,7 @@ TEST_F(IntentLogTest, ACommitDuringAnEarlyWriteWaitsForItsFlush) {
 // and a batch left when the caller unregisters goes to the writer.
 TEST_F(IntentLogTest, ARegisteredCallerWritesTheEarlyBatchItsChangeMadeDue) {
   testing::ManualClock clock;
-  IntentLogOptions o = Flushing();
-  o.early_write_window_ns = 1000 * 1000;
-  auto log = FreshLog(1 << 20, o, &clock);
+  auto log = EarlyLog(&clock);
   const format::IntentLogHeader start = log->HeaderFor(1);
   log->RegisterEarlyCaller();
   Write(*log, 2, 0, 4096, 1);
