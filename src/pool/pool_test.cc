@@ -1294,6 +1294,7 @@ TEST_F(PoolTest, EarlyWrittenChangesAreInTheLogAtAPowerCut) {
   PoolOptions po;
   po.intent_log_sync_kick_percent = 0;  // the log's blocks stay the only copy
   po.space_sync_kick_percent = 0;
+  po.intent_log_early_write_window_ns = kNsPerSec;  // however busy the machine
   Reopen({}, po);
   auto v = MakeVolume("v", 4 * kMiB, 8192, "off");
   auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
@@ -1322,7 +1323,7 @@ TEST_F(PoolTest, ACallerThreadWritesTheEarlyBatchItsWriteLeft) {
   PoolOptions po;
   po.intent_log_sync_kick_percent = 0;  // the log's blocks stay the only copy
   po.space_sync_kick_percent = 0;
-  po.intent_log_early_write_window_ns = kNsPerSec;  // every write here comes inside it
+  po.intent_log_early_write_window_ns = kNsPerSec;  // however busy the machine
   Reopen({}, po);
   auto v = MakeVolume("v", 4 * kMiB, 8192, "off");
   auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
