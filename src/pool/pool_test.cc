@@ -54,6 +54,18 @@ class PoolTest : public ::testing::Test {
     return *pool_->OpenVolume(name);
   }
   bool early_log_writes_ = false;  // Reopen keeps the pool's early log writes
+  // The pool reopened with early log writes inside a 1 s window (however
+  // busy the machine) and no sync kicks (the log's blocks stay the only
+  // copy of the changes), and a new volume "v" of 8 KiB records on it.
+  std::shared_ptr<Volume> EarlyWritingVolume() {
+    early_log_writes_ = true;
+    PoolOptions po;
+    po.intent_log_sync_kick_percent = 0;
+    po.space_sync_kick_percent = 0;
+    po.intent_log_early_write_window_ns = kNsPerSec;
+    Reopen({}, po);
+    return MakeVolume("v", 4 * kMiB, 8192, "off");
+  }
   static std::vector<uint8_t> Pattern(size_t n, uint64_t seed) {
     std::vector<uint8_t> v(n);
     SeededRandom(seed).Fill(v.data(), n);
@@ -1290,13 +1302,7 @@ TEST_F(PoolTest, SpilledWritesAreInTheLogAtAPowerCut) {
 // write is in the log at a power cut (an image taken after the last
 // flush), in order; the census is clean.
 TEST_F(PoolTest, EarlyWrittenChangesAreInTheLogAtAPowerCut) {
-  early_log_writes_ = true;
-  PoolOptions po;
-  po.intent_log_sync_kick_percent = 0;  // the log's blocks stay the only copy
-  po.space_sync_kick_percent = 0;
-  po.intent_log_early_write_window_ns = kNsPerSec;  // however busy the machine
-  Reopen({}, po);
-  auto v = MakeVolume("v", 4 * kMiB, 8192, "off");
+  auto v = EarlyWritingVolume();
   auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
   const uint64_t txg = pool_->txgs().last_committed_txg();
   constexpr int kWrites = 200;
@@ -1319,13 +1325,7 @@ TEST_F(PoolTest, EarlyWrittenChangesAreInTheLogAtAPowerCut) {
 // BeforeCallerWaits writes the batch, the FLUSH after it finds the write
 // durable, and every write is in the log at a power cut.
 TEST_F(PoolTest, ACallerThreadWritesTheEarlyBatchItsWriteLeft) {
-  early_log_writes_ = true;
-  PoolOptions po;
-  po.intent_log_sync_kick_percent = 0;  // the log's blocks stay the only copy
-  po.space_sync_kick_percent = 0;
-  po.intent_log_early_write_window_ns = kNsPerSec;  // however busy the machine
-  Reopen({}, po);
-  auto v = MakeVolume("v", 4 * kMiB, 8192, "off");
+  auto v = EarlyWritingVolume();
   auto stat = [&](const char* name) { return pool_->stats().TakeSnapshot().Get("zil", name); };
   const uint64_t txg = pool_->txgs().last_committed_txg();
   v->SetCallerThread(true);

@@ -159,6 +159,16 @@ class IntentLogTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? std::move(*r) : LogReplay{};
   }
+  // Replay from `start` finds exactly `n` records: the writes Write(..,
+  // 4096 * i, 4096, i + 1) for i < n, in that order.
+  void ExpectWrittenInOrder(const format::IntentLogHeader& start, int n) {
+    LogReplay r = Read(start);
+    ASSERT_EQ(r.records.size(), static_cast<size_t>(n)) << r.end;
+    for (int i = 0; i < n; i++) {
+      EXPECT_EQ(r.records[i].offset, 4096u * i);
+      EXPECT_EQ(r.records[i].data, std::vector<uint8_t>(4096, static_cast<uint8_t>(i + 1)));
+    }
+  }
   int64_t Stat(const char* name) {
     return registries_.back()->TakeSnapshot().Get("zil", name);
   }
@@ -901,12 +911,7 @@ TEST_F(IntentLogTest, AChangeSoonAfterACommitIsWrittenEarly) {
   EXPECT_EQ(Stat("records"), 3);
   EXPECT_EQ(gate_->writes_, 3u);
   EXPECT_EQ(syncs_, 0);
-  LogReplay r = Read(start);
-  ASSERT_EQ(r.records.size(), 3u) << r.end;
-  for (int i = 0; i < 3; i++) {
-    EXPECT_EQ(r.records[i].offset, 4096u * i);
-    EXPECT_EQ(r.records[i].data, std::vector<uint8_t>(4096, static_cast<uint8_t>(i + 1)));
-  }
+  ExpectWrittenInOrder(start, 3);
 }
 
 // A commit arriving while an early batch holding its change is at the
@@ -976,12 +981,7 @@ TEST_F(IntentLogTest, ARegisteredCallerWritesTheEarlyBatchItsChangeMadeDue) {
   EXPECT_EQ(Stat("early_writes"), 4) << "unregistered, yet the batch was left to it";
   ASSERT_TRUE(arcstore::testing::WaitUntil([&] { return Stat("records") == 5; }));
   EXPECT_EQ(syncs_, 0);
-  LogReplay r = Read(start);
-  ASSERT_EQ(r.records.size(), 5u) << r.end;
-  for (int i = 0; i < 5; i++) {
-    EXPECT_EQ(r.records[i].offset, 4096u * i);
-    EXPECT_EQ(r.records[i].data, std::vector<uint8_t>(4096, static_cast<uint8_t>(i + 1)));
-  }
+  ExpectWrittenInOrder(start, 5);
 }
 
 }  // namespace
