@@ -10,10 +10,15 @@
 // Decompress treats its input as hostile and succeeds only when the output
 // is exactly the expected logical size.
 //
-// Thread-safety: stateless functions (each call uses its own context).
+// A Compressor keeps its compression contexts from block to block (see
+// its comment); the free functions make fresh ones for each call.
+//
+// Thread-safety: the free functions are stateless (each call uses its own
+// contexts); a Compressor belongs to one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -54,6 +59,62 @@ Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
 Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
                                     std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
                                     uint32_t unit_bytes = 1);
+
+// Compressor: CompressBlock and TryCompressBlock for a thread that
+// compresses block after block (a txg's writer), with what a one-off call
+// sets up each time kept between blocks:
+//
+// - contexts: lz4's 16 KiB match table is reset in place instead of
+//   cleared, and zstd's context (hundreds of KiB of tables at level 3) is
+//   made once, at the first zstd block, instead of allocated and freed per
+//   block.
+// - early abort: the samples only pay when they abort. After a block that
+//   compressed, the next one is compressed whole without sampling (data
+//   that compressed tends to go on compressing: a database's pages, a log
+//   file); after a sampled block that aborted or a whole block that did
+//   not pay, blocks are sampled again. A block that follows a compressed
+//   one and does not compress costs one whole try, once per such turn.
+//
+//   block --last one compressed--> compress whole --pays--> compressed
+//         |                                        \------> raw, sample next
+//         \--otherwise--> samples --one pays--> compress whole (as above)
+//                                 \--none-----> raw, sample next
+//
+// Which blocks end up compressed differs from the free functions only for
+// blocks whose samples do not compress but whose whole does (stored
+// compressed here when they follow a compressed block); both are valid.
+class Compressor {
+ public:
+  Compressor();
+  ~Compressor();
+  Compressor(const Compressor&) = delete;
+  Compressor& operator=(const Compressor&) = delete;
+
+  Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
+                                   std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
+                                   uint32_t unit_bytes = 1);
+  Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
+                                      std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
+                                      uint32_t unit_bytes = 1);
+
+  // Blocks compressed whole without sampling (they followed a compressed
+  // block), and blocks sampled.
+  uint64_t unsampled_blocks() const { return unsampled_blocks_; }
+  uint64_t sampled_blocks() const { return sampled_blocks_; }
+
+ private:
+  struct Contexts;
+  // The bytes compressed into `out` (at most `limit`), or 0 when they do
+  // not fit.
+  size_t Compress(Compression algo, std::span<const uint8_t> in, uint8_t* out, size_t limit,
+                  int zstd_level);
+  bool SamplesCompress(std::span<const uint8_t> in, uint8_t* scratch);
+
+  std::unique_ptr<Contexts> contexts_;
+  bool last_compressed_ = false;
+  uint64_t unsampled_blocks_ = 0;
+  uint64_t sampled_blocks_ = 0;
+};
 
 // Decompresses exactly out.size() bytes (the logical size) from `in`.
 // Corruption when the input is malformed or yields any other size.

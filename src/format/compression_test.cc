@@ -125,6 +125,79 @@ TEST(Compression, LargeBlocksAreSampledAtTheStartAndTheMiddle) {
   EXPECT_EQ(c->used, Compression::kLz4);
 }
 
+// A block whose samples (4 KiB at the start and the middle) are random and
+// whose rest compresses.
+std::vector<uint8_t> RandomWhereSampled(SeededRandom* random, size_t n) {
+  std::vector<uint8_t> v(n, 0);
+  random->Fill(v.data(), 4096);
+  random->Fill(v.data() + n / 2, 4096);
+  return v;
+}
+
+void ExpectRoundTrip(Compression algo, const Compressed& c, const std::vector<uint8_t>& in,
+                     const std::vector<uint8_t>& out) {
+  std::vector<uint8_t> back(in.size());
+  ASSERT_TRUE(DecompressBlock(c.used, std::span(out.data(), c.physical_bytes), back).ok())
+      << CompressionName(algo);
+  EXPECT_EQ(back, in) << CompressionName(algo);
+}
+
+// One Compressor for many blocks of both algorithms, sizes and kinds: every
+// block it keeps compressed decompresses to its input, compressible blocks
+// are kept compressed and random ones stored as they are.
+TEST(Compressor, KeptContextsCompressEveryBlockOnItsOwn) {
+  SeededRandom random = SeededRandom::FromEnvironment("Compressor.Contexts");
+  Compressor compressor;
+  for (int i = 0; i < 200; ++i) {
+    const Compression algo = random.OneIn(2) ? Compression::kLz4 : Compression::kZstd;
+    const size_t n = random.Range(1, 32) * 4096;
+    const bool compressible = random.OneIn(2);
+    std::vector<uint8_t> in = Compressible(n), out(n);
+    if (!compressible) random.Fill(in.data(), n);
+    auto c = compressor.CompressBlock(algo, in, out);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->used, compressible ? algo : Compression::kOff) << i;
+    ExpectRoundTrip(algo, *c, in, out);
+  }
+}
+
+// Samples are taken only after a block that did not compress: a block
+// whose samples are random is stored raw when sampled, and compressed whole
+// when it follows a compressed block.
+TEST(Compressor, SamplesOnlyAfterABlockThatDidNotCompress) {
+  SeededRandom random = SeededRandom::FromEnvironment("Compressor.Samples");
+  Compressor compressor;
+  const std::vector<uint8_t> tricky = RandomWhereSampled(&random, 131072);
+  const std::vector<uint8_t> plain = Compressible(131072);
+  std::vector<uint8_t> noise(131072), out(131072);
+  random.Fill(noise.data(), noise.size());
+  struct Step {
+    const std::vector<uint8_t>* in;
+    Compression expect;
+    uint64_t sampled, unsampled;  // the counters after the step
+  };
+  const Step steps[] = {
+      {&tricky, Compression::kOff, 1, 0},  // first block: sampled, aborted
+      {&plain, Compression::kLz4, 2, 0},   // sampled, compressed
+      {&tricky, Compression::kLz4, 2, 1},  // after a compressed block: whole
+      {&noise, Compression::kOff, 2, 2},   // whole, does not pay
+      {&tricky, Compression::kOff, 3, 2},  // sampled again, aborted
+  };
+  for (const Step& step : steps) {
+    auto c = compressor.CompressBlock(Compression::kLz4, *step.in, out);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->used, step.expect);
+    EXPECT_EQ(compressor.sampled_blocks(), step.sampled);
+    EXPECT_EQ(compressor.unsampled_blocks(), step.unsampled);
+    ExpectRoundTrip(Compression::kLz4, *c, *step.in, out);
+  }
+  // Below 32 KiB nothing is sampled or counted.
+  std::vector<uint8_t> small = Compressible(16384), small_out(small.size());
+  ASSERT_EQ(compressor.CompressBlock(Compression::kLz4, small, small_out)->used, Compression::kLz4);
+  EXPECT_EQ(compressor.sampled_blocks(), 3u);
+  EXPECT_EQ(compressor.unsampled_blocks(), 2u);
+}
+
 TEST(Compression, ArgumentsAreChecked) {
   std::vector<uint8_t> in(4096), small(100);
   EXPECT_EQ(CompressBlock(Compression::kLz4, in, small).status().code(),

@@ -196,8 +196,8 @@ Result<BlockPointer> TxgWriter::WriteBlock(const BlockPointer& base,
 Result<BlockPointer> TxgWriter::Write(const BlockPointer& base, std::span<const uint8_t> logical,
                                       space::AllocClass cls, uint64_t undirty_bytes) {
   ARC_ASSIGN_OR_RETURN(format::Compressed c,
-                       format::CompressBlock(base.compression, logical, Scratch(logical.size()),
-                                             format::kDefaultZstdLevel, unit_bytes_));
+                       compressor_.CompressBlock(base.compression, logical, Scratch(logical.size()),
+                                                 format::kDefaultZstdLevel, unit_bytes_));
   return Place(base, logical.size(), c, cls,
                Run::Piece{PhysicalCopy(c.physical_bytes), nullptr, 0, undirty_bytes});
 }
@@ -245,9 +245,9 @@ Result<BlockPointer> TxgWriter::WriteStable(const BlockPointer& base,
   if (may_pay && !probe) {
     stats_->compress_skipped->Add();
   } else if (may_pay) {
-    ARC_ASSIGN_OR_RETURN(c, format::TryCompressBlock(base.compression, logical,
-                                                     Scratch(logical.size()),
-                                                     format::kDefaultZstdLevel, unit_bytes_));
+    ARC_ASSIGN_OR_RETURN(
+        c, compressor_.TryCompressBlock(base.compression, logical, Scratch(logical.size()),
+                                        format::kDefaultZstdLevel, unit_bytes_));
   }
   if (may_pay) raw_streak_ = c.used == format::Compression::kOff ? raw_streak_ + 1 : 0;
   if (c.used == format::Compression::kOff) {

@@ -27,7 +27,9 @@
 //                that compresses ends the streak. Such data costs no
 //                compressor pass (or sample) per record; compressible data
 //                after a streak is stored raw for at most kRawProbeEvery - 1
-//                records (io.compress_skipped).
+//                records (io.compress_skipped). The txg's writer keeps one
+//                format::Compressor for all its blocks: contexts made once,
+//                and no early-abort samples after a block that compressed.
 //                Block buffers (compressed records, metadata) come from the
 //                pool's write BufferCache and go back to it as their writes
 //                complete: a fresh buffer of 64 KiB or more is a mapping
@@ -187,6 +189,7 @@ class TxgWriter final : public volume::BlockSink {
   const std::function<void(uint64_t)> on_written_;
   std::unique_ptr<Run> run_;  // the run being built (sync thread only)
   io::AlignedBuffer scratch_;  // the compressor's output (sync thread only)
+  format::Compressor compressor_;  // sync thread only
   uint64_t raw_streak_ = 0;    // WriteStable's records in a row stored raw (sync thread only)
   uint64_t written_bytes_ = 0;
   uint64_t device_writes_ = 0;
