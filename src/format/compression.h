@@ -4,9 +4,10 @@
 // (physical <= logical - logical/8); otherwise the block is stored
 // uncompressed and the caller records Compression::kOff. Blocks of 32 KiB
 // or more are first sampled (4 KiB at the start and in the middle, with
-// lz4): when neither sample saves 1/8 the block is stored uncompressed
-// without compressing the rest (early abort). The output is
-// bounded: the compressor is never allowed to write more than that limit.
+// lz4; by a Compressor, only after a block that did not compress): when
+// neither sample saves 1/8 the block is stored uncompressed without
+// compressing the rest (early abort). The output is bounded: the
+// compressor is never allowed to write more than that limit.
 // Decompress treats its input as hostile and succeeds only when the output
 // is exactly the expected logical size.
 //
