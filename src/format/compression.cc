@@ -41,11 +41,13 @@ static size_t PayingLimit(size_t logical, uint32_t unit) {
   return std::min(SavingLimit(logical), units - unit);
 }
 
-// Early abort: a block of at least kSampledBlockBytes is compressed only if
-// one of two kSampleBytes samples (its start and its middle) saves 1/8 with
-// lz4. Incompressible data (media, encrypted or random blocks) then costs
-// two small lz4 passes instead of one over 7/8 of the block; a block whose
-// samples both fail but whose rest would compress is stored uncompressed.
+// Early abort: a sampled block of at least kSampledBlockBytes (one whose
+// predecessor did not compress) is compressed only if one of two
+// kSampleBytes samples (its start and its middle) saves 1/8 with lz4.
+// Incompressible data (media, encrypted or random blocks) then costs two
+// small lz4 passes instead of one over 7/8 of the block; a sampled block
+// whose samples both fail but whose rest would compress is stored
+// uncompressed.
 static constexpr size_t kSampledBlockBytes = 32 * 1024;
 static constexpr size_t kSampleBytes = 4096;
 
@@ -126,11 +128,6 @@ Result<Compressed> Compressor::CompressBlock(Compression algo, std::span<const u
   ARC_ASSIGN_OR_RETURN(Compressed c, TryCompressBlock(algo, in, out, zstd_level, unit_bytes));
   if (c.used == Compression::kOff) std::memcpy(out.data(), in.data(), in.size());
   return c;
-}
-
-Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
-                                    std::span<uint8_t> out, int zstd_level, uint32_t unit_bytes) {
-  return Compressor().TryCompressBlock(algo, in, out, zstd_level, unit_bytes);
 }
 
 Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,

@@ -4,7 +4,7 @@
 // (physical <= logical - logical/8); otherwise the block is stored
 // uncompressed and the caller records Compression::kOff. Blocks of 32 KiB
 // or more are first sampled (4 KiB at the start and in the middle, with
-// lz4; by a Compressor, only after a block that did not compress): when
+// lz4) unless the block before them compressed (see Compressor): when
 // neither sample saves 1/8 the block is stored uncompressed without
 // compressing the rest (early abort). The output is bounded: the
 // compressor is never allowed to write more than that limit.
@@ -12,7 +12,7 @@
 // is exactly the expected logical size.
 //
 // A Compressor keeps its compression contexts from block to block (see
-// its comment); the free functions make fresh ones for each call.
+// its comment); the one-off CompressBlock makes fresh ones for each call.
 //
 // Thread-safety: the free functions are stateless (each call uses its own
 // contexts); a Compressor belongs to one thread at a time.
@@ -40,30 +40,16 @@ inline constexpr uint32_t kMaxBlockBytes = 16u << 20;
 
 inline constexpr int kDefaultZstdLevel = 3;
 
-// Compresses `in` (1 byte to kMaxBlockBytes) into `out`, whose size must be
-// at least in.size(). Returns what was stored: the algorithm used (kOff when
-// compression did not pay or `algo` is kOff, in which case `in` is copied)
-// and the physical size. Compression pays when it saves 1/8 of the block
-// and, stored in units of `unit_bytes` (the allocation unit), at least one
-// unit: a block of one unit is never compressed (it would take the same
-// space and cost a decompression on every read).
+// What a compression stored: the algorithm used (kOff when compression did
+// not pay or was not asked for) and the physical size.
 struct Compressed {
   Compression used = Compression::kOff;
   uint32_t physical_bytes = 0;
 };
-Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
-                                 std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
-                                 uint32_t unit_bytes = 1);
-// CompressBlock without the copy: when it returns kOff, `out` holds nothing
-// useful and the caller stores `in` as it is (a writer that can send the
-// logical bytes to the device directly).
-Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
-                                    std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
-                                    uint32_t unit_bytes = 1);
 
-// Compressor: CompressBlock and TryCompressBlock for a thread that
-// compresses block after block (a txg's writer), with what a one-off call
-// sets up each time kept between blocks:
+// Compressor: block compression for a thread that compresses block after
+// block (a txg's writer), with what a one-off call would set up each time
+// kept between blocks:
 //
 // - contexts: lz4's 16 KiB match table is reset in place instead of
 //   cleared, and zstd's context (hundreds of KiB of tables at level 3) is
@@ -81,9 +67,10 @@ Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> i
 //         \--otherwise--> samples --one pays--> compress whole (as above)
 //                                 \--none-----> raw, sample next
 //
-// Which blocks end up compressed differs from the free functions only for
-// blocks whose samples do not compress but whose whole does (stored
-// compressed here when they follow a compressed block); both are valid.
+// Which blocks end up compressed differs from a fresh Compressor's (the
+// one-off CompressBlock below) only for blocks whose samples do not
+// compress but whose whole does (stored compressed here when they follow a
+// compressed block); both are valid.
 class Compressor {
  public:
   Compressor();
@@ -91,9 +78,18 @@ class Compressor {
   Compressor(const Compressor&) = delete;
   Compressor& operator=(const Compressor&) = delete;
 
+  // Compresses `in` (1 byte to kMaxBlockBytes) into `out`, whose size must
+  // be at least in.size(), and returns what was stored (when kOff, `in` is
+  // copied into `out`). Compression pays when it saves 1/8 of the block
+  // and, stored in units of `unit_bytes` (the allocation unit), at least
+  // one unit: a block of one unit is never compressed (it would take the
+  // same space and cost a decompression on every read).
   Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
                                    std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
                                    uint32_t unit_bytes = 1);
+  // CompressBlock without the copy: when it returns kOff, `out` holds
+  // nothing useful and the caller stores `in` as it is (a writer that can
+  // send the logical bytes to the device directly).
   Result<Compressed> TryCompressBlock(Compression algo, std::span<const uint8_t> in,
                                       std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
                                       uint32_t unit_bytes = 1);
@@ -116,6 +112,12 @@ class Compressor {
   uint64_t unsampled_blocks_ = 0;
   uint64_t sampled_blocks_ = 0;
 };
+
+// Compressor::CompressBlock with fresh contexts, for a caller that
+// compresses once (a tool, a test).
+Result<Compressed> CompressBlock(Compression algo, std::span<const uint8_t> in,
+                                 std::span<uint8_t> out, int zstd_level = kDefaultZstdLevel,
+                                 uint32_t unit_bytes = 1);
 
 // Decompresses exactly out.size() bytes (the logical size) from `in`.
 // Corruption when the input is malformed or yields any other size.

@@ -73,7 +73,7 @@ TEST(Compression, ABlockIsCompressedOnlyWhenThatSavesAnAllocationUnit) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->used, Compression::kOff);
   EXPECT_EQ(out, one);
-  auto t = TryCompressBlock(Compression::kZstd, one, out, kDefaultZstdLevel, kUnit);
+  auto t = Compressor().TryCompressBlock(Compression::kZstd, one, out, kDefaultZstdLevel, kUnit);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->used, Compression::kOff);
   // Without a unit the same block compresses.
