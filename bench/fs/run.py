@@ -25,11 +25,13 @@ the rows run round-robin (run 1 of every row on every server, then run 2,
   pgbench-tpcb         pgbench -c 4 -j 2 -T SECONDS: TPS, mean latency
 
 Per row and server: the server's, nbdfuse's and the whole machine's CPU
-seconds over the row. For arcstore, where the time goes: its own stats
-(`arcstore stat POOL --json --live`) before and after each row, i.e. the
-NBD requests, flushes and bytes the row turned into, the time they spent in
-the server, and the intent log's and txgs' work; every run is checked for
-requests answered with an error, and the kernel log for I/O errors.
+seconds over the row, and the loop device's requests per op with their mean
+time (/sys/block/loopN/stat: everything below ext4). For arcstore, where
+the time goes: its own stats (`arcstore stat POOL --json --live`) before
+and after each row, i.e. the NBD requests, flushes and bytes the row turned
+into, the time they spent in the server, and the intent log's and txgs'
+work; every run is checked for requests answered with an error, and the
+kernel log for I/O errors.
 
   bench/fs/run.py [--runs 3] [--runtime 10] [--servers a,b] [--rows a,b]
                   [--quick] [--json OUT]
@@ -153,6 +155,27 @@ def machine_busy_seconds():
         v = [int(x) for x in f.readline().split()[1:9]]
     # user nice system idle iowait irq softirq steal
     return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+# /sys/block/loopN/stat, in order (the kernel's Documentation/block/stat.rst):
+# requests, merges, sectors and milliseconds spent per direction, then
+# discards and flushes; the milliseconds are the sum of every request's
+# time from its start to its completion.
+LOOP_STAT_FIELDS = ("read_ios", "read_merges", "read_sectors", "read_ms", "write_ios",
+                    "write_merges", "write_sectors", "write_ms", "in_flight", "io_ms",
+                    "queue_ms", "discard_ios", "discard_merges", "discard_sectors", "discard_ms",
+                    "flush_ios", "flush_ms")
+
+
+def loop_stat(loop):
+    """The loop device's counters ({} where the kernel keeps fewer than
+    LOOP_STAT_FIELDS or none)."""
+    try:
+        with open(f"/sys/block/{os.path.basename(loop)}/stat") as f:
+            vals = [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return {}
+    return dict(zip(LOOP_STAT_FIELDS, vals)) if len(vals) >= len(LOOP_STAT_FIELDS) else {}
 
 
 def uptime():
@@ -433,6 +456,7 @@ def measured(stack, fn):
     srv = stack.server
     before = flat_stats(srv) if srv.pool is not None else None
     load = os.getloadavg()[0]
+    l0 = loop_stat(stack.loop)
     c0, f0, m0 = cpu_seconds(srv.proc.pid), cpu_seconds(stack.fuse.pid), machine_busy_seconds()
     t0 = time.monotonic()
     m = fn()
@@ -440,6 +464,9 @@ def measured(stack, fn):
     m.update(wall_s=wall, load1=load, server_cpu_s=cpu_seconds(srv.proc.pid) - c0,
              nbdfuse_cpu_s=cpu_seconds(stack.fuse.pid) - f0,
              machine_cpu_s=machine_busy_seconds() - m0)
+    l1 = loop_stat(stack.loop)
+    if l0 and l1:
+        m["loop"] = {k: l1[k] - l0[k] for k in LOOP_STAT_FIELDS if k != "in_flight"}
     if before is not None:
         after = flat_stats(srv)
         m["stats"] = {k: after[k] - before.get(k, 0) for k in after
@@ -548,6 +575,42 @@ def fmt(v):
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
 
 
+def print_loop_table(med, cfg):
+    """What the filesystem asked of the stack below it, for every server:
+    the loop device's requests per application op and their mean time,
+    from the loop's start of a request to its completion (FUSE, nbdfuse,
+    the socket and the server). Beside arcstore's, the server's own mean
+    time per NBD request: the difference is the path above the server."""
+    if not any("loop" in m for row in med.values() for m in row.values()):
+        print("\nLoop device: the kernel keeps no request counters for it (/sys/block/loopN/stat).")
+        return
+    print("\n### At the loop device, every server (/sys/block/loopN/stat before and after each "
+          "row)\n")
+    print("Per application op: the loop device's read, write and flush requests and KiB read "
+          "and written; mean us: each request's time from its start at the loop device to its "
+          "completion, i.e. FUSE, nbdfuse, the socket and the server. For arcstore, its own "
+          "mean time per NBD read, write and flush (received to reply sent) in brackets.\n")
+    print("| row | server | reads/op | writes/op | flushes/op | KiB read/op | KiB written/op | "
+          "mean us read | mean us write | mean us flush |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for row in cfg.rows:
+        for s in cfg.servers:
+            m = med[row].get(s)
+            if m is None or "loop" not in m:
+                continue
+            lp, ops = m["loop"], max(m["ops"], 1)
+            means = []
+            for kind in ("read", "write", "flush"):
+                n = lp[f"{kind}_ios"]
+                txt = f"{lp[f'{kind}_ms'] * 1000.0 / n:,.0f}" if n else "-"
+                if "where" in m and n:
+                    txt += f" ({m['where'][f'{kind}_mean_us']:,.0f})"
+                means.append(txt)
+            print(f"| {row} | {s} | {lp['read_ios'] / ops:.2f} | {lp['write_ios'] / ops:.2f} | "
+                  f"{lp['flush_ios'] / ops:.2f} | {fmt(lp['read_sectors'] / 2.0 / ops)} | "
+                  f"{fmt(lp['write_sectors'] / 2.0 / ops)} | {' | '.join(means)} |")
+
+
 def report(runs, cfg, kernel, stacks):
     """Prints the tables; returns the medians."""
     med = {}
@@ -559,6 +622,9 @@ def report(runs, cfg, kernel, stacks):
                 continue
             keys = [k for k in rs[0] if isinstance(rs[0][k], (int, float))]
             med[row][s] = {k: median([r[k] for r in rs]) for k in keys}
+            if all("loop" in r for r in rs):
+                med[row][s]["loop"] = {k: median([r["loop"][k] for r in rs])
+                                       for k in rs[0]["loop"]}
             if "where" in rs[0]:
                 wk = [k for k in rs[0]["where"] if isinstance(rs[0]["where"][k], (int, float))]
                 med[row][s]["where"] = {k: median([r["where"][k] for r in rs]) for k in wk}
@@ -585,6 +651,7 @@ def report(runs, cfg, kernel, stacks):
                   f"{fmt(m[key])} | {lat_txt} | {ratio} | {m['server_cpu_s']:.1f} | "
                   f"{m['nbdfuse_cpu_s']:.1f} | {m['machine_cpu_s']:.1f} | {m['wall_s']:.1f} | "
                   f"{m['load1']:.1f} |")
+    print_loop_table(med, cfg)
     if "arcstore" in cfg.servers:
         print("\n### Where the time goes on arcstore (its stats before and after each row)\n")
         print("Per application op (a fio I/O; pgbench -i: the whole load; pgbench: a "
