@@ -170,6 +170,8 @@ LOOP_STAT_FIELDS = ("read_ios", "read_merges", "read_sectors", "read_ms", "write
 def loop_stat(loop):
     """The loop device's counters ({} where the kernel keeps fewer than
     LOOP_STAT_FIELDS or none)."""
+    if not loop:
+        return {}
     try:
         with open(f"/sys/block/{os.path.basename(loop)}/stat") as f:
             vals = [int(x) for x in f.read().split()]
